@@ -1,0 +1,81 @@
+//! Connections and execution only: a backend runs the text a dialect rendered and hands back
+//! rows of [`Value`]s. It never builds SQL of its own, so what `--dry-run` prints is what runs.
+//!
+//! The driver is chosen from the connection string's scheme ([`ConnectionSpec::parse`]), and
+//! passwords are hidden whenever a connection is displayed ([`ConnectionSpec::display`]).
+
+mod connection;
+pub mod mariadb;
+pub mod mssql;
+pub mod postgres;
+pub mod sqlite;
+
+pub use connection::{ConnectOptions, ConnectionSpec, Driver};
+
+use async_trait::async_trait;
+
+use crate::config::TableRef;
+use crate::dialect::Dialect;
+use crate::error::Result;
+use crate::value::Value;
+
+/// Where streamed wide rows go: one table of a (possibly split) target.
+#[derive(Debug, Clone)]
+pub struct LoadTarget {
+    pub table: TableRef,
+    /// Column names, unquoted, entity columns first.
+    pub columns: Vec<String>,
+}
+
+/// The streaming strategy's per-row work, driven by [`Backend::stream_into`]: the backend
+/// reads ordered key–value rows and feeds them here, and loads whatever wide rows come out.
+pub trait RowPipeline: Send {
+    /// One source row: entity values, then the attribute, then the value.
+    fn push(&mut self, row: Vec<Value>) -> Result<()>;
+    /// The source is exhausted: complete the last entity.
+    fn finish(&mut self) -> Result<()>;
+    /// Wide rows ready to load, per target table (same order as the `targets` given).
+    fn take_ready(&mut self) -> Vec<Vec<Vec<Value>>>;
+    /// How many completed wide rows are waiting; the backend loads once this reaches its batch size.
+    fn ready_rows(&self) -> usize;
+}
+
+#[async_trait]
+pub trait Backend: Send {
+    /// The SQL dialect this connection speaks.
+    fn dialect(&self) -> &'static dyn Dialect;
+
+    /// Rows of a query (discovery, counts, previews). Fully buffered: use for small results.
+    async fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>>;
+
+    /// Run one statement; the number of rows it affected, where the server says.
+    async fn execute(&mut self, sql: &str) -> Result<u64>;
+
+    /// Run a script of several statements (sample-data setup files).
+    async fn execute_script(&mut self, sql: &str) -> Result<()>;
+
+    /// The declared SQL types of a query's result columns, where the server reports them.
+    async fn column_types(&mut self, sql: &str) -> Result<Vec<Option<String>>>;
+
+    /// Load rows into a table that exists (batched, with bind parameters or a bulk protocol).
+    async fn load_rows(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64>;
+
+    /// Stream `read_sql` through `pipeline`, loading its wide rows into `targets` in batches.
+    /// Runs inside the transaction this connection has open; returns rows loaded per target.
+    async fn stream_into(
+        &mut self,
+        read_sql: &str,
+        pipeline: &mut dyn RowPipeline,
+        targets: &[LoadTarget],
+    ) -> Result<Vec<u64>>;
+}
+
+/// Open a connection to what `spec` names.
+pub async fn connect(spec: &ConnectionSpec, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
+    match &spec.driver {
+        Driver::Sqlite { path } => Ok(Box::new(sqlite::SqliteBackend::open(path)?)),
+        Driver::Postgres { url } => postgres::connect(url, options).await,
+        Driver::MariaDb { url } => mariadb::connect(url, options).await,
+        Driver::MsSql { config } => mssql::connect(config, options).await,
+    }
+}

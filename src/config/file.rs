@@ -1,0 +1,234 @@
+//! The job file exactly as written: serde types that mirror the YAML keys.
+//!
+//! These keys are a contract with users' job files. Every struct denies unknown keys so a typo
+//! (`tabel:`) is an error naming the file, line and key, never a silently ignored setting.
+//! Nothing here is trusted yet; [`super::validate`] turns a [`JobFile`] into a [`super::Job`].
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobFile {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Sample-data script for bundled jobs; `{dialect}` is replaced by the backend's dialect name.
+    #[serde(default)]
+    pub setup: Option<String>,
+    pub source: SourceFile,
+    pub entity: OneOrMany<EntityFile>,
+    pub attribute: String,
+    pub value: String,
+    #[serde(default)]
+    pub pivot: PivotFile,
+    pub target: TargetFile,
+    #[serde(default)]
+    pub transforms: Vec<TransformFile>,
+    /// `auto` (default) | `pushdown` | `stream`; `--strategy` overrides it.
+    #[serde(default)]
+    pub strategy: Option<StrategyName>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> OneOrMany<T> {
+    pub fn into_vec(self) -> Vec<T> {
+        match self {
+            OneOrMany::One(item) => vec![item],
+            OneOrMany::Many(items) => items,
+        }
+    }
+}
+
+/// An entity key: a column (`ID.ITEM_ID`) or `{ expr: "...", name: "..." }` for an expression.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum EntityFile {
+    Column(String),
+    Expr(EntityExprFile),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntityExprFile {
+    pub expr: String,
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceFile {
+    pub table: String,
+    #[serde(default)]
+    pub alias: Option<String>,
+    #[serde(default)]
+    pub joins: Vec<JoinFile>,
+    #[serde(default, rename = "where")]
+    pub filter: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JoinFile {
+    pub table: String,
+    #[serde(default)]
+    pub alias: Option<String>,
+    pub on: String,
+    #[serde(default)]
+    pub kind: JoinKind,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JoinKind {
+    #[default]
+    Inner,
+    Left,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PivotFile {
+    #[serde(default)]
+    pub columns: Option<ColumnsFile>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    #[serde(default)]
+    pub rename: BTreeMap<String, String>,
+    #[serde(default)]
+    pub prefix: String,
+    #[serde(default)]
+    pub suffix: String,
+    #[serde(default)]
+    pub aggregate: Aggregate,
+    #[serde(default)]
+    pub order: Order,
+    #[serde(default)]
+    pub column_type: Option<String>,
+    #[serde(default)]
+    pub empty_names: EmptyNames,
+    #[serde(default)]
+    pub on_collision: OnCollision,
+}
+
+/// `columns: discover` or `columns: [a, b, c]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum ColumnsFile {
+    Keyword(String),
+    List(Vec<String>),
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Aggregate {
+    #[default]
+    Max,
+    Min,
+    Error,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    #[default]
+    Natural,
+    Alphabetical,
+    Frequency,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmptyNames {
+    #[default]
+    Skip,
+    Error,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnCollision {
+    #[default]
+    Rename,
+    Error,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetFile {
+    pub table: String,
+    #[serde(default)]
+    pub if_exists: IfExists,
+    /// `auto` or a number of attribute columns per table (the real-servers issue).
+    #[serde(default)]
+    pub split: Option<SplitFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum SplitFile {
+    Keyword(String),
+    Columns(usize),
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IfExists {
+    #[default]
+    Fail,
+    Replace,
+    Append,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StrategyName {
+    #[default]
+    Auto,
+    Pushdown,
+    Stream,
+}
+
+/// One entry of `transforms:`; exactly one key may be set (`- map: {...}`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransformFile {
+    #[serde(default)]
+    pub map: Option<MapFile>,
+    #[serde(default)]
+    pub sudoku_solve: Option<SudokuSolveFile>,
+}
+
+/// `map: { values: { "-1": "?", "9": "M" }, default: keep }`: replace values through a table.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapFile {
+    pub values: BTreeMap<String, Option<String>>,
+    /// `keep` (default) leaves unmapped values as they are; `null` blanks them; `error` fails.
+    #[serde(default)]
+    pub default: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SudokuSolveFile {
+    /// `rust` (default, streaming transform) or `sql` (recursive CTE run in the database).
+    #[serde(default)]
+    pub engine: Option<String>,
+    /// Box size 2..=5; inferred from the data when absent.
+    #[serde(default)]
+    pub box_size: Option<usize>,
+    /// `skip` (default) or `error`.
+    #[serde(default)]
+    pub on_unsolved: Option<String>,
+    /// Companion status table; default `<target>_status`.
+    #[serde(default)]
+    pub status_table: Option<String>,
+}

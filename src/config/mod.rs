@@ -1,0 +1,465 @@
+//! Job files: YAML in, a validated [`Job`] out.
+//!
+//! Two stages, as in ripgrep's flag handling: [`file::JobFile`] mirrors the YAML and may be wrong;
+//! [`validate`] turns it into a [`Job`] that every later stage can trust. No I/O beyond reading
+//! the file happens here, so `eavpivot check` is exactly `load_job`.
+
+pub mod file;
+mod table_ref;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+pub use file::{Aggregate, EmptyNames, IfExists, JoinKind, OnCollision, Order, StrategyName};
+pub use table_ref::TableRef;
+
+use file::{ColumnsFile, EntityFile, JobFile, SplitFile, TransformFile};
+
+/// Why a job file cannot be used. Every message names the file and the key or line at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read job file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("job {path} line {line} column {column}: {message}")]
+    Yaml {
+        path: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("job {path}: {message}")]
+    YamlNoLocation { path: String, message: String },
+    #[error("job {path}: {key}: {message}")]
+    Invalid {
+        path: String,
+        key: String,
+        message: String,
+    },
+}
+
+/// A job that has passed validation: every later stage takes `&Job`, never raw YAML.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub path: PathBuf,
+    pub name: String,
+    pub description: Option<String>,
+    pub setup: Option<String>,
+    pub source: Source,
+    pub entity: Vec<EntityKey>,
+    /// Operator-written SQL expressions, passed through to the generated SQL unchanged.
+    pub attribute: String,
+    pub value: String,
+    pub pivot: Pivot,
+    pub target: Target,
+    pub transforms: Vec<TransformSpec>,
+    pub strategy: StrategyName,
+}
+
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub table: TableRef,
+    pub alias: Option<String>,
+    pub joins: Vec<Join>,
+    pub filter: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Join {
+    pub table: TableRef,
+    pub alias: Option<String>,
+    pub on: String,
+    pub kind: JoinKind,
+}
+
+/// One entity (row key) column: the SQL that yields it and the target column's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntityKey {
+    pub expr: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnSelection {
+    Discover,
+    List(Vec<String>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnType {
+    /// The dialect's unbounded Unicode text type.
+    Text,
+    /// A SQL type written by the operator, checked to be a plain type name.
+    Sql(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Pivot {
+    pub columns: ColumnSelection,
+    pub exclude: BTreeSet<String>,
+    pub rename: BTreeMap<String, String>,
+    pub prefix: String,
+    pub suffix: String,
+    pub aggregate: Aggregate,
+    pub order: Order,
+    pub column_type: ColumnType,
+    pub empty_names: EmptyNames,
+    pub on_collision: OnCollision,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    Off,
+    Auto,
+    Columns(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub table: TableRef,
+    pub if_exists: IfExists,
+    pub split: Split,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MapDefault {
+    Keep,
+    Null,
+    Error,
+}
+
+#[derive(Debug, Clone)]
+pub enum TransformSpec {
+    Map {
+        values: BTreeMap<String, Option<String>>,
+        default: MapDefault,
+    },
+    SudokuSolve(SudokuSolveSpec),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SudokuSolveSpec {
+    pub engine_sql: bool,
+    pub box_size: Option<usize>,
+    pub error_on_unsolved: bool,
+    pub status_table: Option<TableRef>,
+}
+
+/// Read and validate a job file. Touches nothing but the file itself.
+pub fn load_job(path: &Path) -> Result<Job, ConfigError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: shown.clone(),
+        source,
+    })?;
+    parse_job(&text, path)
+}
+
+/// Parse and validate job text; `path` is used for messages and relative `setup:` scripts.
+pub fn parse_job(text: &str, path: &Path) -> Result<Job, ConfigError> {
+    let shown = path.display().to_string();
+    let raw: JobFile = serde_yaml::from_str(text).map_err(|err| yaml_error(&shown, &err))?;
+    validate(raw, path)
+}
+
+fn yaml_error(path: &str, err: &serde_yaml::Error) -> ConfigError {
+    // serde speaks of "fields"; job files have "keys". Drop serde's own trailing location.
+    let mut message = err.to_string();
+    if let Some(cut) = message.find(" at line ") {
+        message.truncate(cut);
+    }
+    let message = message
+        .replace("unknown field `", "unknown key `")
+        .replace("missing field `", "missing required key `");
+    match err.location() {
+        Some(loc) => ConfigError::Yaml {
+            path: path.to_string(),
+            line: loc.line(),
+            column: loc.column(),
+            message,
+        },
+        None => ConfigError::YamlNoLocation {
+            path: path.to_string(),
+            message,
+        },
+    }
+}
+
+/// Turn the raw file into a [`Job`], checking everything that can be checked without a database.
+pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
+    let shown = path.display().to_string();
+    let invalid = |key: &str, message: String| ConfigError::Invalid {
+        path: shown.clone(),
+        key: key.to_string(),
+        message,
+    };
+    require_text(&raw.name, "name").map_err(|m| invalid("name", m))?;
+    require_text(&raw.attribute, "attribute").map_err(|m| invalid("attribute", m))?;
+    require_text(&raw.value, "value").map_err(|m| invalid("value", m))?;
+
+    let source = Source {
+        table: TableRef::parse(&raw.source.table).map_err(|m| invalid("source.table", m))?,
+        alias: check_alias(raw.source.alias).map_err(|m| invalid("source.alias", m))?,
+        joins: raw
+            .source
+            .joins
+            .into_iter()
+            .enumerate()
+            .map(|(i, join)| {
+                let key = format!("source.joins[{i}]");
+                Ok(Join {
+                    table: TableRef::parse(&join.table).map_err(|m| invalid(&key, m))?,
+                    alias: check_alias(join.alias).map_err(|m| invalid(&key, m))?,
+                    on: require_text(&join.on, "on").map_err(|m| invalid(&key, m))?,
+                    kind: join.kind,
+                })
+            })
+            .collect::<Result<_, ConfigError>>()?,
+        filter: raw.source.filter.filter(|f| !f.trim().is_empty()),
+    };
+
+    let entity = validate_entity(raw.entity.into_vec()).map_err(|m| invalid("entity", m))?;
+    let pivot = validate_pivot(raw.pivot, &entity).map_err(|(k, m)| invalid(&k, m))?;
+    let target = Target {
+        table: TableRef::parse(&raw.target.table).map_err(|m| invalid("target.table", m))?,
+        if_exists: raw.target.if_exists,
+        split: match raw.target.split {
+            None => Split::Off,
+            Some(SplitFile::Keyword(k)) if k == "auto" => Split::Auto,
+            Some(SplitFile::Keyword(k)) if k == "off" => Split::Off,
+            Some(SplitFile::Columns(n)) if n > 0 => Split::Columns(n),
+            Some(other) => {
+                return Err(invalid(
+                    "target.split",
+                    format!("expected auto, off or a positive column count, got {other:?}"),
+                ))
+            }
+        },
+    };
+    let transforms = raw
+        .transforms
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| validate_transform(t).map_err(|m| invalid(&format!("transforms[{i}]"), m)))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    Ok(Job {
+        path: path.to_path_buf(),
+        name: raw.name,
+        description: raw.description,
+        setup: raw.setup,
+        source,
+        entity,
+        attribute: raw.attribute,
+        value: raw.value,
+        pivot,
+        target,
+        transforms,
+        strategy: raw.strategy.unwrap_or_default(),
+    })
+}
+
+fn require_text(text: &str, what: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        Err(format!("{what} must not be empty"))
+    } else {
+        Ok(text.to_string())
+    }
+}
+
+fn check_alias(alias: Option<String>) -> Result<Option<String>, String> {
+    match alias {
+        Some(a) if !table_ref::is_plain_identifier(&a) => Err(format!(
+            "alias '{a}' must be a plain identifier (letters, digits, _)"
+        )),
+        other => Ok(other),
+    }
+}
+
+fn validate_entity(items: Vec<EntityFile>) -> Result<Vec<EntityKey>, String> {
+    if items.is_empty() {
+        return Err("at least one entity key is required".into());
+    }
+    let mut keys: Vec<EntityKey> = Vec::new();
+    for item in items {
+        let key = match item {
+            EntityFile::Column(expr) => {
+                let name = table_ref::column_name_of(&expr).ok_or_else(|| {
+                    format!("'{expr}' is an expression, not a column: write it as {{ expr: \"{expr}\", name: some_name }}")
+                })?;
+                EntityKey { expr, name }
+            }
+            EntityFile::Expr(e) => {
+                require_text(&e.expr, "expr")?;
+                require_text(&e.name, "name")?;
+                EntityKey {
+                    expr: e.expr,
+                    name: e.name,
+                }
+            }
+        };
+        if keys
+            .iter()
+            .any(|k| k.name.to_lowercase() == key.name.to_lowercase())
+        {
+            return Err(format!(
+                "two entity keys are both named '{}': give one a name with {{ expr, name }}",
+                key.name
+            ));
+        }
+        keys.push(key);
+    }
+    Ok(keys)
+}
+
+fn validate_pivot(
+    raw: file::PivotFile,
+    entity: &[EntityKey],
+) -> Result<Pivot, (String, String)> {
+    let columns = match raw.columns {
+        None => ColumnSelection::Discover,
+        Some(ColumnsFile::Keyword(k)) if k == "discover" => ColumnSelection::Discover,
+        Some(ColumnsFile::Keyword(k)) => {
+            return Err((
+                "pivot.columns".into(),
+                format!("expected 'discover' or a list of attribute names, got '{k}'"),
+            ))
+        }
+        Some(ColumnsFile::List(list)) => {
+            if list.is_empty() {
+                return Err(("pivot.columns".into(), "the list is empty".into()));
+            }
+            let mut seen = BTreeSet::new();
+            for name in &list {
+                if !seen.insert(name) {
+                    return Err(("pivot.columns".into(), format!("'{name}' is listed twice")));
+                }
+                if name.is_empty() {
+                    return Err((
+                        "pivot.columns".into(),
+                        "an attribute name is empty".into(),
+                    ));
+                }
+            }
+            ColumnSelection::List(list)
+        }
+    };
+    for (attr, col) in &raw.rename {
+        if col.trim().is_empty() {
+            return Err((
+                "pivot.rename".into(),
+                format!("attribute '{attr}' is renamed to an empty name"),
+            ));
+        }
+        if entity.iter().any(|e| e.name.eq_ignore_ascii_case(col)) {
+            return Err((
+                "pivot.rename".into(),
+                format!("attribute '{attr}' is renamed to '{col}', which is an entity column"),
+            ));
+        }
+    }
+    let column_type = match raw.column_type.as_deref().map(str::trim) {
+        None | Some("text") => ColumnType::Text,
+        Some(ty) if is_plain_sql_type(ty) => ColumnType::Sql(ty.to_string()),
+        Some(ty) => {
+            return Err((
+                "pivot.column_type".into(),
+                format!("'{ty}' is not a SQL type name such as INTEGER, VARCHAR(100) or NUMERIC(10,2)"),
+            ))
+        }
+    };
+    Ok(Pivot {
+        columns,
+        exclude: raw.exclude.into_iter().collect(),
+        rename: raw.rename,
+        prefix: raw.prefix,
+        suffix: raw.suffix,
+        aggregate: raw.aggregate,
+        order: raw.order,
+        column_type,
+        empty_names: raw.empty_names,
+        on_collision: raw.on_collision,
+    })
+}
+
+/// A type name, optionally with a length/precision: `NVARCHAR(MAX)`, `NUMERIC(10, 2)`, `DOUBLE PRECISION`.
+fn is_plain_sql_type(ty: &str) -> bool {
+    let (name, args) = match ty.find('(') {
+        Some(open) => (&ty[..open], Some(&ty[open..])),
+        None => (ty, None),
+    };
+    let name_ok = !name.trim().is_empty()
+        && name.trim().chars().all(|c| c.is_ascii_alphanumeric() || c == ' ' || c == '_')
+        && name.trim().starts_with(|c: char| c.is_ascii_alphabetic());
+    let args_ok = match args {
+        None => true,
+        Some(a) => {
+            a.ends_with(')')
+                && a[1..a.len() - 1].split(',').all(|part| {
+                    let p = part.trim();
+                    !p.is_empty()
+                        && (p.chars().all(|c| c.is_ascii_digit()) || p.eq_ignore_ascii_case("max"))
+                })
+        }
+    };
+    name_ok && args_ok
+}
+
+fn validate_transform(raw: TransformFile) -> Result<TransformSpec, String> {
+    match (raw.map, raw.sudoku_solve) {
+        (Some(map), None) => {
+            let default = match map.default.as_deref() {
+                None | Some("keep") => MapDefault::Keep,
+                Some("null") => MapDefault::Null,
+                Some("error") => MapDefault::Error,
+                Some(other) => {
+                    return Err(format!(
+                        "map.default must be keep, null or error, got '{other}'"
+                    ))
+                }
+            };
+            Ok(TransformSpec::Map {
+                values: map.values,
+                default,
+            })
+        }
+        (None, Some(s)) => {
+            let engine_sql = match s.engine.as_deref() {
+                None | Some("rust") => false,
+                Some("sql") => true,
+                Some(other) => {
+                    return Err(format!(
+                        "sudoku_solve.engine must be rust or sql, got '{other}'"
+                    ))
+                }
+            };
+            let error_on_unsolved = match s.on_unsolved.as_deref() {
+                None | Some("skip") => false,
+                Some("error") => true,
+                Some(other) => {
+                    return Err(format!(
+                        "sudoku_solve.on_unsolved must be skip or error, got '{other}'"
+                    ))
+                }
+            };
+            if let Some(b) = s.box_size {
+                if !(2..=5).contains(&b) {
+                    return Err(format!("sudoku_solve.box_size must be 2 to 5, got {b}"));
+                }
+            }
+            Ok(TransformSpec::SudokuSolve(SudokuSolveSpec {
+                engine_sql,
+                box_size: s.box_size,
+                error_on_unsolved,
+                status_table: s.status_table.as_deref().map(TableRef::parse).transpose()?,
+            }))
+        }
+        (None, None) => Err("empty transform: expected one of map, sudoku_solve".into()),
+        (Some(_), Some(_)) => Err("one transform per list entry: split map and sudoku_solve".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,395 @@
+//! SQL text per database: one unit struct per dialect implementing [`Dialect`].
+//!
+//! A dialect never touches a connection; a backend never builds SQL. That split is what makes
+//! golden-SQL tests and `--dry-run` honest: the statements printed are the statements run.
+//!
+//! The default methods render the portable shape; a dialect overrides only what differs.
+//! Everything that comes from the data (attribute names, values) reaches SQL only through
+//! [`Dialect::quote_ident`] and [`Dialect::quote_literal`].
+
+mod mariadb;
+mod mssql;
+mod postgres;
+mod sqlite;
+
+pub use mariadb::MariaDb;
+pub use mssql::MsSql;
+pub use postgres::Postgres;
+pub use sqlite::Sqlite;
+
+use crate::config::{Aggregate, Job, JoinKind, TableRef};
+
+/// How a dialect limits identifier length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdentLimit {
+    None,
+    /// Counted in characters (MariaDB 64, SQL Server 128).
+    Chars(usize),
+    /// Counted in UTF-16 code units (SQL Server's sysname is NVARCHAR(128)).
+    Utf16(usize),
+    /// Counted in UTF-8 bytes (PostgreSQL 63: longer names are truncated with only a NOTICE).
+    Bytes(usize),
+}
+
+impl IdentLimit {
+    pub fn fits(&self, name: &str) -> bool {
+        match *self {
+            IdentLimit::None => true,
+            IdentLimit::Chars(n) => name.chars().count() <= n,
+            IdentLimit::Utf16(n) => name.encode_utf16().count() <= n,
+            IdentLimit::Bytes(n) => name.len() <= n,
+        }
+    }
+}
+
+/// An entity column of a target table: its name and, where the backend could tell, its type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntityColumn {
+    pub name: String,
+    pub sql_type: Option<String>,
+}
+
+/// One attribute → one column of the target.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PivotColumn {
+    pub attribute: String,
+    pub column: String,
+}
+
+/// Everything needed to create and fill one target table.
+#[derive(Debug, Clone)]
+pub struct TableShape {
+    pub table: TableRef,
+    pub entity: Vec<EntityColumn>,
+    pub columns: Vec<PivotColumn>,
+    /// The SQL type of every pivoted column.
+    pub column_type: String,
+}
+
+pub trait Dialect: Send + Sync {
+    /// `sqlite`, `postgres`, `mariadb` or `mssql`: also the folder name under `sql/`.
+    fn name(&self) -> &'static str;
+
+    /// Quote an identifier that may contain anything (it comes from the data).
+    fn quote_ident(&self, name: &str) -> String {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+
+    /// Quote a string literal that may contain anything (it comes from the data).
+    fn quote_literal(&self, text: &str) -> String {
+        format!("'{}'", text.replace('\'', "''"))
+    }
+
+    /// The type of `column_type: text`: the dialect's unbounded Unicode text type.
+    fn text_type(&self) -> &'static str;
+
+    fn ident_limit(&self) -> IdentLimit {
+        IdentLimit::None
+    }
+
+    /// Two column names with the same key are the same identifier to this database.
+    fn ident_key(&self, name: &str) -> String {
+        name.to_ascii_lowercase()
+    }
+
+    /// Why `name` cannot be used as a column name as it is, if it cannot.
+    fn column_name_problem(&self, name: &str) -> Option<&'static str> {
+        if name.contains('\0') {
+            Some("contains a NUL character")
+        } else {
+            None
+        }
+    }
+
+    /// The expression the engine groups and compares attribute names by. It must keep apart
+    /// names that differ in case or trailing spaces, even where `=` would not.
+    fn attribute_key(&self, attribute_expr: &str) -> String {
+        attribute_expr.to_string()
+    }
+
+    /// The literal that [`Dialect::attribute_key`] yields for `name`.
+    fn attribute_key_literal(&self, name: &str) -> String {
+        self.quote_literal(name)
+    }
+
+    /// Undo whatever [`Dialect::attribute_key`] added, on a value read back from discovery.
+    fn decode_attribute_key(&self, raw: String) -> String {
+        raw
+    }
+
+    fn begin(&self) -> String {
+        "BEGIN".into()
+    }
+
+    fn commit(&self) -> String {
+        "COMMIT".into()
+    }
+
+    fn rollback(&self) -> String {
+        "ROLLBACK".into()
+    }
+
+    /// Whether CREATE/DROP/RENAME take part in a transaction (MariaDB's do not).
+    fn transactional_ddl(&self) -> bool {
+        true
+    }
+
+    /// The integer type of companion tables' count columns.
+    fn integer_type(&self) -> &'static str {
+        "BIGINT"
+    }
+
+    /// Make a verified staging table visible under its final name, replacing the old table
+    /// if there is one. Default: drop and rename, inside the load's transaction.
+    fn swap_in(&self, staging: &TableRef, target: &TableRef, target_exists: bool) -> Vec<String> {
+        let mut sql = Vec::new();
+        if target_exists {
+            sql.push(self.drop_table(target));
+        }
+        sql.push(self.rename_table(staging, target));
+        sql
+    }
+
+    /// `SELECT` of at most `n` rows of `query`.
+    fn limit(&self, query: &str, n: u64) -> String {
+        format!("{query} LIMIT {n}")
+    }
+
+    /// A query returning one row with one integer: 1 when the table exists, else 0.
+    fn table_exists(&self, table: &TableRef) -> String;
+
+    fn drop_table(&self, table: &TableRef) -> String {
+        format!("DROP TABLE {table}")
+    }
+
+    /// Rename `from` to the last part of `to` (same schema).
+    fn rename_table(&self, from: &TableRef, to: &TableRef) -> String {
+        format!("ALTER TABLE {from} RENAME TO {}", to.last_part())
+    }
+
+    /// `FROM t AS a JOIN … WHERE …` of the job's source.
+    fn source_from(&self, job: &Job) -> String {
+        let mut sql = format!("FROM {}", table_with_alias(&job.source.table, &job.source.alias));
+        for join in &job.source.joins {
+            let kind = match join.kind {
+                JoinKind::Inner => "JOIN",
+                JoinKind::Left => "LEFT JOIN",
+            };
+            sql.push_str(&format!(
+                "\n  {kind} {} ON {}",
+                table_with_alias(&join.table, &join.alias),
+                join.on
+            ));
+        }
+        if let Some(filter) = &job.source.filter {
+            sql.push_str(&format!("\n  WHERE {filter}"));
+        }
+        sql
+    }
+
+    /// The key–value rows as a derived table with columns `e0…eN, a, v`.
+    fn source_rows(&self, job: &Job) -> String {
+        let mut cols: Vec<String> = job
+            .entity
+            .iter()
+            .enumerate()
+            .map(|(i, e)| format!("{} AS e{i}", e.expr))
+            .collect();
+        cols.push(format!("{} AS a", self.attribute_key(&job.attribute)));
+        cols.push(format!("{} AS v", job.value));
+        format!("SELECT {}\n  {}", cols.join(", "), self.source_from(job))
+    }
+
+    /// Distinct attribute names with their row and non-null-value counts.
+    fn discover_attributes(&self, job: &Job) -> String {
+        format!(
+            "SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values\nFROM ({}) s\nGROUP BY s.a",
+            self.source_rows(job)
+        )
+    }
+
+    /// A query with no rows selecting the entity keys, so the backend can report their types.
+    fn describe_entity(&self, job: &Job) -> String {
+        format!(
+            "SELECT {} FROM ({}) s WHERE 1 = 0",
+            entity_refs(job, "s"),
+            self.source_rows(job)
+        )
+    }
+
+    /// Number of distinct entities: the row count every target table must end with.
+    fn count_entities(&self, job: &Job) -> String {
+        format!(
+            "SELECT COUNT(*) FROM (SELECT DISTINCT {} FROM ({}) s) d",
+            entity_refs(job, "s"),
+            self.source_rows(job)
+        )
+    }
+
+    /// Per attribute, the number of entities with a non-null value: each column's cell count.
+    fn count_cells_per_attribute(&self, job: &Job) -> String {
+        format!(
+            "SELECT d.a, COUNT(*) FROM (SELECT DISTINCT {}, s.a FROM ({}) s WHERE s.v IS NOT NULL) d GROUP BY d.a",
+            entity_refs(job, "s"),
+            self.source_rows(job)
+        )
+    }
+
+    /// Entity/attribute pairs that carry more than one distinct value.
+    fn conflicts(&self, job: &Job) -> String {
+        format!(
+            "SELECT {}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL GROUP BY {}, s.a HAVING MIN(s.v) <> MAX(s.v)",
+            entity_refs(job, "s"),
+            self.source_rows(job),
+            entity_refs(job, "s"),
+        )
+    }
+
+    fn count_conflicts(&self, job: &Job) -> String {
+        format!("SELECT COUNT(*) FROM ({}) c", self.conflicts(job))
+    }
+
+    fn create_table(&self, shape: &TableShape) -> String {
+        let mut cols: Vec<String> = shape
+            .entity
+            .iter()
+            .map(|e| match &e.sql_type {
+                Some(ty) => format!("{} {ty}", self.quote_ident(&e.name)),
+                None => self.quote_ident(&e.name),
+            })
+            .collect();
+        cols.extend(
+            shape
+                .columns
+                .iter()
+                .map(|c| format!("{} {}", self.quote_ident(&c.column), shape.column_type)),
+        );
+        format!("CREATE TABLE {} (\n  {}\n)", shape.table, cols.join(",\n  "))
+    }
+
+    /// Column list `(e…, c…)` of an INSERT into `shape`.
+    fn insert_columns(&self, shape: &TableShape) -> String {
+        let names: Vec<String> = shape
+            .entity
+            .iter()
+            .map(|e| self.quote_ident(&e.name))
+            .chain(shape.columns.iter().map(|c| self.quote_ident(&c.column)))
+            .collect();
+        names.join(", ")
+    }
+
+    /// The pushdown: `INSERT … SELECT e…, MAX(CASE WHEN a = '…' THEN v END) AS "…" … GROUP BY e…`.
+    fn insert_select(&self, shape: &TableShape, job: &Job, aggregate: Aggregate) -> String {
+        let agg = match aggregate {
+            Aggregate::Min => "MIN",
+            Aggregate::Max | Aggregate::Error => "MAX",
+        };
+        let mut select: Vec<String> = (0..job.entity.len()).map(|i| format!("s.e{i}")).collect();
+        select.extend(shape.columns.iter().map(|c| {
+            format!(
+                "{agg}(CASE WHEN s.a = {} THEN s.v END) AS {}",
+                self.attribute_key_literal(&c.attribute),
+                self.quote_ident(&c.column)
+            )
+        }));
+        format!(
+            "INSERT INTO {} ({})\nSELECT {}\nFROM ({}) s\nGROUP BY {}",
+            shape.table,
+            self.insert_columns(shape),
+            select.join(",\n  "),
+            self.source_rows(job),
+            entity_refs(job, "s")
+        )
+    }
+
+    /// One row: the table's row count, then the non-null count of each pivoted column.
+    fn count_table_cells(&self, shape: &TableShape) -> String {
+        let mut counts = vec!["COUNT(*)".to_string()];
+        counts.extend(
+            shape
+                .columns
+                .iter()
+                .map(|c| format!("COUNT({})", self.quote_ident(&c.column))),
+        );
+        format!("SELECT {} FROM {}", counts.join(", "), shape.table)
+    }
+
+    /// A bind parameter; `index` counts from 1.
+    fn placeholder(&self, _index: usize) -> String {
+        "?".into()
+    }
+
+    /// A multi-row `INSERT … VALUES (…), (…)` with bind parameters: the streaming load.
+    fn insert_values(&self, table: &TableRef, columns: &[String], rows: usize) -> String {
+        let cols: Vec<String> = columns.iter().map(|c| self.quote_ident(c)).collect();
+        let mut index = 0;
+        let tuples: Vec<String> = (0..rows)
+            .map(|_| {
+                let params: Vec<String> = columns
+                    .iter()
+                    .map(|_| {
+                        index += 1;
+                        self.placeholder(index)
+                    })
+                    .collect();
+                format!("({})", params.join(", "))
+            })
+            .collect();
+        format!(
+            "INSERT INTO {table} ({}) VALUES {}",
+            cols.join(", "),
+            tuples.join(", ")
+        )
+    }
+
+    /// The key–value rows ordered by entity: the streaming strategy's single scan.
+    fn ordered_rows(&self, job: &Job) -> String {
+        format!(
+            "SELECT {}, s.a, s.v FROM ({}) s ORDER BY {}",
+            entity_refs(job, "s"),
+            self.source_rows(job),
+            entity_refs(job, "s")
+        )
+    }
+}
+
+/// The target's entity columns, quoted: its natural ORDER BY.
+pub fn entity_order(dialect: &dyn Dialect, shape: &TableShape) -> String {
+    shape
+        .entity
+        .iter()
+        .map(|e| dialect.quote_ident(&e.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `s.e0, s.e1, …` for the job's entity keys.
+pub fn entity_refs(job: &Job, alias: &str) -> String {
+    (0..job.entity.len())
+        .map(|i| format!("{alias}.e{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn table_with_alias(table: &TableRef, alias: &Option<String>) -> String {
+    match alias {
+        Some(a) => format!("{table} {a}"),
+        None => table.to_string(),
+    }
+}
+
+/// The dialect for a name used in `--dialect` and `sql/{dialect}/`.
+pub fn by_name(name: &str) -> Option<&'static dyn Dialect> {
+    match name {
+        "sqlite" => Some(&Sqlite),
+        "postgres" | "postgresql" => Some(&Postgres),
+        "mariadb" | "mysql" => Some(&MariaDb),
+        "mssql" | "sqlserver" | "tsql" => Some(&MsSql),
+        _ => None,
+    }
+}
+
+pub const ALL: [&dyn Dialect; 4] = [&Sqlite, &Postgres, &MariaDb, &MsSql];
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,88 @@
+//! SQL Server (T-SQL). `=` ignores trailing spaces always and case under the default
+//! collation, so attribute names are compared as binary-collated text with a sentinel
+//! character appended (`'Color ' + '|'` ≠ `'Color' + '|'`). Identifiers are `[…]`, at most
+//! 128 UTF-16 units, and compare like the database collation: case-insensitively, trailing
+//! spaces ignored.
+
+use super::{Dialect, IdentLimit};
+use crate::config::TableRef;
+
+pub struct MsSql;
+
+/// Appended to every attribute name before comparison so trailing spaces count.
+const SENTINEL: char = '|';
+const BINARY_COLLATION: &str = "Latin1_General_100_BIN2";
+
+impl Dialect for MsSql {
+    fn name(&self) -> &'static str {
+        "mssql"
+    }
+
+    fn quote_ident(&self, name: &str) -> String {
+        format!("[{}]", name.replace(']', "]]"))
+    }
+
+    fn quote_literal(&self, text: &str) -> String {
+        format!("N'{}'", text.replace('\'', "''"))
+    }
+
+    fn text_type(&self) -> &'static str {
+        "NVARCHAR(MAX)"
+    }
+
+    fn ident_limit(&self) -> IdentLimit {
+        IdentLimit::Utf16(128)
+    }
+
+    fn ident_key(&self, name: &str) -> String {
+        name.trim_end_matches(' ').to_lowercase()
+    }
+
+    fn attribute_key(&self, attribute_expr: &str) -> String {
+        format!(
+            "(CAST({attribute_expr} AS NVARCHAR(MAX)) + N'{SENTINEL}') COLLATE {BINARY_COLLATION}"
+        )
+    }
+
+    fn attribute_key_literal(&self, name: &str) -> String {
+        self.quote_literal(&format!("{name}{SENTINEL}"))
+    }
+
+    fn decode_attribute_key(&self, mut raw: String) -> String {
+        if raw.ends_with(SENTINEL) {
+            raw.pop();
+        }
+        raw
+    }
+
+    fn begin(&self) -> String {
+        "SET XACT_ABORT ON; BEGIN TRANSACTION".into()
+    }
+
+    fn commit(&self) -> String {
+        "COMMIT TRANSACTION".into()
+    }
+
+    fn rollback(&self) -> String {
+        "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION".into()
+    }
+
+    fn limit(&self, query: &str, n: u64) -> String {
+        format!("SELECT TOP ({n}) * FROM ({query}) AS limited")
+    }
+
+    fn table_exists(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT CASE WHEN OBJECT_ID({}, N'U') IS NULL THEN 0 ELSE 1 END",
+            self.quote_literal(&table.sql())
+        )
+    }
+
+    fn rename_table(&self, from: &TableRef, to: &TableRef) -> String {
+        format!(
+            "EXEC sp_rename {}, {}",
+            self.quote_literal(&from.sql()),
+            self.quote_literal(&to.name())
+        )
+    }
+}

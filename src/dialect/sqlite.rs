@@ -1,0 +1,32 @@
+//! SQLite: the embedded default. Identifiers are compared ASCII-case-insensitively; text
+//! compares byte-wise under the default BINARY collation, so attribute names need no wrapping.
+
+use super::Dialect;
+use crate::config::TableRef;
+
+pub struct Sqlite;
+
+impl Dialect for Sqlite {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn text_type(&self) -> &'static str {
+        "TEXT"
+    }
+
+    fn integer_type(&self) -> &'static str {
+        "INTEGER"
+    }
+
+    fn table_exists(&self, table: &TableRef) -> String {
+        let catalog = match table.schema() {
+            Some(schema) => format!("{}.sqlite_master", self.quote_ident(&schema)),
+            None => "sqlite_master".into(),
+        };
+        format!(
+            "SELECT COUNT(*) FROM {catalog} WHERE type = 'table' AND name = {} COLLATE NOCASE",
+            self.quote_literal(&table.name())
+        )
+    }
+}

@@ -1,0 +1,431 @@
+//! Creating, filling, verifying and swapping in the target tables, all or nothing.
+//!
+//! Where DDL is transactional (SQLite, PostgreSQL, SQL Server) everything happens inside one
+//! transaction. Where it is not (MariaDB), tables are built under staging names, filled in a
+//! transaction, and made visible only after verification by one atomic rename; on failure
+//! the staging tables are dropped. `if_exists: replace` never loses the old target: it is
+//! dropped only in the same step that puts the verified new one in its place.
+
+use std::collections::HashMap;
+
+use crate::backend::LoadTarget;
+use crate::config::{IfExists, Job, TableRef};
+use crate::dialect::{Dialect, EntityColumn, TableShape};
+use crate::error::{Error, Result};
+use crate::plan::{Plan, Strategy};
+use crate::transform::{SideTable, SideType, Transform};
+use crate::value::Value;
+
+use super::session::Session;
+use super::stream::Pivoter;
+use super::first_int;
+
+const STAGING_SUFFIX: &str = "__eavpivot_new";
+const VERIFY_NOTE: &str = "verify: rows and non-null cells written (must match the source)";
+
+/// One table the job writes: a target table or a transform's companion table.
+struct Output {
+    shape: TableShape,
+    /// Where rows go during the load: the final name, or a staging name.
+    build: TableRef,
+    exists: bool,
+    /// Rows are appended to an existing table: no CREATE, counts taken before and after.
+    append: bool,
+    /// A leftover staging table from an interrupted run, dropped before building.
+    stale_staging: bool,
+}
+
+impl Output {
+    fn staged(&self) -> bool {
+        self.build != self.shape.table
+    }
+}
+
+/// What the load wrote, for verification and the report.
+#[derive(Debug, Clone, Default)]
+pub struct LoadStats {
+    pub rows_written: u64,
+    pub cells_written: u64,
+    pub conflicts: u64,
+    pub transforms: Vec<serde_json::Value>,
+}
+
+pub struct Load {
+    targets: Vec<Output>,
+    sides: Vec<Output>,
+    began: bool,
+    /// Staging tables created outside a transaction, to drop if anything fails.
+    created_outside: Vec<TableRef>,
+}
+
+impl Load {
+    /// Existence checks and `if_exists` policy: every refusal happens here, before any write.
+    pub async fn prepare(
+        session: &mut Session<'_>,
+        job: &Job,
+        plan: &Plan,
+        sides: &[SideTable],
+    ) -> Result<Load> {
+        let dialect = session.backend.dialect();
+        let mut targets = Vec::new();
+        for shape in &plan.tables {
+            targets.push(plan_output(session, dialect, job.target.if_exists, shape.clone()).await?);
+        }
+        let mut side_outputs = Vec::new();
+        for side in sides {
+            let shape = side_shape(dialect, side);
+            side_outputs.push(plan_output(session, dialect, job.target.if_exists, shape).await?);
+        }
+        Ok(Load {
+            targets,
+            sides: side_outputs,
+            began: false,
+            created_outside: Vec::new(),
+        })
+    }
+
+    pub async fn run(
+        &mut self,
+        session: &mut Session<'_>,
+        job: &Job,
+        plan: &Plan,
+        transforms: Vec<Box<dyn Transform>>,
+    ) -> Result<LoadStats> {
+        let dialect = session.backend.dialect();
+        let tx_ddl = dialect.transactional_ddl();
+        if !tx_ddl {
+            self.create_all(session, dialect, false).await?;
+        }
+        session.change(&dialect.begin()).await?;
+        self.began = true;
+        let before = self.counts_before(session, dialect).await?;
+        if tx_ddl {
+            self.create_all(session, dialect, true).await?;
+        }
+        let mut stats = LoadStats::default();
+        let verified_against_source = transforms.is_empty();
+        let stream_expect = match plan.strategy {
+            Strategy::Pushdown => {
+                for out in &self.targets {
+                    let shape = build_shape(out);
+                    session
+                        .change(&dialect.insert_select(&shape, job, job.pivot.aggregate))
+                        .await?;
+                }
+                None
+            }
+            Strategy::Stream => {
+                let (expect, side_rows, reports) =
+                    self.stream(session, dialect, job, plan, transforms).await?;
+                stats.conflicts = expect.conflicts;
+                stats.transforms = reports;
+                self.load_sides(session, side_rows).await?;
+                Some(expect)
+            }
+        };
+        let (rows, cells) = self
+            .verify(session, dialect, job, &before, verified_against_source, stream_expect)
+            .await?;
+        stats.rows_written = rows;
+        stats.cells_written = cells;
+        if tx_ddl {
+            self.swap_all(session, dialect).await?;
+        }
+        session.change(&dialect.commit()).await?;
+        self.began = false;
+        if !tx_ddl {
+            self.swap_all(session, dialect).await?;
+            self.created_outside.clear();
+        }
+        Ok(stats)
+    }
+
+    /// Undo after a failure; returns what was done, for the error message.
+    pub async fn roll_back(&mut self, session: &mut Session<'_>) -> String {
+        let dialect = session.backend.dialect();
+        let mut said = "stopped before writing anything".to_string();
+        if self.began && !session.dry_run {
+            said = match session.backend.execute(&dialect.rollback()).await {
+                Ok(_) => "rolled back: nothing was written".into(),
+                Err(e) => format!("rolled back by the server (the ROLLBACK itself failed: {e})"),
+            };
+        }
+        for table in std::mem::take(&mut self.created_outside) {
+            if let Err(e) = session.backend.execute(&dialect.drop_table(&table)).await {
+                said.push_str(&format!("; staging table {table} could not be dropped: {e}"));
+            }
+        }
+        said
+    }
+
+    async fn create_all(
+        &mut self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        in_transaction: bool,
+    ) -> Result<()> {
+        let mut created = Vec::new();
+        for out in self.targets.iter().chain(self.sides.iter()) {
+            if out.stale_staging {
+                session.change(&dialect.drop_table(&out.build)).await?;
+            }
+            if !out.append {
+                session.change(&dialect.create_table(&build_shape(out))).await?;
+                if !in_transaction {
+                    created.push(out.build.clone());
+                }
+            }
+        }
+        self.created_outside.extend(created);
+        Ok(())
+    }
+
+    async fn counts_before(
+        &self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+    ) -> Result<Vec<Vec<u64>>> {
+        let mut before = Vec::new();
+        for out in &self.targets {
+            let counts = if out.append {
+                let rows = session
+                    .query_in_load(&dialect.count_table_cells(&out.shape), "append: counts before loading")
+                    .await?;
+                rows.map(|r| row_counts(&r)).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            before.push(counts);
+        }
+        Ok(before)
+    }
+
+    async fn stream(
+        &self,
+        session: &mut Session<'_>,
+        dialect: &'static dyn Dialect,
+        job: &Job,
+        plan: &Plan,
+        transforms: Vec<Box<dyn Transform>>,
+    ) -> Result<(super::stream::StreamStats, Vec<SideTable>, Vec<serde_json::Value>)> {
+        let shapes: Vec<TableShape> = self.targets.iter().map(build_shape).collect();
+        let loads: Vec<LoadTarget> = shapes.iter().map(load_target).collect();
+        let examples: Vec<String> = loads
+            .iter()
+            .map(|l| dialect.insert_values(&l.table, &l.columns, 1))
+            .collect();
+        let mut pivoter = Pivoter::new(dialect, job.entity.len(), &shapes, job.pivot.aggregate, transforms);
+        let loaded = session
+            .stream(&dialect.ordered_rows(job), &examples, &mut pivoter, &loads)
+            .await?;
+        let stats = pivoter.stats.clone();
+        if !session.dry_run && loaded.iter().any(|&n| n != stats.entities) {
+            return Err(Error::Job(format!(
+                "stream: {} entities read but {:?} rows loaded",
+                stats.entities, loaded
+            )));
+        }
+        let mut transforms = pivoter.take_transforms();
+        let reports = transforms.iter().map(|t| t.report()).collect();
+        let sides = transforms.iter_mut().flat_map(|t| t.side_tables()).collect();
+        let _ = plan;
+        Ok((stats, sides, reports))
+    }
+
+    async fn load_sides(&self, session: &mut Session<'_>, side_rows: Vec<SideTable>) -> Result<()> {
+        for (out, side) in self.sides.iter().zip(side_rows) {
+            let target = load_target(&build_shape(out));
+            if session.dry_run {
+                continue;
+            }
+            session.backend.load_rows(&target, &side.rows).await?;
+        }
+        Ok(())
+    }
+
+    async fn verify(
+        &self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        job: &Job,
+        before: &[Vec<u64>],
+        against_source: bool,
+        stream: Option<super::stream::StreamStats>,
+    ) -> Result<(u64, u64)> {
+        // Expected: from the source itself where no transform changes the rows, else from
+        // what the stream produced (which then checks the load lost nothing).
+        let (expected_rows, expected_cells) = if against_source {
+            let rows = session
+                .query_in_load(&dialect.count_entities(job), "verify: distinct entities in the source")
+                .await?;
+            let cells = session
+                .query_in_load(
+                    &dialect.count_cells_per_attribute(job),
+                    "verify: non-null (entity, attribute) pairs in the source",
+                )
+                .await?;
+            let (Some(rows), Some(cells)) = (rows, cells) else {
+                return self.record_target_counts(session, dialect).await;
+            };
+            let per_attr: HashMap<String, u64> = cells
+                .iter()
+                .filter_map(|r| {
+                    let name = match r.first()? {
+                        Value::Bytes(b) => String::from_utf8(b.clone()).ok()?,
+                        v => v.as_text()?,
+                    };
+                    Some((dialect.decode_attribute_key(name), r.get(1)?.as_i64()? as u64))
+                })
+                .collect();
+            let expect: Vec<Vec<u64>> = self
+                .targets
+                .iter()
+                .map(|o| o.shape.columns.iter().map(|c| per_attr.get(&c.attribute).copied().unwrap_or(0)).collect())
+                .collect();
+            (first_int(&rows), expect)
+        } else {
+            match stream {
+                Some(s) if !session.dry_run => (s.entities, s.cells),
+                _ => return self.record_target_counts(session, dialect).await,
+            }
+        };
+        let mut written_cells = 0;
+        for (i, out) in self.targets.iter().enumerate() {
+            let Some(rows) = session
+                .query_in_load(&dialect.count_table_cells(&build_shape(out)), VERIFY_NOTE)
+                .await?
+            else {
+                return Ok((0, 0));
+            };
+            let mut got = row_counts(&rows);
+            if let Some(b) = before.get(i).filter(|b| !b.is_empty()) {
+                got.iter_mut().zip(b).for_each(|(g, b)| *g -= (*b).min(*g));
+            }
+            check_counts(out, expected_rows, &expected_cells[i], &got)?;
+            written_cells += got.iter().skip(1).sum::<u64>();
+        }
+        Ok((expected_rows, written_cells))
+    }
+
+    /// Dry run: the verification queries a real run would send, recorded only.
+    async fn record_target_counts(
+        &self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+    ) -> Result<(u64, u64)> {
+        for out in &self.targets {
+            session
+                .query_in_load(&dialect.count_table_cells(&build_shape(out)), VERIFY_NOTE)
+                .await?;
+        }
+        Ok((0, 0))
+    }
+
+    async fn swap_all(&self, session: &mut Session<'_>, dialect: &dyn Dialect) -> Result<()> {
+        for out in self.targets.iter().chain(self.sides.iter()) {
+            if out.staged() {
+                for sql in dialect.swap_in(&out.build, &out.shape.table, out.exists) {
+                    session.change(&sql).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn plan_output(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    if_exists: IfExists,
+    shape: TableShape,
+) -> Result<Output> {
+    let exists = first_int(&session.inspect(&dialect.table_exists(&shape.table)).await?) > 0;
+    if exists && if_exists == IfExists::Fail {
+        return Err(Error::Job(format!(
+            "target table {} already exists (target.if_exists: fail): drop it, or set if_exists to replace or append",
+            shape.table
+        )));
+    }
+    let append = exists && if_exists == IfExists::Append;
+    let staged = !append && (exists || !dialect.transactional_ddl());
+    let build = if staged {
+        shape.table.with_suffix(STAGING_SUFFIX)
+    } else {
+        shape.table.clone()
+    };
+    let stale_staging =
+        staged && first_int(&session.inspect(&dialect.table_exists(&build)).await?) > 0;
+    Ok(Output {
+        shape,
+        build,
+        exists,
+        append,
+        stale_staging,
+    })
+}
+
+fn build_shape(out: &Output) -> TableShape {
+    TableShape {
+        table: out.build.clone(),
+        ..out.shape.clone()
+    }
+}
+
+fn load_target(shape: &TableShape) -> LoadTarget {
+    LoadTarget {
+        table: shape.table.clone(),
+        columns: shape
+            .entity
+            .iter()
+            .map(|e| e.name.clone())
+            .chain(shape.columns.iter().map(|c| c.column.clone()))
+            .collect(),
+    }
+}
+
+/// A companion table as a shape: all of its columns typed, none pivoted.
+fn side_shape(dialect: &dyn Dialect, side: &SideTable) -> TableShape {
+    TableShape {
+        table: side.table.clone(),
+        entity: side
+            .columns
+            .iter()
+            .map(|(name, ty)| EntityColumn {
+                name: name.clone(),
+                sql_type: Some(match ty {
+                    SideType::Integer => dialect.integer_type().to_string(),
+                    SideType::Text => dialect.text_type().to_string(),
+                }),
+            })
+            .collect(),
+        columns: Vec::new(),
+        column_type: dialect.text_type().to_string(),
+    }
+}
+
+fn row_counts(rows: &[Vec<Value>]) -> Vec<u64> {
+    rows.first()
+        .map(|r| r.iter().map(|v| v.as_i64().unwrap_or(0).max(0) as u64).collect())
+        .unwrap_or_default()
+}
+
+fn check_counts(out: &Output, rows: u64, cells: &[u64], got: &[u64]) -> Result<()> {
+    let table = &out.shape.table;
+    let got_rows = got.first().copied().unwrap_or(0);
+    if got_rows != rows {
+        return Err(Error::Job(format!(
+            "verification failed: {table} would have {got_rows} rows but the source has {rows} distinct entities"
+        )));
+    }
+    for (c, col) in out.shape.columns.iter().enumerate() {
+        let want = cells.get(c).copied().unwrap_or(0);
+        let have = got.get(c + 1).copied().unwrap_or(0);
+        if want != have {
+            return Err(Error::Job(format!(
+                "verification failed: column {} of {table} (attribute '{}') holds {have} values, the source has {want} entities with a value",
+                col.column, col.attribute
+            )));
+        }
+    }
+    Ok(())
+}

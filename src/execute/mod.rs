@@ -1,0 +1,148 @@
+//! Run a job: discover → plan → (in one transaction) create, load, verify, swap → commit.
+//!
+//! Nothing is written before the plan has passed every check, every write happens inside one
+//! transaction (or, where DDL is not transactional, in staging tables made visible by one
+//! rename), and verification runs before commit. Any failure rolls back and says so: no
+//! half-built target, and the source is only ever read.
+
+mod load;
+pub mod session;
+pub mod stream;
+
+use std::time::Instant;
+
+use crate::backend::Backend;
+use crate::config::{Aggregate, Job};
+use crate::dialect::Dialect;
+use crate::error::{Error, Result};
+use crate::plan::{self, Plan, PlanOptions, Strategy};
+use crate::report::{Preview, Report};
+use crate::transform::{self, Transform};
+
+pub use load::LoadStats;
+pub use session::{Session, Statement, StatementKind};
+
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub dry_run: bool,
+    pub plan: PlanOptions,
+    /// Rows of the finished table to read back for display (0 = none).
+    pub preview_rows: usize,
+}
+
+/// The result of a run: the report and, when asked for, the first rows of the target.
+pub struct Outcome {
+    pub report: Report,
+    pub plan: Plan,
+    pub preview: Option<Preview>,
+}
+
+pub async fn run_job(job: &Job, backend: &mut dyn Backend, options: &RunOptions) -> Result<Outcome> {
+    let started = Instant::now();
+    let dialect = backend.dialect();
+    let mut transforms = transform::build(job)?;
+    let mut session = Session::new(backend, options.dry_run);
+
+    let discovery = discover(&mut session, dialect, job, &transforms).await?;
+    let entity_types = session.inspect_types(&dialect.describe_entity(job)).await?;
+    let plan = plan::build_plan(job, dialect, &discovery, &entity_types, options.plan)?;
+    if plan.strategy == Strategy::Pushdown && !transforms.is_empty() {
+        return Err(Error::Usage(
+            "transforms need strategy: stream (or auto); pushdown cannot run them".into(),
+        ));
+    }
+    let side_shapes: Vec<_> = transforms.iter().flat_map(|t| t.side_table_shapes()).collect();
+    let mut loaded = load::Load::prepare(&mut session, job, &plan, &side_shapes).await?;
+
+    let conflicts = match (plan.strategy, options.dry_run) {
+        (Strategy::Pushdown, false) => count_conflicts(&mut session, dialect, job).await?,
+        _ => 0,
+    };
+
+    let result = loaded
+        .run(&mut session, job, &plan, std::mem::take(&mut transforms))
+        .await;
+    let mut stats = match result {
+        Ok(stats) => stats,
+        Err(err) => {
+            let undo = loaded.roll_back(&mut session).await;
+            return Err(err.with_context(&format!("job {} failed and was {undo}", job.name)));
+        }
+    };
+
+    let preview = if options.dry_run || options.preview_rows == 0 {
+        None
+    } else {
+        Some(Preview::read(session.backend, dialect, &plan, options.preview_rows).await?)
+    };
+    stats.conflicts = stats.conflicts.max(conflicts);
+    let report = Report::new(
+        job,
+        dialect,
+        &plan,
+        &discovery,
+        &session.log,
+        &stats,
+        options.dry_run,
+        started.elapsed(),
+    );
+    Ok(Outcome {
+        report,
+        plan,
+        preview,
+    })
+}
+
+/// Discovery: one read-only query over the joined source, decoded and passed through the
+/// transforms (which may declare the attributes they will produce).
+async fn discover(
+    session: &mut Session<'_>,
+    dialect: &'static dyn Dialect,
+    job: &Job,
+    transforms: &[Box<dyn Transform>],
+) -> Result<plan::Discovery> {
+    let rows = session
+        .inspect(&dialect.discover_attributes(job))
+        .await
+        .map_err(|e| e.with_context(&format!("discovering attributes in {}", job.source.table)))?;
+    let mut discovery = plan::decode_discovery(dialect, rows)?;
+    for t in transforms {
+        discovery = t.attributes(discovery)?;
+    }
+    Ok(discovery)
+}
+
+/// Entity/attribute pairs with more than one distinct value; under `aggregate: error` the job
+/// stops here, before anything is written, listing the first ten.
+async fn count_conflicts(session: &mut Session<'_>, dialect: &dyn Dialect, job: &Job) -> Result<u64> {
+    let rows = session.inspect(&dialect.count_conflicts(job)).await?;
+    let count = first_int(&rows);
+    if count > 0 && job.pivot.aggregate == Aggregate::Error {
+        let sample = session.inspect(&dialect.limit(&dialect.conflicts(job), 10)).await?;
+        let width = job.entity.len();
+        let lines: Vec<String> = sample
+            .iter()
+            .map(|r| {
+                let key: Vec<String> = r.iter().take(width).map(ToString::to_string).collect();
+                let attr = r
+                    .get(width)
+                    .map(|a| dialect.decode_attribute_key(a.as_text().unwrap_or_default()))
+                    .unwrap_or_default();
+                let lo = r.get(width + 1).map(ToString::to_string).unwrap_or_default();
+                let hi = r.get(width + 2).map(ToString::to_string).unwrap_or_default();
+                format!("({}) '{attr}': '{lo}' vs '{hi}'", key.join(", "))
+            })
+            .collect();
+        return Err(stream::conflict_error(count, &lines));
+    }
+    Ok(count)
+}
+
+/// The single integer of a one-row, one-column result (0 when absent).
+pub fn first_int(rows: &[Vec<crate::value::Value>]) -> u64 {
+    rows.first()
+        .and_then(|r| r.first())
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0)
+        .max(0) as u64
+}

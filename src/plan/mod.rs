@@ -1,0 +1,261 @@
+//! From a validated job and what discovery found, decide everything about the target before
+//! any DDL: which attributes become columns, in what order, under what names and type, in
+//! which table, with which strategy. Pure: no I/O happens here, so every refusal (limits,
+//! collisions, zero attributes) comes before anything is written.
+
+pub mod naming;
+pub mod order;
+
+use std::collections::HashMap;
+
+use crate::config::{ColumnSelection, ColumnType, EmptyNames, Job, Order, Split, StrategyName};
+use crate::dialect::{Dialect, EntityColumn, PivotColumn, TableShape};
+use crate::error::{Error, Result};
+
+pub use naming::Renamed;
+
+/// One distinct attribute name found in the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discovered {
+    pub name: String,
+    /// Source rows carrying this name.
+    pub rows: u64,
+    /// Of those, rows with a non-null value.
+    pub values: u64,
+}
+
+/// What the discovery query returned, decoded.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    pub attributes: Vec<Discovered>,
+    /// Rows whose attribute name is NULL or empty.
+    pub empty_name_rows: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// One `INSERT … SELECT … MAX(CASE …)` per table, computed by the database.
+    Pushdown,
+    /// One ordered scan, pivoted in Rust, loaded in batches.
+    Stream,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The target tables: one, or several with `split`.
+    pub tables: Vec<TableShape>,
+    /// Discovered attributes that were left out by `exclude` (or absent from a `columns` list).
+    pub excluded: Vec<String>,
+    pub renamed: Vec<Renamed>,
+    pub empty_name_rows: u64,
+    pub strategy: Strategy,
+    pub strategy_reason: String,
+}
+
+impl Plan {
+    pub fn columns(&self) -> impl Iterator<Item = (&TableShape, &PivotColumn)> {
+        self.tables
+            .iter()
+            .flat_map(|t| t.columns.iter().map(move |c| (t, c)))
+    }
+
+    pub fn column_count(&self) -> usize {
+        self.tables.iter().map(|t| t.columns.len()).sum()
+    }
+}
+
+/// Options that come from the command line rather than the job file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanOptions {
+    pub strategy: Option<StrategyName>,
+}
+
+/// Build the plan. `entity_types` are the source types of the entity keys, where known.
+pub fn build_plan(
+    job: &Job,
+    dialect: &dyn Dialect,
+    discovery: &Discovery,
+    entity_types: &[Option<String>],
+    options: PlanOptions,
+) -> Result<Plan> {
+    if discovery.empty_name_rows > 0 && job.pivot.empty_names == EmptyNames::Error {
+        return Err(Error::Job(format!(
+            "{} source rows have a NULL or empty attribute name (pivot.empty_names: error)",
+            discovery.empty_name_rows
+        )));
+    }
+    let (attributes, excluded) = select_attributes(job, discovery);
+    if attributes.is_empty() {
+        return Err(Error::Job(format!(
+            "no attributes to pivot: discovery found {} distinct names in {}{}",
+            discovery.attributes.len(),
+            job.source.table,
+            if excluded.is_empty() {
+                String::new()
+            } else {
+                format!(", all of them excluded ({})", excluded.len())
+            }
+        )));
+    }
+    let (columns, renamed) = naming::name_columns(job, dialect, &attributes)?;
+    let entity: Vec<EntityColumn> = job
+        .entity
+        .iter()
+        .enumerate()
+        .map(|(i, e)| EntityColumn {
+            name: e.name.clone(),
+            sql_type: entity_types.get(i).cloned().flatten(),
+        })
+        .collect();
+    let column_type = match &job.pivot.column_type {
+        ColumnType::Text => dialect.text_type().to_string(),
+        ColumnType::Sql(ty) => ty.clone(),
+    };
+    let tables = split_tables(job, entity, columns, column_type);
+    let (strategy, strategy_reason) = choose_strategy(job, options, &tables);
+    Ok(Plan {
+        tables,
+        excluded,
+        renamed,
+        empty_name_rows: discovery.empty_name_rows,
+        strategy,
+        strategy_reason,
+    })
+}
+
+/// The attribute names that become columns, in the job's order; and those left out.
+fn select_attributes(job: &Job, discovery: &Discovery) -> (Vec<String>, Vec<String>) {
+    let mut excluded = Vec::new();
+    let chosen: Vec<String> = match &job.pivot.columns {
+        ColumnSelection::List(list) => {
+            excluded.extend(
+                discovery
+                    .attributes
+                    .iter()
+                    .filter(|d| !list.contains(&d.name))
+                    .map(|d| d.name.clone()),
+            );
+            list.iter()
+                .filter(|name| !job.pivot.exclude.contains(*name))
+                .cloned()
+                .collect()
+        }
+        ColumnSelection::Discover => {
+            let mut found: Vec<&Discovered> = discovery.attributes.iter().collect();
+            match job.pivot.order {
+                Order::Natural => found.sort_by(|a, b| order::natural_cmp(&a.name, &b.name)),
+                Order::Alphabetical => found.sort_by(|a, b| a.name.cmp(&b.name)),
+                Order::Frequency => found.sort_by(|a, b| {
+                    b.rows
+                        .cmp(&a.rows)
+                        .then_with(|| order::natural_cmp(&a.name, &b.name))
+                }),
+            }
+            found.into_iter().map(|d| d.name.clone()).collect()
+        }
+    };
+    let (kept, dropped): (Vec<String>, Vec<String>) = chosen
+        .into_iter()
+        .partition(|name| !job.pivot.exclude.contains(name));
+    excluded.extend(dropped);
+    (kept, excluded)
+}
+
+/// One table, or with `split` several with the same entity key, in column order.
+fn split_tables(
+    job: &Job,
+    entity: Vec<EntityColumn>,
+    columns: Vec<PivotColumn>,
+    column_type: String,
+) -> Vec<TableShape> {
+    let per_table = match job.target.split {
+        Split::Columns(n) => n,
+        // Auto-splitting by capacity is decided per backend (see the real-servers issue);
+        // until a backend reports a limit, one table holds everything.
+        Split::Off | Split::Auto => columns.len().max(1),
+    };
+    columns
+        .chunks(per_table.max(1))
+        .enumerate()
+        .map(|(i, chunk)| TableShape {
+            table: if i == 0 {
+                job.target.table.clone()
+            } else {
+                job.target.table.with_suffix(&format!("_{}", i + 1))
+            },
+            entity: entity.clone(),
+            columns: chunk.to_vec(),
+            column_type: column_type.clone(),
+        })
+        .collect()
+}
+
+fn choose_strategy(job: &Job, options: PlanOptions, tables: &[TableShape]) -> (Strategy, String) {
+    let wanted = options.strategy.unwrap_or(job.strategy);
+    let columns: usize = tables.iter().map(|t| t.columns.len()).sum();
+    let has_transforms = !job.transforms.is_empty();
+    match wanted {
+        StrategyName::Pushdown => (Strategy::Pushdown, "strategy: pushdown was asked for".into()),
+        StrategyName::Stream => (Strategy::Stream, "strategy: stream was asked for".into()),
+        StrategyName::Auto if has_transforms => (
+            Strategy::Stream,
+            "auto: transforms run in the streaming path".into(),
+        ),
+        StrategyName::Auto if columns > STREAM_ABOVE_COLUMNS => (
+            Strategy::Stream,
+            format!(
+                "auto: {columns} columns > {STREAM_ABOVE_COLUMNS}; MAX(CASE) costs one comparison per column per row"
+            ),
+        ),
+        StrategyName::Auto => (
+            Strategy::Pushdown,
+            format!("auto: {columns} columns <= {STREAM_ABOVE_COLUMNS}; the database pivots in one statement"),
+        ),
+    }
+}
+
+/// Above this many columns `auto` streams: the pushdown's per-row CASE cost grows with width.
+pub const STREAM_ABOVE_COLUMNS: usize = 32;
+
+/// Decode discovery rows `(a, n_rows, n_values)` into a [`Discovery`].
+pub fn decode_discovery(
+    dialect: &dyn Dialect,
+    rows: Vec<Vec<crate::value::Value>>,
+) -> Result<Discovery> {
+    let mut discovery = Discovery::default();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for row in rows {
+        let [name, n_rows, n_values] = <[_; 3]>::try_from(row)
+            .map_err(|_| Error::Job("discovery returned an unexpected row shape".into()))?;
+        let n_rows = n_rows.as_i64().unwrap_or(0).max(0) as u64;
+        let n_values = n_values.as_i64().unwrap_or(0).max(0) as u64;
+        let name = match name {
+            crate::value::Value::Null => None,
+            crate::value::Value::Bytes(b) => Some(String::from_utf8(b).map_err(|e| {
+                Error::Job(format!("an attribute name is not valid UTF-8: {e}"))
+            })?),
+            other => other.as_text(),
+        }
+        .map(|raw| dialect.decode_attribute_key(raw));
+        match name {
+            None => discovery.empty_name_rows += n_rows,
+            Some(n) if n.is_empty() => discovery.empty_name_rows += n_rows,
+            Some(n) => {
+                // A database that merged names we keep apart would show up here as a repeat.
+                if let Some(&i) = seen.get(&n) {
+                    discovery.attributes[i].rows += n_rows;
+                    discovery.attributes[i].values += n_values;
+                } else {
+                    seen.insert(n.clone(), discovery.attributes.len());
+                    discovery.attributes.push(Discovered {
+                        name: n,
+                        rows: n_rows,
+                        values: n_values,
+                    });
+                }
+            }
+        }
+    }
+    Ok(discovery)
+}

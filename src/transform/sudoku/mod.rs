@@ -1,0 +1,1 @@
+//! Sudoku grids and the exact solver behind the `sudoku_solve` transform.

@@ -1,0 +1,202 @@
+//! A scripted TDS 7.4 test peer: a tiny SQL Server stand-in for tests.
+//!
+//! Why it exists: eavpivot's main target is Microsoft SQL Server (through
+//! tiberius), but no SQL Server can run on the development or CI machines and
+//! published mock servers do not interoperate with tiberius 0.13. This peer,
+//! written from the MS-TDS specification, speaks just enough of the protocol
+//! for tiberius to log in, send SQL batches, RPCs (`sp_executesql`), attention
+//! signals and bulk loads, and read scripted result sets, row counts and
+//! errors. It records everything it receives (never the password) so tests can
+//! assert the exact statement sequence.
+//!
+//! It listens on `127.0.0.1:<ephemeral>` in its own thread with its own tokio
+//! runtime, so it also serves the eavpivot binary run as a subprocess.
+//!
+//! Client requirements: the peer speaks no TLS. It answers PRELOGIN with
+//! ENCRYPTION = NOT_SUP, so tiberius must use `EncryptionLevel::NotSupported`
+//! (a client asking for `On`/`Required` fails right after PRELOGIN with
+//! "Server does not allow the requested encryption level."; one with `Off`
+//! starts a TLS handshake, which the peer rejects by closing the connection).
+//! Scripted login failures: password `wrong` gives error 18456, database
+//! `nosuchdb` gives error 4060 (then 18456).
+//!
+//! Use from an integration test with
+//! `#[path = "common/tds_peer.rs"] mod tds_peer;`.
+#![allow(dead_code, unused_imports)]
+
+#[path = "tds_peer/decode.rs"]
+mod decode;
+#[path = "tds_peer/login.rs"]
+mod login;
+#[path = "tds_peer/requests.rs"]
+mod requests;
+#[path = "tds_peer/script.rs"]
+mod script;
+#[path = "tds_peer/session.rs"]
+mod session;
+#[path = "tds_peer/tokens.rs"]
+mod tokens;
+#[path = "tds_peer/wire.rs"]
+mod wire;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub use script::{
+    contains, contains_ignore_case, starts_with, when, ColType, Column, Matcher, Received,
+    Response, Rule, Script, Value,
+};
+
+use session::Shared;
+
+/// A running peer. Dropping it (or [`TdsPeer::shutdown`]) stops it and closes
+/// every open connection.
+pub struct TdsPeer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TdsPeer {
+    /// Starts a peer answering with `script` on 127.0.0.1 (ephemeral port).
+    ///
+    /// # Panics
+    /// If no loopback port can be bound or the thread cannot be spawned.
+    pub fn start(script: Script) -> TdsPeer {
+        let listener =
+            std::net::TcpListener::bind("127.0.0.1:0").expect("tds-peer: bind 127.0.0.1:0");
+        listener
+            .set_nonblocking(true)
+            .expect("tds-peer: set listener non-blocking");
+        let addr = listener.local_addr().expect("tds-peer: local address");
+        let shared = Arc::new(Shared {
+            script,
+            received: Mutex::new(Vec::new()),
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (shared, stop) = (shared.clone(), stop.clone());
+            std::thread::Builder::new()
+                .name(format!("tds-peer-{}", addr.port()))
+                .spawn(move || serve(listener, shared, stop))
+                .expect("tds-peer: spawn thread")
+        };
+        TdsPeer {
+            addr,
+            shared,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// A snapshot of everything received so far, in order, across connections.
+    pub fn received(&self) -> Vec<Received> {
+        self.shared.log().clone()
+    }
+
+    /// Only the SQL texts received: batch texts and RPC statements (the
+    /// `sp_executesql` SQL, or the procedure name), in order.
+    pub fn statements(&self) -> Vec<String> {
+        self.shared
+            .log()
+            .iter()
+            .filter_map(|r| match r {
+                Received::Batch(sql) => Some(sql.clone()),
+                Received::Rpc { proc, sql, .. } => Some(sql.clone().unwrap_or(proc.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Forgets everything recorded so far.
+    pub fn clear(&self) {
+        self.shared.log().clear();
+    }
+
+    /// A tiberius config for this peer: SQL login `user`/`password`,
+    /// `EncryptionLevel::NotSupported`, and `database` if given.
+    pub fn tiberius_config(
+        &self,
+        user: &str,
+        password: &str,
+        database: Option<&str>,
+    ) -> tiberius::Config {
+        let mut config = tiberius::Config::new();
+        config.host("127.0.0.1");
+        config.port(self.port());
+        config.authentication(tiberius::AuthMethod::sql_server(user, password));
+        config.encryption(tiberius::EncryptionLevel::NotSupported);
+        if let Some(db) = database {
+            config.database(db);
+        }
+        config
+    }
+
+    /// Stops the peer and waits for its thread (same as dropping it).
+    pub fn shutdown(mut self) {
+        self.stop_now();
+    }
+
+    fn stop_now(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            self.stop.store(true, Ordering::SeqCst);
+            // Wake the accept loop so it sees the flag.
+            let _ = std::net::TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for TdsPeer {
+    fn drop(&mut self) {
+        self.stop_now();
+    }
+}
+
+/// The peer thread: a current-thread runtime running the accept loop. When
+/// the loop ends the runtime is dropped, which closes every connection.
+fn serve(listener: std::net::TcpListener, shared: Arc<Shared>, stop: Arc<AtomicBool>) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("[tds-peer] cannot build a tokio runtime: {e}");
+            return;
+        }
+    };
+    runtime.block_on(async move {
+        let listener = match tokio::net::TcpListener::from_std(listener) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("[tds-peer] cannot register the listener: {e}");
+                return;
+            }
+        };
+        while !stop.load(Ordering::SeqCst) {
+            match listener.accept().await {
+                Ok(_) if stop.load(Ordering::SeqCst) => break,
+                Ok((sock, _)) => {
+                    tokio::spawn(session::run(sock, shared.clone()));
+                }
+                Err(e) => {
+                    eprintln!("[tds-peer] accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+        }
+    });
+}
