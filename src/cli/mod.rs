@@ -79,9 +79,13 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            let code = err
-                .downcast_ref::<crate::Error>()
-                .map_or(1, crate::Error::exit_code);
+            let code = if let Some(e) = err.downcast_ref::<crate::Error>() {
+                e.exit_code()
+            } else if err.is::<crate::config::ConfigError>() || err.is::<clap::Error>() {
+                2
+            } else {
+                1
+            };
             eprintln!("eavpivot: error: {err:#}");
             ExitCode::from(code)
         }

@@ -112,6 +112,12 @@ pub trait Dialect: Send + Sync {
         self.quote_literal(name)
     }
 
+    /// What [`Dialect::attribute_key`] yields for `name`, as a value read back (test peers and
+    /// scripted backends answer discovery with it).
+    fn encode_attribute_key(&self, name: &str) -> String {
+        name.to_string()
+    }
+
     /// Undo whatever [`Dialect::attribute_key`] added, on a value read back from discovery.
     fn decode_attribute_key(&self, raw: String) -> String {
         raw

@@ -1,1 +1,41 @@
 use super::*;
+
+#[test]
+fn identifiers_are_quoted_with_the_quote_doubled() {
+    assert_eq!(Sqlite.quote_ident("a\"b"), "\"a\"\"b\"");
+    assert_eq!(Postgres.quote_ident("a\"b"), "\"a\"\"b\"");
+    assert_eq!(MsSql.quote_ident("a]b"), "[a]]b]");
+    assert_eq!(MariaDb.quote_ident("a`b"), "`a``b`");
+}
+
+#[test]
+fn literals_cannot_be_escaped_from() {
+    assert_eq!(Sqlite.quote_literal("it's"), "'it''s'");
+    assert_eq!(MsSql.quote_literal("it's"), "N'it''s'");
+    // MariaDB treats backslash as an escape; a hex literal has no escapes at all.
+    assert_eq!(MariaDb.quote_literal("a\\'"), "CONVERT(X'615C27' USING utf8mb4)");
+}
+
+#[test]
+fn mssql_compares_attribute_names_exactly() {
+    let key = MsSql.attribute_key("AE.ELEMENT_DESC");
+    assert!(key.contains("COLLATE Latin1_General_100_BIN2"), "{key}");
+    assert_eq!(MsSql.attribute_key_literal("Color "), "N'Color |'");
+    assert_eq!(MsSql.decode_attribute_key(MsSql.encode_attribute_key("x|")), "x|");
+}
+
+#[test]
+fn identifier_limits_count_the_right_units() {
+    assert!(IdentLimit::Bytes(63).fits(&"a".repeat(63)));
+    assert!(!IdentLimit::Bytes(63).fits(&"é".repeat(32)));
+    assert!(IdentLimit::Chars(64).fits(&"é".repeat(64)));
+    assert!(!IdentLimit::Utf16(128).fits(&"😀".repeat(65)));
+}
+
+#[test]
+fn every_dialect_is_found_by_name() {
+    for d in ALL {
+        assert_eq!(by_name(d.name()).map(|x| x.name()), Some(d.name()));
+    }
+    assert!(by_name("oracle").is_none());
+}

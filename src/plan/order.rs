@@ -51,7 +51,7 @@ mod tests {
     fn numbers_sort_by_value() {
         let mut v = vec!["10", "2", "1", "item10", "item2", "Color", "02", "b", "a"];
         v.sort_by(|a, b| natural_cmp(a, b));
-        assert_eq!(v, ["02", "1", "2", "10", "Color", "a", "b", "item2", "item10"]);
+        assert_eq!(v, ["1", "02", "2", "10", "Color", "a", "b", "item2", "item10"]);
     }
 
     #[test]

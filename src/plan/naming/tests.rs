@@ -1,1 +1,56 @@
 use super::*;
+use crate::config::parse_job;
+use crate::dialect::{MariaDb, MsSql, Postgres, Sqlite};
+
+fn job(extra: &str) -> Job {
+    let text = format!(
+        "name: t\nsource: {{ table: KV }}\nentity: [ID]\nattribute: K\nvalue: V\ntarget: {{ table: W }}\n{extra}"
+    );
+    parse_job(&text, std::path::Path::new("t.yaml")).expect("valid job")
+}
+
+fn names(job: &Job, dialect: &dyn Dialect, attrs: &[&str]) -> Vec<String> {
+    let attrs: Vec<String> = attrs.iter().map(|s| s.to_string()).collect();
+    name_columns(job, dialect, &attrs)
+        .expect("named")
+        .0
+        .into_iter()
+        .map(|c| c.column)
+        .collect()
+}
+
+#[test]
+fn attribute_names_are_kept_wherever_possible() {
+    let j = job("");
+    let odd = ["a]b", "it's", "semi;colon", "dash--dash", "Ünïcödé 😀", " lead", "SELECT"];
+    for d in [&Sqlite as &dyn Dialect, &Postgres, &MsSql] {
+        assert_eq!(names(&j, d, &odd), odd, "{}", d.name());
+    }
+}
+
+#[test]
+fn disambiguation_is_stable_and_order_independent_for_the_renamed() {
+    let j = job("");
+    let a = names(&j, &Sqlite, &["Color", "color"]);
+    let b = names(&j, &Sqlite, &["Color", "x", "color"]);
+    assert_eq!(a[1], b[2], "the suffix depends on the attribute alone");
+    assert!(a[1].starts_with("color~") && a[1].len() == "color~".len() + 6);
+}
+
+#[test]
+fn prefix_suffix_and_rename_apply_before_checks() {
+    let j = job("pivot: { prefix: 'p_', suffix: '_s', rename: { a: Alpha } }\n");
+    assert_eq!(names(&j, &Sqlite, &["a", "b"]), ["p_Alpha_s", "p_b_s"]);
+}
+
+#[test]
+fn too_long_and_refused_names_are_cut_to_fit_with_a_hash() {
+    let j = job("");
+    let long = "x".repeat(200);
+    let col = &names(&j, &MariaDb, &[long.as_str(), "trailing "])[..];
+    assert_eq!(col[0].chars().count(), 64);
+    assert!(col[0].contains('~'));
+    assert!(!col[1].ends_with(' '), "{:?}", col[1]);
+    let mssql = names(&j, &MsSql, &[long.as_str()]);
+    assert_eq!(mssql[0].encode_utf16().count(), 128);
+}

@@ -1,0 +1,77 @@
+-- eavpivot dry run: job item_detail on mariadb (golden test, no connection)
+-- auto: 7 columns <= 32; the database pivots in one statement
+-- attribute -> column:
+--   Color -> Color (ITEM_WIDE)
+--   Material -> Material (ITEM_WIDE)
+--   Size -> Size (ITEM_WIDE)
+--   Voltage -> Voltage (ITEM_WIDE)
+--   Warranty 2 years -> Warranty 2 years (ITEM_WIDE)
+--   Warranty 10 years -> Warranty 10 years (ITEM_WIDE)
+--   Weight (kg) -> Weight (kg) (ITEM_WIDE)
+
+-- read-only, ran during the dry run:
+SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values
+FROM (SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING utf8mb4) AS BINARY) AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s
+GROUP BY s.a;
+
+-- read-only, ran during the dry run:
+SELECT s.e0 FROM (SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING utf8mb4) AS BINARY) AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
+SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F57494445' USING utf8mb4);
+
+-- read-only, ran during the dry run:
+SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F574944455F5F6561767069766F745F6E6577' USING utf8mb4);
+
+CREATE TABLE ITEM_WIDE__eavpivot_new (
+  `ITEM_ID` BIGINT,
+  `Color` LONGTEXT,
+  `Material` LONGTEXT,
+  `Size` LONGTEXT,
+  `Voltage` LONGTEXT,
+  `Warranty 2 years` LONGTEXT,
+  `Warranty 10 years` LONGTEXT,
+  `Weight (kg)` LONGTEXT
+);
+
+START TRANSACTION;
+
+INSERT INTO ITEM_WIDE__eavpivot_new (`ITEM_ID`, `Color`, `Material`, `Size`, `Voltage`, `Warranty 2 years`, `Warranty 10 years`, `Weight (kg)`)
+SELECT s.e0,
+  MAX(CASE WHEN s.a = X'436F6C6F72' THEN s.v END) AS `Color`,
+  MAX(CASE WHEN s.a = X'4D6174657269616C' THEN s.v END) AS `Material`,
+  MAX(CASE WHEN s.a = X'53697A65' THEN s.v END) AS `Size`,
+  MAX(CASE WHEN s.a = X'566F6C74616765' THEN s.v END) AS `Voltage`,
+  MAX(CASE WHEN s.a = X'57617272616E74792032207965617273' THEN s.v END) AS `Warranty 2 years`,
+  MAX(CASE WHEN s.a = X'57617272616E7479203130207965617273' THEN s.v END) AS `Warranty 10 years`,
+  MAX(CASE WHEN s.a = X'57656967687420286B6729' THEN s.v END) AS `Weight (kg)`
+FROM (SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING utf8mb4) AS BINARY) AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s
+GROUP BY s.e0;
+
+-- verify: distinct entities in the source
+SELECT COUNT(*) FROM (SELECT DISTINCT s.e0 FROM (SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING utf8mb4) AS BINARY) AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s) d;
+
+-- verify: non-null (entity, attribute) pairs in the source
+SELECT d.a, COUNT(*) FROM (SELECT DISTINCT s.e0, s.a FROM (SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING utf8mb4) AS BINARY) AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s WHERE s.v IS NOT NULL) d GROUP BY d.a;
+
+-- verify: rows and non-null cells written (must match the source)
+SELECT COUNT(*), COUNT(`Color`), COUNT(`Material`), COUNT(`Size`), COUNT(`Voltage`), COUNT(`Warranty 2 years`), COUNT(`Warranty 10 years`), COUNT(`Weight (kg)`) FROM ITEM_WIDE__eavpivot_new;
+
+COMMIT;
+
+RENAME TABLE ITEM_WIDE__eavpivot_new TO ITEM_WIDE;
