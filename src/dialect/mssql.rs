@@ -48,6 +48,10 @@ impl Dialect for MsSql {
         self.quote_literal(&format!("{name}{SENTINEL}"))
     }
 
+    fn encode_attribute_key(&self, name: &str) -> String {
+        format!("{name}{SENTINEL}")
+    }
+
     fn decode_attribute_key(&self, mut raw: String) -> String {
         if raw.ends_with(SENTINEL) {
             raw.pop();
