@@ -97,12 +97,12 @@ impl Report {
         let mut out = String::new();
         let verb = if self.dry_run { "would write" } else { "wrote" };
         out.push_str(&format!(
-            "job {}: {} attributes found, {} columns in {}; strategy {:?} ({})\n",
+            "job {}: {} attributes found, {} columns in {}; strategy {} ({})\n",
             self.job,
             self.attributes_found,
             self.columns.len(),
             self.tables.join(", "),
-            self.strategy,
+            self.strategy.as_str(),
             self.strategy_reason
         ));
         if !self.dry_run {

@@ -41,6 +41,15 @@ pub enum Strategy {
     Stream,
 }
 
+impl Strategy {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Strategy::Pushdown => "pushdown",
+            Strategy::Stream => "stream",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// The target tables: one, or several with `split`.
