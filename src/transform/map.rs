@@ -80,7 +80,11 @@ mod tests {
 
     #[test]
     fn maps_by_text_and_keeps_or_blanks_the_rest() {
-        let table: BTreeMap<_, _> = [("-1".to_string(), Some("?".to_string())), ("0".into(), None)].into();
+        let table: BTreeMap<_, _> = [
+            ("-1".to_string(), Some("?".to_string())),
+            ("0".into(), None),
+        ]
+        .into();
         let mut keep = MapTransform::new(table.clone(), MapDefault::Keep);
         let mut out = Vec::new();
         for v in [Value::Int(-1), Value::Int(0), Value::Int(5)] {
@@ -90,7 +94,9 @@ mod tests {
         assert_eq!(got, [Value::Text("?".into()), Value::Null, Value::Int(5)]);
 
         let mut strict = MapTransform::new(table, MapDefault::Error);
-        let err = strict.push(row(Value::Int(7)), &mut Vec::new()).unwrap_err();
+        let err = strict
+            .push(row(Value::Int(7)), &mut Vec::new())
+            .unwrap_err();
         assert!(err.to_string().contains("value '7'"), "{err}");
     }
 }

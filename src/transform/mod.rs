@@ -5,7 +5,7 @@
 pub mod map;
 pub mod sudoku;
 
-use crate::config::{Job, TransformSpec, TableRef};
+use crate::config::{Job, TableRef, TransformSpec};
 use crate::error::{Error, Result};
 use crate::plan::Discovery;
 use crate::value::Value;
@@ -72,9 +72,10 @@ pub fn build(job: &Job) -> Result<Vec<Box<dyn Transform>>> {
         .iter()
         .map(|spec| -> Result<Box<dyn Transform>> {
             match spec {
-                TransformSpec::Map { values, default } => {
-                    Ok(Box::new(map::MapTransform::new(values.clone(), default.clone())))
-                }
+                TransformSpec::Map { values, default } => Ok(Box::new(map::MapTransform::new(
+                    values.clone(),
+                    default.clone(),
+                ))),
                 TransformSpec::SudokuSolve(spec) if spec.engine_sql => Err(Error::Usage(
                     "sudoku_solve with engine: sql runs in the database, not as a stream transform"
                         .into(),
