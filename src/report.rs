@@ -201,7 +201,13 @@ impl Preview {
         let cells: Vec<Vec<String>> = std::iter::once(self.header.clone())
             .chain(self.rows.iter().map(|r| {
                 r.iter()
-                    .map(|v| if v.is_null() { String::new() } else { v.to_string() })
+                    .map(|v| {
+                        if v.is_null() {
+                            String::new()
+                        } else {
+                            v.to_string()
+                        }
+                    })
                     .collect()
             }))
             .collect();
@@ -219,7 +225,13 @@ impl Preview {
         for (i, row) in cells.iter().enumerate() {
             let line: Vec<String> = (0..cols)
                 .map(|c| {
-                    let s: String = row.get(c).map(String::as_str).unwrap_or("").chars().take(24).collect();
+                    let s: String = row
+                        .get(c)
+                        .map(String::as_str)
+                        .unwrap_or("")
+                        .chars()
+                        .take(24)
+                        .collect();
                     format!("{s:<w$}", w = widths[c])
                 })
                 .collect();

@@ -16,7 +16,8 @@ fn repo() -> PathBuf {
 fn sample_db(dir: &Path) -> PathBuf {
     let path = dir.join("source.db");
     let conn = Connection::open(&path).expect("create db");
-    let script = std::fs::read_to_string(repo().join("sql/sqlite/item_detail.sql")).expect("sample sql");
+    let script =
+        std::fs::read_to_string(repo().join("sql/sqlite/item_detail.sql")).expect("sample sql");
     conn.execute_batch(&script).expect("load sample");
     path
 }
@@ -41,7 +42,12 @@ fn eavpivot(dir: &Path) -> Command {
 
 fn run(dir: &Path, job: &Path, db: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
     let conn = format!("sqlite:{}", db.display());
-    let mut args = vec!["run", job.to_str().expect("utf-8 path"), "--connection", &conn];
+    let mut args = vec![
+        "run",
+        job.to_str().expect("utf-8 path"),
+        "--connection",
+        &conn,
+    ];
     args.extend_from_slice(extra);
     eavpivot(dir).args(args).assert()
 }
@@ -104,15 +110,37 @@ fn item_detail_result_cell_by_cell() {
             .collect();
         assert_eq!(
             header,
-            ["ITEM_ID", "Color", "Material", "Size", "Voltage", "Warranty 2 years", "Warranty 10 years", "Weight (kg)"]
+            [
+                "ITEM_ID",
+                "Color",
+                "Material",
+                "Size",
+                "Voltage",
+                "Warranty 2 years",
+                "Warranty 10 years",
+                "Weight (kg)"
+            ]
         );
         let rows = table_rows(&conn, "SELECT * FROM ITEM_WIDE ORDER BY ITEM_ID");
         let expected = [
             ["1001", "Red", "Cotton", "M", "NULL", "NULL", "NULL", "1.25"],
-            ["1002", "Blue", "NULL", "NULL", "NULL", "yes", "NULL", "0.40"],
-            ["1003", "NULL", "Steel", "NULL", "230", "NULL", "yes", "12.5"],
+            [
+                "1002", "Blue", "NULL", "NULL", "NULL", "yes", "NULL", "0.40",
+            ],
+            [
+                "1003", "NULL", "Steel", "NULL", "230", "NULL", "yes", "12.5",
+            ],
             ["1004", "Black", "Oak", "L", "NULL", "NULL", "NULL", "NULL"],
-            ["1005", "unlisted: Green", "NULL", "NULL", "12", "NULL", "NULL", "NULL"],
+            [
+                "1005",
+                "unlisted: Green",
+                "NULL",
+                "NULL",
+                "12",
+                "NULL",
+                "NULL",
+                "NULL",
+            ],
         ];
         assert_eq!(rows, expected, "strategy {strategy}");
     }
@@ -122,7 +150,13 @@ fn item_detail_result_cell_by_cell() {
 fn embedded_default_loads_sample_data_and_shows_rows() {
     let dir = tempfile::tempdir().expect("tmp");
     eavpivot(dir.path())
-        .args(["run", repo().join("config/item_detail.yaml").to_str().expect("path")])
+        .args([
+            "run",
+            repo()
+                .join("config/item_detail.yaml")
+                .to_str()
+                .expect("path"),
+        ])
         .assert()
         .success()
         .stderr(predicate::str::contains("embedded default"))
@@ -140,7 +174,9 @@ fn dry_run_writes_nothing() {
     run(dir.path(), &job, &db, &["--dry-run"])
         .success()
         .stdout(predicate::str::contains("CREATE TABLE ITEM_WIDE"))
-        .stdout(predicate::str::contains("MAX(CASE WHEN s.a = 'Color' THEN s.v END)"));
+        .stdout(predicate::str::contains(
+            "MAX(CASE WHEN s.a = 'Color' THEN s.v END)",
+        ));
     assert_eq!(snapshot(&db), before);
 }
 
@@ -149,9 +185,22 @@ fn json_report_has_the_contract_fields() {
     let dir = tempfile::tempdir().expect("tmp");
     let db = sample_db(dir.path());
     let job = job_file(dir.path(), &[]);
-    let out = run(dir.path(), &job, &db, &["--json"]).success().get_output().stdout.clone();
-    let report: serde_json::Value = serde_json::from_slice(&out).expect("stdout is one JSON object");
-    for key in ["dry_run", "dialect", "target", "columns", "rows_written", "conflicts", "statements"] {
+    let out = run(dir.path(), &job, &db, &["--json"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: serde_json::Value =
+        serde_json::from_slice(&out).expect("stdout is one JSON object");
+    for key in [
+        "dry_run",
+        "dialect",
+        "target",
+        "columns",
+        "rows_written",
+        "conflicts",
+        "statements",
+    ] {
         assert!(report.get(key).is_some(), "--json lacks '{key}'");
     }
     assert_eq!(report["rows_written"], 5);
@@ -164,7 +213,13 @@ fn json_report_has_the_contract_fields() {
 fn check_validates_without_touching_anything() {
     let dir = tempfile::tempdir().expect("tmp");
     eavpivot(dir.path())
-        .args(["check", repo().join("config/item_detail.yaml").to_str().expect("path")])
+        .args([
+            "check",
+            repo()
+                .join("config/item_detail.yaml")
+                .to_str()
+                .expect("path"),
+        ])
         .assert()
         .success()
         .stderr(predicate::str::contains("ok"));
@@ -177,9 +232,14 @@ fn assert_job_error(edits: &[(&str, &str)], code: i32, message: &str) {
     let db = sample_db(dir.path());
     let job = job_file(dir.path(), edits);
     let before = snapshot(&db);
-    let assert = run(dir.path(), &job, &db, &[]).code(code).stderr(predicate::str::contains(message));
+    let assert = run(dir.path(), &job, &db, &[])
+        .code(code)
+        .stderr(predicate::str::contains(message));
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
-    let error_lines = stderr.lines().filter(|l| l.starts_with("eavpivot: error")).count();
+    let error_lines = stderr
+        .lines()
+        .filter(|l| l.starts_with("eavpivot: error"))
+        .count();
     assert_eq!(error_lines, 1, "exactly one error line expected:\n{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(snapshot(&db), before, "a failed job must change nothing");
@@ -192,37 +252,66 @@ fn bad_yaml_names_file_line_and_column() {
 
 #[test]
 fn unknown_key_is_named_with_its_line() {
-    assert_job_error(&[("  table: ITEM_WIDE", "  tabel: ITEM_WIDE")], 2, "unknown key `tabel`");
-    assert_job_error(&[("  table: ITEM_WIDE", "  tabel: ITEM_WIDE")], 2, "line 29");
+    assert_job_error(
+        &[("  table: ITEM_WIDE", "  tabel: ITEM_WIDE")],
+        2,
+        "unknown key `tabel`",
+    );
+    assert_job_error(
+        &[("  table: ITEM_WIDE", "  tabel: ITEM_WIDE")],
+        2,
+        "line 29",
+    );
 }
 
 #[test]
 fn missing_required_key_is_named() {
-    assert_job_error(&[("value: COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE)\n", "")], 2, "missing required key `value`");
+    assert_job_error(
+        &[("value: COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE)\n", "")],
+        2,
+        "missing required key `value`",
+    );
 }
 
 #[test]
 fn unknown_table_and_column_are_named() {
-    assert_job_error(&[("  table: ITEM_DETAIL", "  table: ITEM_DETAILS")], 1, "no such table: ITEM_DETAILS");
-    assert_job_error(&[("attribute: AE.ELEMENT_DESC", "attribute: AE.ELEMENT_NAME")], 1, "AE.ELEMENT_NAME");
+    assert_job_error(
+        &[("  table: ITEM_DETAIL", "  table: ITEM_DETAILS")],
+        1,
+        "no such table: ITEM_DETAILS",
+    );
+    assert_job_error(
+        &[("attribute: AE.ELEMENT_DESC", "attribute: AE.ELEMENT_NAME")],
+        1,
+        "AE.ELEMENT_NAME",
+    );
 }
 
 #[test]
 fn existing_target_with_if_exists_fail() {
     let dir = tempfile::tempdir().expect("tmp");
     let db = sample_db(dir.path());
-    Connection::open(&db).expect("open").execute_batch("CREATE TABLE ITEM_WIDE (x INTEGER); INSERT INTO ITEM_WIDE VALUES (42);").expect("pre-create");
+    Connection::open(&db)
+        .expect("open")
+        .execute_batch("CREATE TABLE ITEM_WIDE (x INTEGER); INSERT INTO ITEM_WIDE VALUES (42);")
+        .expect("pre-create");
     let job = job_file(dir.path(), &[("if_exists: replace", "if_exists: fail")]);
     let before = snapshot(&db);
     run(dir.path(), &job, &db, &[])
         .code(1)
-        .stderr(predicate::str::contains("target table ITEM_WIDE already exists"));
+        .stderr(predicate::str::contains(
+            "target table ITEM_WIDE already exists",
+        ));
     assert_eq!(snapshot(&db), before);
 }
 
 #[test]
 fn zero_attributes_is_an_error() {
-    assert_job_error(&[("  where: null", "  where: \"1 = 0\"")], 1, "no attributes to pivot");
+    assert_job_error(
+        &[("  where: null", "  where: \"1 = 0\"")],
+        1,
+        "no attributes to pivot",
+    );
 }
 
 #[test]
@@ -242,13 +331,17 @@ fn aggregate_error_lists_conflicting_pairs() {
     for strategy in ["pushdown", "stream"] {
         run(dir.path(), &job, &db, &["--strategy", strategy])
             .code(1)
-            .stderr(predicate::str::contains("1 entity/attribute pairs have conflicting values"))
+            .stderr(predicate::str::contains(
+                "1 entity/attribute pairs have conflicting values",
+            ))
             .stderr(predicate::str::contains("(1001) 'Color'"));
         assert_eq!(snapshot(&db), before, "strategy {strategy}");
     }
     // Under max the conflict is counted, the larger value kept.
     let max_job = job_file(dir.path(), &[]);
-    run(dir.path(), &max_job, &db, &[]).success().stderr(predicate::str::contains("conflicts: 1"));
+    run(dir.path(), &max_job, &db, &[])
+        .success()
+        .stderr(predicate::str::contains("conflicts: 1"));
 }
 
 #[test]
@@ -261,7 +354,10 @@ fn failure_mid_load_leaves_no_target_and_an_unchanged_source() {
         .expect("open")
         .execute_batch("CREATE VIEW ITEM_WIDE_2 AS SELECT 1 AS x;")
         .expect("view");
-    let job = job_file(dir.path(), &[("  if_exists: replace", "  if_exists: fail\n  split: 3")]);
+    let job = job_file(
+        dir.path(),
+        &[("  if_exists: replace", "  if_exists: fail\n  split: 3")],
+    );
     let before = snapshot(&db);
     run(dir.path(), &job, &db, &[])
         .code(1)
@@ -278,20 +374,35 @@ fn failure_mid_stream_rolls_back_a_replace_and_keeps_the_old_target() {
     let before = snapshot(&db);
     let strict = job_file(
         dir.path(),
-        &[("transforms: []", "transforms:\n  - map: { values: { Red: RED }, default: error }")],
+        &[(
+            "transforms: []",
+            "transforms:\n  - map: { values: { Red: RED }, default: error }",
+        )],
     );
     run(dir.path(), &strict, &db, &[])
         .code(1)
         .stderr(predicate::str::contains("has no entry in map.values"))
         .stderr(predicate::str::contains("rolled back"));
-    assert_eq!(snapshot(&db), before, "the old ITEM_WIDE must survive a failed replace");
+    assert_eq!(
+        snapshot(&db),
+        before,
+        "the old ITEM_WIDE must survive a failed replace"
+    );
 }
 
 #[test]
 fn unknown_connection_scheme_is_a_usage_error() {
     let dir = tempfile::tempdir().expect("tmp");
     eavpivot(dir.path())
-        .args(["run", repo().join("config/item_detail.yaml").to_str().expect("path"), "--connection", "oracle://u:hunter2@h/x"])
+        .args([
+            "run",
+            repo()
+                .join("config/item_detail.yaml")
+                .to_str()
+                .expect("path"),
+            "--connection",
+            "oracle://u:hunter2@h/x",
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("not understood"))

@@ -35,10 +35,17 @@ fn bundled_jobs() -> Vec<PathBuf> {
 /// Attribute names and counts from the job's SQLite sample data.
 async fn sample_attributes(job: &Job) -> Vec<(String, i64, i64)> {
     let mut db = SqliteBackend::in_memory().expect("in-memory sqlite");
-    let setup = job.setup.as_deref().expect("bundled jobs carry sample data").replace("{dialect}", "sqlite");
+    let setup = job
+        .setup
+        .as_deref()
+        .expect("bundled jobs carry sample data")
+        .replace("{dialect}", "sqlite");
     let script = std::fs::read_to_string(repo().join(&setup)).expect("sample data readable");
     db.execute_script(&script).await.expect("sample data loads");
-    let rows = db.query(&Sqlite.discover_attributes(job)).await.expect("discovery");
+    let rows = db
+        .query(&Sqlite.discover_attributes(job))
+        .await
+        .expect("discovery");
     rows.into_iter()
         .filter_map(|r| {
             let name = r[0].as_text()?;
@@ -49,10 +56,13 @@ async fn sample_attributes(job: &Job) -> Vec<(String, i64, i64)> {
 
 async fn render(job: &Job, dialect: &'static dyn Dialect, attrs: &[(String, i64, i64)]) -> String {
     let mut backend = ScriptedBackend::new(dialect, attrs.to_vec(), job.entity.len());
-    let options = RunOptions { dry_run: true, ..RunOptions::default() };
-    let outcome = execute::run_job(job, &mut backend, &options).await.unwrap_or_else(|e| {
-        panic!("{} on {} failed to render: {e}", job.name, dialect.name())
-    });
+    let options = RunOptions {
+        dry_run: true,
+        ..RunOptions::default()
+    };
+    let outcome = execute::run_job(job, &mut backend, &options)
+        .await
+        .unwrap_or_else(|e| panic!("{} on {} failed to render: {e}", job.name, dialect.name()));
     let mut report = outcome.report;
     report.connection = "golden test, no connection".into();
     report::dry_run_script(&report, &report.statement_log)
@@ -80,15 +90,25 @@ async fn every_bundled_job_renders_its_golden_sql_in_every_dialect() {
     for path in bundled_jobs() {
         let job = config::load_job(&path).expect("bundled job is valid");
         let attrs = sample_attributes(&job).await;
-        assert!(!attrs.is_empty(), "{}: sample data has no attributes", job.name);
+        assert!(
+            !attrs.is_empty(),
+            "{}: sample data has no attributes",
+            job.name
+        );
         for d in dialect::ALL {
             let got = render(&job, d, &attrs).await;
-            let golden = repo().join("tests/golden").join(d.name()).join(format!("{}.sql", job.name));
+            let golden = repo()
+                .join("tests/golden")
+                .join(d.name())
+                .join(format!("{}.sql", job.name));
             failures.extend(compare_or_bless(&golden, &got));
             checked += 1;
         }
     }
-    assert!(checked >= 4, "expected at least one job in four dialects, checked {checked}");
+    assert!(
+        checked >= 4,
+        "expected at least one job in four dialects, checked {checked}"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
@@ -99,14 +119,31 @@ async fn dry_run_cli_prints_the_golden_sqlite_statements() {
     let out = assert_cmd::Command::cargo_bin("eavpivot")
         .expect("binary")
         .current_dir(dir.path())
-        .args(["run", &repo().join("config/item_detail.yaml").display().to_string(), "--dry-run"])
+        .args([
+            "run",
+            &repo().join("config/item_detail.yaml").display().to_string(),
+            "--dry-run",
+        ])
         .env_remove("EAVPIVOT_CONNECTION")
         .output()
         .expect("runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let printed = String::from_utf8_lossy(&out.stdout);
-    let golden = std::fs::read_to_string(repo().join("tests/golden/sqlite/item_detail.sql")).expect("golden");
-    let body = |s: &str| s.lines().skip_while(|l| l.starts_with("--")).collect::<Vec<_>>().join("\n");
+    let golden = std::fs::read_to_string(repo().join("tests/golden/sqlite/item_detail.sql"))
+        .expect("golden");
+    let body = |s: &str| {
+        s.lines()
+            .skip_while(|l| l.starts_with("--"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     assert_eq!(body(&printed), body(&golden));
-    assert!(!dir.path().join("eavpivot.db").exists(), "a dry run must not create the database file");
+    assert!(
+        !dir.path().join("eavpivot.db").exists(),
+        "a dry run must not create the database file"
+    );
 }

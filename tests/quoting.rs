@@ -14,11 +14,18 @@ use rusqlite::Connection;
 /// Strings from the whole of Unicode with the characters that matter to SQL over-represented.
 fn hostile_text() -> impl Strategy<Value = String> {
     let tricky = prop::sample::select(vec![
-        "\"", "'", "]", "[", "`", ";", "--", "/*", "\\", " ", "\n", "\t", "é", "ß", "İ", "😀", "\u{200b}", "%", "?", "$1", "@P1",
+        "\"", "'", "]", "[", "`", ";", "--", "/*", "\\", " ", "\n", "\t", "é", "ß", "İ", "😀",
+        "\u{200b}", "%", "?", "$1", "@P1",
     ]);
-    prop::collection::vec(prop_oneof![any::<char>().prop_map(|c| c.to_string()), tricky.prop_map(str::to_string)], 1..12)
-        .prop_map(|parts| parts.concat().replace('\0', ""))
-        .prop_filter("non-empty", |s| !s.is_empty())
+    prop::collection::vec(
+        prop_oneof![
+            any::<char>().prop_map(|c| c.to_string()),
+            tricky.prop_map(str::to_string)
+        ],
+        1..12,
+    )
+    .prop_map(|parts| parts.concat().replace('\0', ""))
+    .prop_filter("non-empty", |s| !s.is_empty())
 }
 
 proptest! {
@@ -73,16 +80,26 @@ target: { table: WIDE }
 #[test]
 fn case_and_trailing_space_variants_get_their_own_columns() {
     let job = parse_job(JOB, std::path::Path::new("t.yaml")).expect("job");
-    let attrs: Vec<String> = ["Color", "color", "Color ", "id"].iter().map(|s| s.to_string()).collect();
+    let attrs: Vec<String> = ["Color", "color", "Color ", "id"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let (cols, renamed) = name_columns(&job, &dialect::MsSql, &attrs).expect("names");
     assert_eq!(cols[0].column, "Color");
     assert!(cols[1].column.starts_with("color~"), "{:?}", cols[1]);
     assert!(cols[2].column.starts_with("Color~"), "{:?}", cols[2]);
-    assert!(cols[3].column.starts_with("id~"), "entity column ID collides: {:?}", cols[3]);
+    assert!(
+        cols[3].column.starts_with("id~"),
+        "entity column ID collides: {:?}",
+        cols[3]
+    );
     assert_eq!(renamed.len(), 3);
     // PostgreSQL keeps case apart, so only the entity clash is renamed... and it is case-sensitive too.
     let (pg, _) = name_columns(&job, &dialect::Postgres, &attrs).expect("names");
-    assert_eq!(pg.iter().map(|c| c.column.as_str()).collect::<Vec<_>>(), ["Color", "color", "Color ", "id"]);
+    assert_eq!(
+        pg.iter().map(|c| c.column.as_str()).collect::<Vec<_>>(),
+        ["Color", "color", "Color ", "id"]
+    );
 }
 
 #[test]
@@ -99,7 +116,8 @@ fn postgres_limit_counts_bytes_not_characters() {
     let job = parse_job(JOB, std::path::Path::new("t.yaml")).expect("job");
     // 32 two-byte characters: 64 bytes, over PostgreSQL's 63 though only 32 characters.
     let long = "é".repeat(32);
-    let (cols, renamed) = name_columns(&job, &dialect::Postgres, std::slice::from_ref(&long)).expect("names");
+    let (cols, renamed) =
+        name_columns(&job, &dialect::Postgres, std::slice::from_ref(&long)).expect("names");
     assert!(cols[0].column.len() <= 63, "{}", cols[0].column);
     assert_eq!(renamed[0].attribute, long);
 }

@@ -10,11 +10,19 @@ pub const EMBEDDED_DEFAULT: &str = "eavpivot.db";
 
 #[derive(Debug, Clone)]
 pub enum Driver {
-    Sqlite { path: PathBuf },
-    Postgres { url: String },
-    MariaDb { url: String },
+    Sqlite {
+        path: PathBuf,
+    },
+    Postgres {
+        url: String,
+    },
+    MariaDb {
+        url: String,
+    },
     /// An ADO.NET string (`Server=tcp:host,1433;…`) or an `mssql://` URL, as given.
-    MsSql { config: String },
+    MsSql {
+        config: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -60,7 +68,9 @@ impl ConnectionSpec {
             .then(|| text["sqlite:".len()..].trim_start_matches("//"))
         {
             if path.is_empty() {
-                return Err(Error::Usage("sqlite: needs a file path, e.g. sqlite:data.db".into()));
+                return Err(Error::Usage(
+                    "sqlite: needs a file path, e.g. sqlite:data.db".into(),
+                ));
             }
             Driver::Sqlite {
                 path: PathBuf::from(path),
@@ -172,7 +182,10 @@ mod tests {
         assert!(matches!(d("sqlite:x.db"), Driver::Sqlite { .. }));
         assert!(matches!(d("postgresql://u@h/db"), Driver::Postgres { .. }));
         assert!(matches!(d("mariadb://u@h/db"), Driver::MariaDb { .. }));
-        assert!(matches!(d("Server=tcp:h,1433;Database=x"), Driver::MsSql { .. }));
+        assert!(matches!(
+            d("Server=tcp:h,1433;Database=x"),
+            Driver::MsSql { .. }
+        ));
         assert!(ConnectionSpec::parse(Some("oracle://x")).is_err());
         assert!(ConnectionSpec::parse(None).unwrap().embedded);
     }

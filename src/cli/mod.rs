@@ -14,7 +14,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::config::StrategyName;
 
 #[derive(Debug, Parser)]
-#[command(name = "eavpivot", version, about = "Turn key-value (entity-attribute-value) tables into wide tables")]
+#[command(
+    name = "eavpivot",
+    version,
+    about = "Turn key-value (entity-attribute-value) tables into wide tables"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -79,7 +79,8 @@ async fn run_async(
     options: &ConnectOptions,
 ) -> anyhow::Result<ExitCode> {
     eprintln!("connecting to {}", spec.display());
-    let embedded_missing = matches!(&spec.driver, Driver::Sqlite { path } if spec.embedded && !path.exists());
+    let embedded_missing =
+        matches!(&spec.driver, Driver::Sqlite { path } if spec.embedded && !path.exists());
     let mut backend: Box<dyn Backend> = if args.dry_run && embedded_missing {
         // A dry run must not even create the embedded database file.
         Box::new(backend::sqlite::SqliteBackend::in_memory()?)
@@ -150,9 +151,16 @@ async fn load_sample_data(backend: &mut dyn Backend, job: &Job) -> Result<bool> 
     if source_exists(backend, job).await? {
         return Ok(false);
     }
-    let path = resolve_setup(&job.path, &setup.replace("{dialect}", backend.dialect().name()));
+    let path = resolve_setup(
+        &job.path,
+        &setup.replace("{dialect}", backend.dialect().name()),
+    );
     let script = std::fs::read_to_string(&path).map_err(|source| Error::Io {
-        context: format!("reading sample data {} (setup: of {})", path.display(), job.path.display()),
+        context: format!(
+            "reading sample data {} (setup: of {})",
+            path.display(),
+            job.path.display()
+        ),
         source,
     })?;
     backend

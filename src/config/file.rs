@@ -31,11 +31,13 @@ pub struct JobFile {
     pub strategy: Option<StrategyName>,
 }
 
+/// `[a, b]` or a single item. `Many` is tried first: serde lets a struct be read from a
+/// sequence, so `One` first would read `[a, b]` as one `{ expr: a, name: b }`.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub enum OneOrMany<T> {
-    One(T),
     Many(Vec<T>),
+    One(T),
 }
 
 impl<T> OneOrMany<T> {

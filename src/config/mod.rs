@@ -314,10 +314,7 @@ fn validate_entity(items: Vec<EntityFile>) -> Result<Vec<EntityKey>, String> {
     Ok(keys)
 }
 
-fn validate_pivot(
-    raw: file::PivotFile,
-    entity: &[EntityKey],
-) -> Result<Pivot, (String, String)> {
+fn validate_pivot(raw: file::PivotFile, entity: &[EntityKey]) -> Result<Pivot, (String, String)> {
     let columns = match raw.columns {
         None => ColumnSelection::Discover,
         Some(ColumnsFile::Keyword(k)) if k == "discover" => ColumnSelection::Discover,
@@ -337,10 +334,7 @@ fn validate_pivot(
                     return Err(("pivot.columns".into(), format!("'{name}' is listed twice")));
                 }
                 if name.is_empty() {
-                    return Err((
-                        "pivot.columns".into(),
-                        "an attribute name is empty".into(),
-                    ));
+                    return Err(("pivot.columns".into(), "an attribute name is empty".into()));
                 }
             }
             ColumnSelection::List(list)
@@ -366,7 +360,9 @@ fn validate_pivot(
         Some(ty) => {
             return Err((
                 "pivot.column_type".into(),
-                format!("'{ty}' is not a SQL type name such as INTEGER, VARCHAR(100) or NUMERIC(10,2)"),
+                format!(
+                    "'{ty}' is not a SQL type name such as INTEGER, VARCHAR(100) or NUMERIC(10,2)"
+                ),
             ))
         }
     };
@@ -391,7 +387,10 @@ fn is_plain_sql_type(ty: &str) -> bool {
         None => (ty, None),
     };
     let name_ok = !name.trim().is_empty()
-        && name.trim().chars().all(|c| c.is_ascii_alphanumeric() || c == ' ' || c == '_')
+        && name
+            .trim()
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == ' ' || c == '_')
         && name.trim().starts_with(|c: char| c.is_ascii_alphabetic());
     let args_ok = match args {
         None => true,
@@ -457,7 +456,9 @@ fn validate_transform(raw: TransformFile) -> Result<TransformSpec, String> {
             }))
         }
         (None, None) => Err("empty transform: expected one of map, sudoku_solve".into()),
-        (Some(_), Some(_)) => Err("one transform per list entry: split map and sudoku_solve".into()),
+        (Some(_), Some(_)) => {
+            Err("one transform per list entry: split map and sudoku_solve".into())
+        }
     }
 }
 

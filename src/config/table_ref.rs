@@ -126,7 +126,10 @@ mod tests {
 
     #[test]
     fn parses_plain_and_quoted_parts() {
-        assert_eq!(TableRef::parse("dbo.ITEM_DETAIL").unwrap().sql(), "dbo.ITEM_DETAIL");
+        assert_eq!(
+            TableRef::parse("dbo.ITEM_DETAIL").unwrap().sql(),
+            "dbo.ITEM_DETAIL"
+        );
         let quoted = TableRef::parse("[my schema].\"Item Wide\"").unwrap();
         assert_eq!(quoted.name(), "Item Wide");
         assert_eq!(quoted.schema().as_deref(), Some("my schema"));
@@ -134,7 +137,16 @@ mod tests {
 
     #[test]
     fn rejects_anything_that_could_smuggle_sql() {
-        for bad in ["t; DROP TABLE x", "a b", "[a]]b]", "\"a\"\"b\"", "", "a..b", "1abc", "t--"] {
+        for bad in [
+            "t; DROP TABLE x",
+            "a b",
+            "[a]]b]",
+            "\"a\"\"b\"",
+            "",
+            "a..b",
+            "1abc",
+            "t--",
+        ] {
             assert!(TableRef::parse(bad).is_err(), "{bad} must be rejected");
         }
     }

@@ -17,7 +17,13 @@ target: { table: WIDE }
 fn minimal_job_gets_every_default() {
     let job = parse(MINIMAL).expect("valid");
     assert_eq!(job.source.table.sql(), "dbo.KV");
-    assert_eq!(job.entity[0], EntityKey { expr: "k.ID".into(), name: "ID".into() });
+    assert_eq!(
+        job.entity[0],
+        EntityKey {
+            expr: "k.ID".into(),
+            name: "ID".into()
+        }
+    );
     assert_eq!(job.entity[1].name, "AB");
     assert_eq!(job.pivot.columns, ColumnSelection::Discover);
     assert_eq!(job.pivot.aggregate, Aggregate::Max);
@@ -47,7 +53,10 @@ fn column_types_and_table_names_are_checked() {
     let bad_type = format!("{MINIMAL}pivot: {{ column_type: \"INT; DROP TABLE x\" }}\n");
     assert!(parse(&bad_type).is_err());
     let ok_type = format!("{MINIMAL}pivot: {{ column_type: \"NUMERIC(10, 2)\" }}\n");
-    assert_eq!(parse(&ok_type).expect("valid").pivot.column_type, ColumnType::Sql("NUMERIC(10, 2)".into()));
+    assert_eq!(
+        parse(&ok_type).expect("valid").pivot.column_type,
+        ColumnType::Sql("NUMERIC(10, 2)".into())
+    );
     assert!(parse(&MINIMAL.replace("table: WIDE", "table: \"WIDE; DROP\"")).is_err());
 }
 
@@ -58,11 +67,31 @@ fn columns_list_and_split_and_transforms() {
     )
     .replace("target: { table: WIDE }", "target: { table: WIDE, split: auto }");
     let job = parse(&text).expect("valid");
-    assert_eq!(job.pivot.columns, ColumnSelection::List(vec!["a".into(), "b".into()]));
+    assert_eq!(
+        job.pivot.columns,
+        ColumnSelection::List(vec!["a".into(), "b".into()])
+    );
     assert_eq!(job.target.split, Split::Auto);
     assert_eq!(job.transforms.len(), 2);
     let twice = format!("{MINIMAL}pivot: {{ columns: [a, a] }}\n");
-    assert!(parse(&twice).expect_err("duplicate").to_string().contains("listed twice"));
+    assert!(parse(&twice)
+        .expect_err("duplicate")
+        .to_string()
+        .contains("listed twice"));
     let empty = format!("{MINIMAL}transforms: [{{}}]\n");
-    assert!(parse(&empty).expect_err("empty transform").to_string().contains("empty transform"));
+    assert!(parse(&empty)
+        .expect_err("empty transform")
+        .to_string()
+        .contains("empty transform"));
+}
+
+#[test]
+fn a_list_of_two_columns_is_two_entity_keys() {
+    let job = parse(&MINIMAL.replace("[k.ID, { expr: \"k.A + k.B\", name: AB }]", "[k.A, k.B]"))
+        .expect("valid");
+    let names: Vec<&str> = job.entity.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["A", "B"]);
+    let single = parse(&MINIMAL.replace("[k.ID, { expr: \"k.A + k.B\", name: AB }]", "k.ID"))
+        .expect("valid");
+    assert_eq!(single.entity.len(), 1);
 }

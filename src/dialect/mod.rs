@@ -42,6 +42,31 @@ impl IdentLimit {
     }
 }
 
+/// What one row may occupy in its page, and what each column costs there at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowBudget {
+    /// In-page bytes one row may take (PostgreSQL 8160, InnoDB 8126, SQL Server 8060).
+    pub max_bytes: usize,
+    /// Per-row header and system columns; the null bitmap (one bit per column) is added.
+    pub overhead: usize,
+    /// In-row bytes a variable-length cell takes at most once long values move off-row:
+    /// PostgreSQL's TOAST pointer (18), InnoDB's external-field reference (20 + 1 length
+    /// byte), SQL Server's LOB pointer (24 + 2 offset bytes).
+    pub cell: usize,
+    /// CREATE TABLE itself charges `cell` for every column (InnoDB in strict mode): going
+    /// over is certain, not data-dependent.
+    pub checked_at_create: bool,
+}
+
+impl RowBudget {
+    pub const SQL_SERVER: RowBudget = RowBudget {
+        max_bytes: 8_060,
+        overhead: 8,
+        cell: 26,
+        checked_at_create: false,
+    };
+}
+
 /// An entity column of a target table: its name and, where the backend could tell, its type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntityColumn {
@@ -85,6 +110,19 @@ pub trait Dialect: Send + Sync {
 
     fn ident_limit(&self) -> IdentLimit {
         IdentLimit::None
+    }
+
+    /// The most columns one table may have (entity keys included), where the database has a
+    /// limit; the plan refuses (or splits) wider targets before any DDL.
+    fn max_columns(&self) -> Option<usize> {
+        None
+    }
+
+    /// How one row must fit its page, where the database limits it; the plan's capacity
+    /// check ([`crate::plan::capacity`]) refuses or splits targets that cannot fit.
+    /// SQL Server's numbers live here until its dialect file overrides them.
+    fn row_budget(&self) -> Option<RowBudget> {
+        (self.name() == "mssql").then_some(RowBudget::SQL_SERVER)
     }
 
     /// Two column names with the same key are the same identifier to this database.
@@ -175,7 +213,10 @@ pub trait Dialect: Send + Sync {
 
     /// `FROM t AS a JOIN … WHERE …` of the job's source.
     fn source_from(&self, job: &Job) -> String {
-        let mut sql = format!("FROM {}", table_with_alias(&job.source.table, &job.source.alias));
+        let mut sql = format!(
+            "FROM {}",
+            table_with_alias(&job.source.table, &job.source.alias)
+        );
         for join in &job.source.joins {
             let kind = match join.kind {
                 JoinKind::Inner => "JOIN",
@@ -270,7 +311,11 @@ pub trait Dialect: Send + Sync {
                 .iter()
                 .map(|c| format!("{} {}", self.quote_ident(&c.column), shape.column_type)),
         );
-        format!("CREATE TABLE {} (\n  {}\n)", shape.table, cols.join(",\n  "))
+        format!(
+            "CREATE TABLE {} (\n  {}\n)",
+            shape.table,
+            cols.join(",\n  ")
+        )
     }
 
     /// Column list `(e…, c…)` of an INSERT into `shape`.

@@ -13,7 +13,10 @@ fn literals_cannot_be_escaped_from() {
     assert_eq!(Sqlite.quote_literal("it's"), "'it''s'");
     assert_eq!(MsSql.quote_literal("it's"), "N'it''s'");
     // MariaDB treats backslash as an escape; a hex literal has no escapes at all.
-    assert_eq!(MariaDb.quote_literal("a\\'"), "CONVERT(X'615C27' USING utf8mb4)");
+    assert_eq!(
+        MariaDb.quote_literal("a\\'"),
+        "CONVERT(X'615C27' USING utf8mb4)"
+    );
 }
 
 #[test]
@@ -21,7 +24,10 @@ fn mssql_compares_attribute_names_exactly() {
     let key = MsSql.attribute_key("AE.ELEMENT_DESC");
     assert!(key.contains("COLLATE Latin1_General_100_BIN2"), "{key}");
     assert_eq!(MsSql.attribute_key_literal("Color "), "N'Color |'");
-    assert_eq!(MsSql.decode_attribute_key(MsSql.encode_attribute_key("x|")), "x|");
+    assert_eq!(
+        MsSql.decode_attribute_key(MsSql.encode_attribute_key("x|")),
+        "x|"
+    );
 }
 
 #[test]

@@ -69,7 +69,11 @@ impl<'a> Session<'a> {
     }
 
     /// A query inside the load (verification); only recorded in a dry run, where it returns None.
-    pub async fn query_in_load(&mut self, sql: &str, note: &str) -> Result<Option<Vec<Vec<Value>>>> {
+    pub async fn query_in_load(
+        &mut self,
+        sql: &str,
+        note: &str,
+    ) -> Result<Option<Vec<Vec<Value>>>> {
         self.record(StatementKind::Change, sql, Some(note.to_string()));
         if self.dry_run {
             return Ok(None);

@@ -3,12 +3,13 @@
 //! which table, with which strategy. Pure: no I/O happens here, so every refusal (limits,
 //! collisions, zero attributes) comes before anything is written.
 
+pub mod capacity;
 pub mod naming;
 pub mod order;
 
 use std::collections::HashMap;
 
-use crate::config::{ColumnSelection, ColumnType, EmptyNames, Job, Order, Split, StrategyName};
+use crate::config::{ColumnSelection, ColumnType, EmptyNames, Job, Order, StrategyName};
 use crate::dialect::{Dialect, EntityColumn, PivotColumn, TableShape};
 use crate::error::{Error, Result};
 
@@ -121,7 +122,7 @@ pub fn build_plan(
         ColumnType::Text => dialect.text_type().to_string(),
         ColumnType::Sql(ty) => ty.clone(),
     };
-    let tables = split_tables(job, entity, columns, column_type);
+    let tables = split_tables(job, dialect, entity, columns, column_type)?;
     let (strategy, strategy_reason) = choose_strategy(job, options, &tables);
     Ok(Plan {
         tables,
@@ -171,20 +172,23 @@ fn select_attributes(job: &Job, discovery: &Discovery) -> (Vec<String>, Vec<Stri
     (kept, excluded)
 }
 
-/// One table, or with `split` several with the same entity key, in column order.
+/// One table, or with `split` several with the same entity key, in column order. The
+/// capacity check ([`capacity::columns_per_table`]) refuses, before any DDL, what cannot fit.
 fn split_tables(
     job: &Job,
+    dialect: &dyn Dialect,
     entity: Vec<EntityColumn>,
     columns: Vec<PivotColumn>,
     column_type: String,
-) -> Vec<TableShape> {
-    let per_table = match job.target.split {
-        Split::Columns(n) => n,
-        // Auto-splitting by capacity is decided per backend (see the real-servers issue);
-        // until a backend reports a limit, one table holds everything.
-        Split::Off | Split::Auto => columns.len().max(1),
-    };
-    columns
+) -> Result<Vec<TableShape>> {
+    let per_table = capacity::columns_per_table(
+        dialect,
+        job.target.split,
+        &entity,
+        &column_type,
+        columns.len(),
+    )?;
+    Ok(columns
         .chunks(per_table.max(1))
         .enumerate()
         .map(|(i, chunk)| TableShape {
@@ -197,7 +201,7 @@ fn split_tables(
             columns: chunk.to_vec(),
             column_type: column_type.clone(),
         })
-        .collect()
+        .collect())
 }
 
 fn choose_strategy(job: &Job, options: PlanOptions, tables: &[TableShape]) -> (Strategy, String) {
@@ -239,14 +243,15 @@ pub fn decode_discovery(
             .map_err(|_| Error::Job("discovery returned an unexpected row shape".into()))?;
         let n_rows = n_rows.as_i64().unwrap_or(0).max(0) as u64;
         let n_values = n_values.as_i64().unwrap_or(0).max(0) as u64;
-        let name = match name {
-            crate::value::Value::Null => None,
-            crate::value::Value::Bytes(b) => Some(String::from_utf8(b).map_err(|e| {
-                Error::Job(format!("an attribute name is not valid UTF-8: {e}"))
-            })?),
-            other => other.as_text(),
-        }
-        .map(|raw| dialect.decode_attribute_key(raw));
+        let name =
+            match name {
+                crate::value::Value::Null => None,
+                crate::value::Value::Bytes(b) => Some(String::from_utf8(b).map_err(|e| {
+                    Error::Job(format!("an attribute name is not valid UTF-8: {e}"))
+                })?),
+                other => other.as_text(),
+            }
+            .map(|raw| dialect.decode_attribute_key(raw));
         match name {
             None => discovery.empty_name_rows += n_rows,
             Some(n) if n.is_empty() => discovery.empty_name_rows += n_rows,

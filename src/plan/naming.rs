@@ -24,7 +24,11 @@ pub fn name_columns(
     attributes: &[String],
 ) -> Result<(Vec<PivotColumn>, Vec<Renamed>)> {
     let limit = dialect.ident_limit();
-    let mut taken: HashSet<String> = job.entity.iter().map(|e| dialect.ident_key(&e.name)).collect();
+    let mut taken: HashSet<String> = job
+        .entity
+        .iter()
+        .map(|e| dialect.ident_key(&e.name))
+        .collect();
     let mut columns = Vec::with_capacity(attributes.len());
     let mut renamed = Vec::new();
     for attribute in attributes {
@@ -37,7 +41,10 @@ pub fn name_columns(
         let problem = if let Some(p) = dialect.column_name_problem(&base) {
             Some(p.to_string())
         } else if !limit.fits(&base) {
-            Some(format!("is longer than {}'s identifier limit ({limit:?})", dialect.name()))
+            Some(format!(
+                "is longer than {}'s identifier limit ({limit:?})",
+                dialect.name()
+            ))
         } else if taken.contains(&dialect.ident_key(&base)) {
             Some(format!(
                 "collides with another column as a {} identifier",

@@ -34,7 +34,10 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
 }
 
 fn split_digits(s: &[u8]) -> (&[u8], &[u8]) {
-    let end = s.iter().position(|c| !c.is_ascii_digit()).unwrap_or(s.len());
+    let end = s
+        .iter()
+        .position(|c| !c.is_ascii_digit())
+        .unwrap_or(s.len());
     s.split_at(end)
 }
 
@@ -51,7 +54,10 @@ mod tests {
     fn numbers_sort_by_value() {
         let mut v = vec!["10", "2", "1", "item10", "item2", "Color", "02", "b", "a"];
         v.sort_by(|a, b| natural_cmp(a, b));
-        assert_eq!(v, ["1", "02", "2", "10", "Color", "a", "b", "item2", "item10"]);
+        assert_eq!(
+            v,
+            ["1", "02", "2", "10", "Color", "a", "b", "item2", "item10"]
+        );
     }
 
     #[test]

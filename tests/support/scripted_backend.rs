@@ -18,8 +18,17 @@ pub struct ScriptedBackend {
 }
 
 impl ScriptedBackend {
-    pub fn new(dialect: &'static dyn Dialect, attributes: Vec<(String, i64, i64)>, entity_keys: usize) -> Self {
-        ScriptedBackend { dialect, attributes, entity_keys, log: Vec::new() }
+    pub fn new(
+        dialect: &'static dyn Dialect,
+        attributes: Vec<(String, i64, i64)>,
+        entity_keys: usize,
+    ) -> Self {
+        ScriptedBackend {
+            dialect,
+            attributes,
+            entity_keys,
+            log: Vec::new(),
+        }
     }
 }
 
@@ -59,7 +68,10 @@ impl Backend for ScriptedBackend {
 
     async fn column_types(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
         self.log.push(sql.to_string());
-        Ok(vec![Some(self.dialect.integer_type().to_string()); self.entity_keys])
+        Ok(vec![
+            Some(self.dialect.integer_type().to_string());
+            self.entity_keys
+        ])
     }
 
     async fn load_rows(&mut self, _target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {

@@ -22,7 +22,15 @@ fn names(job: &Job, dialect: &dyn Dialect, attrs: &[&str]) -> Vec<String> {
 #[test]
 fn attribute_names_are_kept_wherever_possible() {
     let j = job("");
-    let odd = ["a]b", "it's", "semi;colon", "dash--dash", "Ünïcödé 😀", " lead", "SELECT"];
+    let odd = [
+        "a]b",
+        "it's",
+        "semi;colon",
+        "dash--dash",
+        "Ünïcödé 😀",
+        " lead",
+        "SELECT",
+    ];
     for d in [&Sqlite as &dyn Dialect, &Postgres, &MsSql] {
         assert_eq!(names(&j, d, &odd), odd, "{}", d.name());
     }

@@ -1,0 +1,425 @@
+//! One conformance suite on every backend: the same cases (tests/conformance/cases.rs) run on
+//! SQLite always, on PostgreSQL and MariaDB over real connections, and on SQL Server when
+//! `EAVPIVOT_MSSQL_URL` is set, each under both strategies. Each run checks the wide table(s)
+//! cell by cell through the reported attribute → column mapping, that only the expected
+//! tables appeared and the source is untouched, and that a second run replaces (or, with
+//! `if_exists: fail`, refuses and changes nothing).
+//!
+//! Servers come from `EAVPIVOT_PG_URL` / `EAVPIVOT_MARIADB_URL` (default: the local ones).
+//! With `EAVPIVOT_REQUIRE_SERVERS=1` an unreachable server fails; otherwise it is skipped.
+
+#[path = "conformance/cases.rs"]
+mod cases;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec, LoadTarget};
+use eavpivot::config::{self, StrategyName, TableRef};
+use eavpivot::execute::{run_job, RunOptions};
+use eavpivot::plan::PlanOptions;
+use eavpivot::value::Value;
+
+use cases::Case;
+
+/// entity key → attribute → value.
+type Wide = BTreeMap<Vec<i64>, BTreeMap<String, String>>;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// Connect, or explain why not: a failure under EAVPIVOT_REQUIRE_SERVERS=1, else a skip.
+async fn open(what: &str, url: &str) -> Option<Box<dyn Backend>> {
+    let spec = ConnectionSpec::parse(Some(url)).expect("connection string");
+    let options = ConnectOptions {
+        connect_timeout: std::time::Duration::from_secs(5),
+        password: None,
+    };
+    match backend::connect(&spec, &options).await {
+        Ok(b) => Some(b),
+        Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
+            panic!(
+                "{what} at {} is required (EAVPIVOT_REQUIRE_SERVERS=1) but unreachable: {e}",
+                spec.display()
+            )
+        }
+        Err(e) => {
+            eprintln!("skipped: {what} at {} is unreachable: {e}", spec.display());
+            None
+        }
+    }
+}
+
+#[test]
+fn sqlite_conformance() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite:{}", dir.path().join("conformance.db").display());
+    std::fs::write(dir.path().join("conformance.db"), b"").expect("create db file");
+    runtime().block_on(run_all("sqlite", &url));
+}
+
+#[test]
+fn postgres_conformance() {
+    let url = std::env::var("EAVPIVOT_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    runtime().block_on(run_all("postgres", &url));
+}
+
+#[test]
+fn mariadb_conformance() {
+    let url = std::env::var("EAVPIVOT_MARIADB_URL")
+        .unwrap_or_else(|_| "mariadb://root@127.0.0.1:3306/test".into());
+    runtime().block_on(run_all("mariadb", &url));
+}
+
+#[test]
+fn mssql_conformance() {
+    let Ok(url) = std::env::var("EAVPIVOT_MSSQL_URL") else {
+        eprintln!("skipped: EAVPIVOT_MSSQL_URL is not set");
+        return;
+    };
+    runtime().block_on(run_all("mssql", &url));
+}
+
+async fn run_all(what: &str, url: &str) {
+    let Some(mut db) = open(what, url).await else {
+        return;
+    };
+    let prefix = format!("eavc{}_{}", std::process::id(), what);
+    let mut failures = Vec::new();
+    for case in cases::all() {
+        for strategy in [StrategyName::Pushdown, StrategyName::Stream] {
+            let tag = format!("{}_{}", case.name, short(strategy));
+            let names = Names::new(&prefix, &tag);
+            let result = run_case(db.as_mut(), &case, strategy, &names).await;
+            cleanup(db.as_mut(), &names).await;
+            if let Err(e) = result {
+                failures.push(format!("{what} {} {strategy:?}: {e}", case.name));
+            }
+        }
+    }
+    let left = list_tables(db.as_mut(), &prefix).await;
+    assert!(left.is_empty(), "{what}: tables left behind: {left:?}");
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+fn short(s: StrategyName) -> &'static str {
+    match s {
+        StrategyName::Pushdown => "p",
+        _ => "s",
+    }
+}
+
+/// The tables one case run may create, all under the run's unique prefix.
+struct Names {
+    source: String,
+    target: String,
+    prefix: String,
+}
+
+impl Names {
+    fn new(prefix: &str, tag: &str) -> Names {
+        let base = format!("{prefix}_{tag}").to_lowercase();
+        Names {
+            source: format!("{base}_src"),
+            target: format!("{base}_wide"),
+            prefix: base,
+        }
+    }
+}
+
+async fn run_case(
+    db: &mut dyn Backend,
+    case: &Case,
+    strategy: StrategyName,
+    names: &Names,
+) -> Result<(), String> {
+    let dialect = db.dialect();
+    create_source(db, case, names).await?;
+    let source_before = read_source(db, case, names).await?;
+    let tables_before = list_tables(db, &names.prefix).await;
+    let job = job_for(case, names, "replace")?;
+    let options = RunOptions {
+        plan: PlanOptions {
+            strategy: Some(strategy),
+        },
+        ..RunOptions::default()
+    };
+    let refused = case.refused_on.contains(&dialect.name());
+    let first = run_job(&job, db, &options).await;
+    let outcome = match (first, case.error, refused) {
+        (Err(e), Some(want), _) if e.to_string().contains(want) => None,
+        (Err(e), None, true) if e.to_string().contains("split: auto") => None,
+        (Err(e), _, _) => return Err(format!("run failed: {e}")),
+        (Ok(_), Some(want), _) => {
+            return Err(format!(
+                "run succeeded, expected an error containing '{want}'"
+            ))
+        }
+        (Ok(_), None, true) => {
+            return Err("run succeeded, expected a refusal suggesting split: auto".into())
+        }
+        (Ok(o), None, false) => Some(o),
+    };
+    if read_source(db, case, names).await? != source_before {
+        return Err("the source changed".into());
+    }
+    let Some(outcome) = outcome else {
+        let after = list_tables(db, &names.prefix).await;
+        return (after == tables_before).then_some(()).ok_or_else(|| {
+            format!("a failed run left tables: {after:?} (before: {tables_before:?})")
+        });
+    };
+    let expected = expected_wide(case);
+    let tables: Vec<String> = outcome.report.tables.clone();
+    check_wide(db, &outcome, &expected).await?;
+    let mut want_tables = tables_before.clone();
+    want_tables.extend(tables.iter().map(|t| t.to_lowercase()));
+    if list_tables(db, &names.prefix).await != want_tables {
+        return Err(format!(
+            "unexpected tables after the run: {:?}",
+            list_tables(db, &names.prefix).await
+        ));
+    }
+    // Second run, if_exists: replace → the same result; then if_exists: fail → refused, unchanged.
+    let again = run_job(&job, db, &options)
+        .await
+        .map_err(|e| format!("second run (replace) failed: {e}"))?;
+    check_wide(db, &again, &expected).await?;
+    let strict = job_for(case, names, "fail")?;
+    match run_job(&strict, db, &options).await {
+        Ok(_) => return Err("if_exists: fail ran over an existing target".into()),
+        Err(e) if !e.to_string().contains("already exists") => {
+            return Err(format!("if_exists: fail said: {e}"))
+        }
+        Err(_) => {}
+    }
+    check_wide(db, &again, &expected).await?;
+    if list_tables(db, &names.prefix).await != want_tables {
+        return Err("tables changed after the refused third run".into());
+    }
+    Ok(())
+}
+
+fn job_for(case: &Case, names: &Names, if_exists: &str) -> Result<config::Job, String> {
+    // Maps, not bare names: `[s.e1, s.e2]` is currently read as ONE `{ expr, name }` key
+    // (serde's untagged enum accepts a two-element sequence as the struct).
+    let entity: Vec<String> = (1..=case.keys)
+        .map(|i| format!("{{ expr: s.e{i}, name: e{i} }}"))
+        .collect();
+    let split = case
+        .split
+        .map(|s| format!(", split: {s}"))
+        .unwrap_or_default();
+    let yaml = format!(
+        "name: conformance_{}\nsource: {{ table: {}, alias: s }}\nentity: [{}]\nattribute: s.a\nvalue: s.v\n\
+         pivot: {{ aggregate: max, empty_names: skip, on_collision: rename }}\n\
+         target: {{ table: {}, if_exists: {if_exists}{split} }}\n",
+        case.name,
+        names.source,
+        entity.join(", "),
+        names.target
+    );
+    config::parse_job(&yaml, Path::new("conformance.yaml")).map_err(|e| format!("job: {e}"))
+}
+
+async fn create_source(db: &mut dyn Backend, case: &Case, names: &Names) -> Result<(), String> {
+    let text = match db.dialect().name() {
+        "mssql" => "NVARCHAR(400)",
+        _ => "VARCHAR(400)",
+    };
+    let keys: Vec<String> = (1..=case.keys)
+        .map(|i| format!("e{i} INTEGER NOT NULL"))
+        .collect();
+    let sql = format!(
+        "CREATE TABLE {} ({}, a {text}, v {text})",
+        names.source,
+        keys.join(", ")
+    );
+    db.execute(&sql)
+        .await
+        .map_err(|e| format!("creating the source: {e}"))?;
+    let target = LoadTarget {
+        table: TableRef::parse(&names.source).map_err(|e| e.to_string())?,
+        columns: (1..=case.keys)
+            .map(|i| format!("e{i}"))
+            .chain(["a".into(), "v".into()])
+            .collect(),
+    };
+    let rows: Vec<Vec<Value>> = case
+        .rows
+        .iter()
+        .map(|(k, a, v)| {
+            k.iter()
+                .map(|n| Value::Int(*n))
+                .chain([text_or_null(a), text_or_null(v)])
+                .collect()
+        })
+        .collect();
+    db.load_rows(&target, &rows)
+        .await
+        .map_err(|e| format!("loading the source: {e}"))?;
+    Ok(())
+}
+
+fn text_or_null(v: &Option<String>) -> Value {
+    v.as_ref().map_or(Value::Null, |s| Value::Text(s.clone()))
+}
+
+/// The source as a sorted list of rows, to prove it unchanged.
+async fn read_source(
+    db: &mut dyn Backend,
+    case: &Case,
+    names: &Names,
+) -> Result<Vec<String>, String> {
+    let rows = db
+        .query(&format!("SELECT * FROM {}", names.source))
+        .await
+        .map_err(|e| format!("reading the source: {e}"))?;
+    let mut out: Vec<String> = rows.iter().map(|r| format!("{r:?}")).collect();
+    out.sort();
+    assert_eq!(out.len(), case.rows.len(), "source row count");
+    Ok(out)
+}
+
+/// One row per entity that has any source row; the MAX of each attribute's non-null values.
+fn expected_wide(case: &Case) -> Wide {
+    let mut wide = Wide::new();
+    for (key, attribute, value) in &case.rows {
+        let cells = wide.entry(key.clone()).or_default();
+        let (Some(a), Some(v)) = (attribute, value) else {
+            continue;
+        };
+        if a.is_empty() {
+            continue;
+        }
+        let cell = cells.entry(a.clone()).or_insert_with(|| v.clone());
+        if v > cell {
+            *cell = v.clone();
+        }
+    }
+    wide
+}
+
+/// Read every target table and compare, cell by cell, through the reported name mapping.
+async fn check_wide(
+    db: &mut dyn Backend,
+    outcome: &eavpivot::execute::Outcome,
+    expected: &Wide,
+) -> Result<(), String> {
+    let mut got = Wide::new();
+    let mut columns_seen = BTreeSet::new();
+    for shape in &outcome.plan.tables {
+        let dialect = db.dialect();
+        let mut select: Vec<String> = shape
+            .entity
+            .iter()
+            .map(|e| dialect.quote_ident(&e.name))
+            .collect();
+        let keys = select.len();
+        select.extend(shape.columns.iter().map(|c| dialect.quote_ident(&c.column)));
+        let rows = db
+            .query(&format!(
+                "SELECT {} FROM {}",
+                select.join(", "),
+                shape.table
+            ))
+            .await
+            .map_err(|e| format!("reading {}: {e}", shape.table))?;
+        let mut in_table = BTreeSet::new();
+        for r in rows {
+            let key: Vec<i64> = r[..keys]
+                .iter()
+                .map(|v| v.as_i64().expect("integer key"))
+                .collect();
+            if !in_table.insert(key.clone()) {
+                return Err(format!("{}: entity {key:?} appears twice", shape.table));
+            }
+            let cells = got.entry(key).or_default();
+            for (c, v) in shape.columns.iter().zip(&r[keys..]) {
+                if let Some(text) = v.as_text() {
+                    cells.insert(c.attribute.clone(), text);
+                }
+            }
+        }
+        if in_table.len() != expected.len() {
+            return Err(format!(
+                "{} has {} rows, expected {}",
+                shape.table,
+                in_table.len(),
+                expected.len()
+            ));
+        }
+        for c in &shape.columns {
+            if !columns_seen.insert(c.attribute.clone()) {
+                return Err(format!("attribute '{}' has two columns", c.attribute));
+            }
+        }
+    }
+    let reported: BTreeSet<String> = outcome
+        .report
+        .columns
+        .iter()
+        .map(|c| c.attribute.clone())
+        .collect();
+    if reported != columns_seen {
+        return Err("the report's column list differs from the plan's".into());
+    }
+    if &got == expected {
+        return Ok(());
+    }
+    for (key, want) in expected {
+        let have = got.get(key).cloned().unwrap_or_default();
+        for (a, v) in want {
+            if have.get(a) != Some(v) {
+                return Err(format!(
+                    "entity {key:?} attribute '{}': expected {v:?}, got {:?}",
+                    a.escape_debug(),
+                    have.get(a)
+                ));
+            }
+        }
+        if let Some((a, v)) = have.iter().find(|(a, _)| !want.contains_key(*a)) {
+            return Err(format!("entity {key:?}: unexpected cell '{a}' = {v:?}"));
+        }
+    }
+    Err("the wide data differs (extra entities)".into())
+}
+
+/// Tables whose name starts with `prefix` (lower-cased), sorted.
+async fn list_tables(db: &mut dyn Backend, prefix: &str) -> Vec<String> {
+    let sql = match db.dialect().name() {
+        "sqlite" => "SELECT name FROM sqlite_master WHERE type = 'table'",
+        "postgres" => {
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+        }
+        "mariadb" => {
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()"
+        }
+        _ => "SELECT name FROM sys.tables",
+    };
+    let rows = db.query(sql).await.expect("listing tables");
+    let mut names: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.first().and_then(Value::as_text))
+        .map(|n| n.to_lowercase())
+        .filter(|n| n.starts_with(prefix))
+        .collect();
+    names.sort();
+    names
+}
+
+async fn cleanup(db: &mut dyn Backend, names: &Names) {
+    for table in list_tables(db, &names.prefix).await {
+        let _ = db.execute(&format!("DROP TABLE {table}")).await;
+    }
+}
