@@ -9,6 +9,7 @@
 
 mod mariadb;
 mod mssql;
+pub mod mssql_script;
 mod postgres;
 mod sqlite;
 

@@ -9,6 +9,23 @@ use crate::config::TableRef;
 
 pub struct MsSql;
 
+/// Columns per table (`CREATE TABLE`): SQL Server's hard limit for non-sparse tables. The
+/// 4,096-per-SELECT limit never binds first: eavpivot's widest SELECT has one column per
+/// target column plus one.
+pub const MAX_COLUMNS_PER_TABLE: usize = 1_024;
+
+impl MsSql {
+    /// The probe the backend sends for [`crate::backend::Backend::column_types`]: the server
+    /// describes `query`'s result columns with their declared types (`nvarchar(50)`), which
+    /// result-set metadata alone does not carry.
+    pub fn describe_first_result_set(&self, query: &str) -> String {
+        format!(
+            "EXEC sp_describe_first_result_set @tsql = {}",
+            self.quote_literal(query)
+        )
+    }
+}
+
 /// Appended to every attribute name before comparison so trailing spaces count.
 const SENTINEL: char = '|';
 const BINARY_COLLATION: &str = "Latin1_General_100_BIN2";
@@ -34,8 +51,23 @@ impl Dialect for MsSql {
         IdentLimit::Utf16(128)
     }
 
+    fn max_columns(&self) -> Option<usize> {
+        Some(MAX_COLUMNS_PER_TABLE)
+    }
+
     fn ident_key(&self, name: &str) -> String {
         name.trim_end_matches(' ').to_lowercase()
+    }
+
+    fn column_name_problem(&self, name: &str) -> Option<&'static str> {
+        if name.contains('\0') {
+            Some("contains a NUL character")
+        } else if name.ends_with(' ') {
+            // CREATE TABLE would silently drop the trailing spaces.
+            Some("ends with a space, which SQL Server drops from identifiers")
+        } else {
+            None
+        }
     }
 
     fn attribute_key(&self, attribute_expr: &str) -> String {
@@ -69,6 +101,10 @@ impl Dialect for MsSql {
 
     fn rollback(&self) -> String {
         "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION".into()
+    }
+
+    fn placeholder(&self, index: usize) -> String {
+        format!("@P{index}")
     }
 
     fn limit(&self, query: &str, n: u64) -> String {

@@ -1,0 +1,275 @@
+//! SQL Server through tiberius on tokio: a thin adapter that sends the dialect's text.
+//!
+//! Every statement goes as one SQL batch (`simple_query`), never wrapped in `sp_executesql`:
+//! `SET XACT_ABORT ON` and `BEGIN TRANSACTION` must outlive the request that carries them, and
+//! tiberius has no transaction API of its own (refinery's tiberius driver does the same).
+//! Bound parameters (`@P1…`) are used only for streamed rows, which travel as `sp_executesql`
+//! RPCs with multi-row `INSERT … VALUES`: slower than the bulk protocol, but the server converts
+//! each value to its column's type, so an `INT` key and an `NVARCHAR(MAX)` cell need no
+//! client-side type matching.
+//!
+//! The streaming strategy reads on a second connection (opened from the same [`Target`])
+//! while the first holds the load's transaction: one TDS connection cannot interleave a
+//! running result set with other requests.
+
+mod target;
+mod values;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::TryStreamExt;
+use tiberius::error::Error as TdsError;
+use tiberius::{Client, Query};
+use tokio::net::TcpStream;
+use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
+
+use super::{Backend, ConnectOptions, LoadTarget, RowPipeline};
+use crate::dialect::{Dialect, MsSql};
+use crate::error::{Error, Result};
+use crate::value::Value;
+
+pub use target::{parse_target, Target};
+
+/// SQL Server accepts at most 2,100 parameters per request.
+const MAX_PARAMS: usize = 2_099;
+/// …and at most 1,000 row constructors per `INSERT … VALUES`.
+const MAX_VALUES_ROWS: usize = 1_000;
+/// Wide rows collected before a load.
+const BATCH_ROWS: usize = 2_000;
+
+type TdsClient = Client<Compat<TcpStream>>;
+
+pub struct MsSqlBackend {
+    client: TdsClient,
+    target: Target,
+    connect_timeout: Duration,
+}
+
+/// Connect to what `config` (an ADO.NET string or an `mssql://` URL) names.
+pub async fn connect(config: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
+    let target = parse_target(config, options)?;
+    let client = open(&target, options.connect_timeout).await?;
+    Ok(Box::new(MsSqlBackend {
+        client,
+        target,
+        connect_timeout: options.connect_timeout,
+    }))
+}
+
+/// TCP, PRELOGIN/TLS and LOGIN7, each failure as one line that names the server and never
+/// the password.
+async fn open(target: &Target, timeout: Duration) -> Result<TdsClient> {
+    let addr = target.config.get_addr();
+    let secs = timeout.as_secs();
+    let tcp = match tokio::time::timeout(timeout, TcpStream::connect(&addr)).await {
+        Err(_) => {
+            return Err(Error::Connect(format!(
+                "cannot connect to SQL Server at {addr}: no answer within {secs} s (raise --connect-timeout, or check host, port and firewall)"
+            )))
+        }
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            return Err(Error::Connect(format!(
+                "cannot connect to SQL Server at {addr}: connection refused (is SQL Server running and listening on TCP at that port?)"
+            )))
+        }
+        Ok(Err(e)) => {
+            return Err(Error::Connect(format!("cannot connect to SQL Server at {addr}: {e}")))
+        }
+        Ok(Ok(tcp)) => tcp,
+    };
+    // Only a latency tweak; a socket that refuses it still works.
+    let _ = tcp.set_nodelay(true);
+    match tokio::time::timeout(
+        timeout,
+        Client::connect(target.config.clone(), tcp.compat_write()),
+    )
+    .await
+    {
+        Err(_) => Err(Error::Connect(format!(
+            "SQL Server at {addr} accepted TCP but did not complete the login within {secs} s"
+        ))),
+        Ok(Err(e)) => Err(login_error(target, &addr, e)),
+        Ok(Ok(client)) => Ok(client),
+    }
+}
+
+fn login_error(target: &Target, addr: &str, err: TdsError) -> Error {
+    let user = &target.user;
+    let line = match err {
+        TdsError::Server(e) if e.code() == 18456 => format!(
+            "login failed for user '{user}' at SQL Server {addr} (error 18456): check the user name and password (EAVPIVOT_PASSWORD)"
+        ),
+        TdsError::Server(e) if e.code() == 4060 => format!(
+            "SQL Server {addr} cannot open database '{}' for user '{user}' (error 4060): it does not exist or the login may not use it",
+            target.database.as_deref().unwrap_or("(default)")
+        ),
+        TdsError::Server(e) => format!(
+            "login to SQL Server {addr} as '{user}' failed: error {}: {}",
+            e.code(),
+            e.message()
+        ),
+        TdsError::Tls(m) => format!(
+            "TLS with SQL Server {addr} failed: {m} (self-signed certificate: add trust_cert=true or TrustServerCertificate=true; \
+             servers limited to TLS 1.0/1.1 need patching or encrypt=not_supported)"
+        ),
+        other if other.to_string().to_lowercase().contains("encryption") => format!(
+            "SQL Server {addr} does not accept the requested encryption: {other} (try encrypt=off, or encrypt=not_supported for a server without TLS)"
+        ),
+        other => format!("login to SQL Server {addr} failed: {other}"),
+    };
+    Error::Connect(line)
+}
+
+/// A statement the server rejected: its number, severity, state, line and message.
+fn db_error(context: &str, err: TdsError) -> Error {
+    let message = match err {
+        TdsError::Server(e) => format!(
+            "SQL Server error {} (severity {}, state {}, line {}): {}",
+            e.code(),
+            e.class(),
+            e.state(),
+            e.line(),
+            e.message()
+        ),
+        other => other.to_string(),
+    };
+    Error::database(format!("mssql {context}"), message)
+}
+
+impl MsSqlBackend {
+    /// Send one batch and read every result set it returns (so that an error in any
+    /// statement of it surfaces here).
+    async fn batch(&mut self, sql: &str, context: &str) -> Result<Vec<Vec<tiberius::Row>>> {
+        let stream = self
+            .client
+            .simple_query(sql)
+            .await
+            .map_err(|e| db_error(context, e))?;
+        stream
+            .into_results()
+            .await
+            .map_err(|e| db_error(context, e))
+    }
+
+    async fn load(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {
+        let width = target.columns.len().max(1);
+        let per_statement = (MAX_PARAMS / width).clamp(1, MAX_VALUES_ROWS);
+        let mut loaded = 0;
+        for chunk in rows.chunks(per_statement) {
+            let sql = MsSql.insert_values(&target.table, &target.columns, chunk.len());
+            let mut query = Query::new(sql);
+            for value in chunk.iter().flatten() {
+                query.bind(values::to_column(value));
+            }
+            let context = format!("loading rows into {}", target.table);
+            let result = query
+                .execute(&mut self.client)
+                .await
+                .map_err(|e| db_error(&context, e))?;
+            loaded += result.total();
+        }
+        Ok(loaded)
+    }
+
+    async fn flush(
+        &mut self,
+        pipeline: &mut dyn RowPipeline,
+        targets: &[LoadTarget],
+        loaded: &mut [u64],
+    ) -> Result<()> {
+        for (i, rows) in pipeline.take_ready().into_iter().enumerate() {
+            if let Some(target) = targets.get(i) {
+                loaded[i] += self.load(target, &rows).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Backend for MsSqlBackend {
+    fn dialect(&self) -> &'static dyn Dialect {
+        &MsSql
+    }
+
+    async fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
+        let results = self.batch(sql, "query").await?;
+        Ok(results
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|row| row.into_iter().map(values::from_column).collect())
+            .collect())
+    }
+
+    /// Batches report no row count through tiberius's batch API; the engine does not use it.
+    async fn execute(&mut self, sql: &str) -> Result<u64> {
+        self.batch(sql, "statement").await?;
+        Ok(0)
+    }
+
+    /// The whole script as one batch: eavpivot generates no `GO` separators.
+    async fn execute_script(&mut self, sql: &str) -> Result<()> {
+        self.batch(sql, "script").await.map(|_| ())
+    }
+
+    /// The declared types, as `sp_describe_first_result_set` reports them (`INT`,
+    /// `NVARCHAR(50)`, `DECIMAL(10,2)`): result-set metadata alone lacks lengths.
+    async fn column_types(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
+        let describe = MsSql.describe_first_result_set(sql);
+        let results = self.batch(&describe, "describing result columns").await?;
+        let mut columns: Vec<(i32, Option<String>)> = results
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+            .iter()
+            .filter(|row| !row.get::<bool, _>("is_hidden").unwrap_or(false))
+            .map(|row| {
+                let ordinal = row.get::<i32, _>("column_ordinal").unwrap_or(i32::MAX);
+                let ty = row
+                    .get::<&str, _>("system_type_name")
+                    .map(values::type_name);
+                (ordinal, ty)
+            })
+            .collect();
+        columns.sort_by_key(|(ordinal, _)| *ordinal);
+        Ok(columns.into_iter().map(|(_, ty)| ty).collect())
+    }
+
+    async fn load_rows(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {
+        self.load(target, rows).await
+    }
+
+    async fn stream_into(
+        &mut self,
+        read_sql: &str,
+        pipeline: &mut dyn RowPipeline,
+        targets: &[LoadTarget],
+    ) -> Result<Vec<u64>> {
+        let mut loaded = vec![0u64; targets.len()];
+        let mut reader = open(&self.target, self.connect_timeout)
+            .await
+            .map_err(|e| Error::Connect(format!("opening the reading connection: {e}")))?;
+        {
+            let context = "reading source rows (second connection)";
+            let stream = reader
+                .simple_query(read_sql)
+                .await
+                .map_err(|e| db_error(context, e))?;
+            let mut rows = stream.into_row_stream();
+            while let Some(row) = rows.try_next().await.map_err(|e| db_error(context, e))? {
+                pipeline.push(row.into_iter().map(values::from_column).collect())?;
+                if pipeline.ready_rows() >= BATCH_ROWS {
+                    self.flush(pipeline, targets, &mut loaded).await?;
+                }
+            }
+        }
+        // Closing politely is a courtesy; the rows are already read.
+        let _ = reader.close().await;
+        pipeline.finish()?;
+        self.flush(pipeline, targets, &mut loaded).await?;
+        Ok(loaded)
+    }
+}

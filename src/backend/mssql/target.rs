@@ -1,0 +1,242 @@
+//! Where to connect: an `mssql://` URL or an ADO.NET string, turned into a tiberius [`Config`].
+//!
+//! Kept apart from the connection code so every rule about passwords lives in one place: the
+//! password is read from the string or from `EAVPIVOT_PASSWORD` and goes only into the
+//! [`Config`]; what may be shown (host, port, database, user) is held separately in [`Target`].
+
+use tiberius::{AuthMethod, Config, EncryptionLevel};
+use url::Url;
+
+use crate::backend::ConnectOptions;
+use crate::error::{Error, Result};
+
+/// A parsed connection: the tiberius config (with the password) and a description without it.
+#[derive(Clone)]
+pub struct Target {
+    pub config: Config,
+    /// `host:port/database as user`, safe to print.
+    pub shown: String,
+    pub user: String,
+    pub database: Option<String>,
+}
+
+/// Parse `text` (URL or ADO.NET string); the password falls back to `options.password`.
+pub fn parse_target(text: &str, options: &ConnectOptions) -> Result<Target> {
+    let lower = text.trim_start().to_ascii_lowercase();
+    let mut target = if lower.starts_with("mssql://") || lower.starts_with("sqlserver://") {
+        from_url(text.trim(), options)?
+    } else {
+        from_ado(text, options)?
+    };
+    target
+        .config
+        .handshake_timeout(Some(options.connect_timeout));
+    target.config.application_name("eavpivot");
+    Ok(target)
+}
+
+fn from_url(text: &str, options: &ConnectOptions) -> Result<Target> {
+    // The URL crate's error names no part of the input, so it can never echo a password.
+    let url = Url::parse(text)
+        .map_err(|e| Error::Usage(format!("mssql connection URL is not valid: {e}")))?;
+    let host = url
+        .host_str()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| {
+            Error::Usage("mssql connection URL has no host: use mssql://user@host:1433/db".into())
+        })?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let mut config = Config::new();
+    config.host(&host);
+    let port = url.port().unwrap_or(1433);
+    config.port(port);
+    let user = decode(url.username(), "user name")?;
+    let mut password = url.password().map(|p| decode(p, "password")).transpose()?;
+    let database = url.path().trim_start_matches('/').to_string();
+    let database = (!database.is_empty())
+        .then(|| decode(&database, "database name"))
+        .transpose()?;
+    if let Some(db) = &database {
+        config.database(db);
+    }
+    let mut encryption = EncryptionLevel::Required;
+    for (key, value) in url.query_pairs() {
+        match key.to_ascii_lowercase().as_str() {
+            "trust_cert" | "trustservercertificate" => {
+                if parse_bool(&key, &value)? {
+                    config.trust_cert();
+                }
+            }
+            "encrypt" => encryption = parse_encrypt(&value)?,
+            "password" | "pwd" => password = Some(value.into_owned()),
+            "instance" => config.instance_name(&*value),
+            "app_name" | "application_name" => config.application_name(&*value),
+            other => {
+                return Err(Error::Usage(format!(
+                    "mssql connection URL: unknown parameter '{other}' (known: trust_cert, encrypt, password, instance, app_name)"
+                )))
+            }
+        }
+    }
+    config.encryption(encryption);
+    let password = password.or_else(|| options.password.clone());
+    if user.is_empty() {
+        return Err(Error::Usage(
+            "mssql connection URL has no user: use mssql://user@host:1433/db (password in EAVPIVOT_PASSWORD)".into(),
+        ));
+    }
+    config.authentication(AuthMethod::sql_server(&user, password.unwrap_or_default()));
+    Ok(Target {
+        shown: shown(&host, port, database.as_deref(), &user),
+        config,
+        user,
+        database,
+    })
+}
+
+fn from_ado(text: &str, options: &ConnectOptions) -> Result<Target> {
+    // tiberius's own error could quote the offending part of the string; say only what failed.
+    let mut config = Config::from_ado_string(text).map_err(|_| {
+        Error::Usage(
+            "mssql ADO.NET connection string is not valid: expected Server=tcp:host,1433;Database=…;User Id=…;Password=…"
+                .into(),
+        )
+    })?;
+    let keys = ado_pairs(text);
+    let get = |names: &[&str]| {
+        keys.iter()
+            .find(|(k, _)| names.contains(&k.as_str()))
+            .map(|(_, v)| v.clone())
+    };
+    let user = get(&["user id", "uid", "user", "username"]).unwrap_or_default();
+    let has_password = get(&["password", "pwd"]).is_some();
+    if !has_password && !user.is_empty() {
+        if let Some(password) = &options.password {
+            config.authentication(AuthMethod::sql_server(&user, password));
+        }
+    }
+    let database = get(&["database", "initial catalog"]);
+    let addr = config.get_addr();
+    let shown = match &database {
+        Some(db) => format!("{addr}/{db} as {user}"),
+        None => format!("{addr} as {user}"),
+    };
+    Ok(Target {
+        config,
+        shown,
+        user,
+        database,
+    })
+}
+
+/// `key=value` pairs of an ADO.NET string, keys lower-cased; values as written (unquoted).
+fn ado_pairs(text: &str) -> Vec<(String, String)> {
+    text.split(';')
+        .filter_map(|part| part.split_once('='))
+        .map(|(k, v)| {
+            let v = v.trim().trim_matches(|c| c == '\'' || c == '"');
+            (k.trim().to_ascii_lowercase(), v.to_string())
+        })
+        .collect()
+}
+
+fn shown(host: &str, port: u16, database: Option<&str>, user: &str) -> String {
+    match database {
+        Some(db) => format!("{host}:{port}/{db} as {user}"),
+        None => format!("{host}:{port} as {user}"),
+    }
+}
+
+fn decode(text: &str, what: &str) -> Result<String> {
+    url::form_urlencoded::parse(format!("x={}", text.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "mssql connection URL: the {what} is not valid percent-encoding"
+            ))
+        })
+}
+
+fn parse_bool(key: &str, value: &str) -> Result<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "1" | "on" => Ok(true),
+        "false" | "no" | "0" | "off" => Ok(false),
+        other => Err(Error::Usage(format!(
+            "mssql connection URL: {key}={other} is not true or false"
+        ))),
+    }
+}
+
+/// `encrypt=on` (TLS for everything, the default), `off` (TLS for the login only),
+/// `not_supported` (no TLS at all: only for test peers and trusted networks).
+fn parse_encrypt(value: &str) -> Result<EncryptionLevel> {
+    match value.to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "required" | "mandatory" => Ok(EncryptionLevel::Required),
+        "off" | "false" | "no" | "login" => Ok(EncryptionLevel::Off),
+        "not_supported" | "none" | "plaintext" => Ok(EncryptionLevel::NotSupported),
+        other => Err(Error::Usage(format!(
+            "mssql connection URL: encrypt={other} is not one of on, off, not_supported"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(password: Option<&str>) -> ConnectOptions {
+        ConnectOptions {
+            password: password.map(str::to_string),
+            ..ConnectOptions::default()
+        }
+    }
+
+    #[test]
+    fn url_gives_host_port_database_and_user() {
+        let t = parse_target(
+            "mssql://sa:s3cret@db.example:1444/Migr?trust_cert=true&encrypt=off",
+            &opts(None),
+        )
+        .unwrap();
+        assert_eq!(t.config.get_addr(), "db.example:1444");
+        assert_eq!(t.shown, "db.example:1444/Migr as sa");
+        assert_eq!(t.database.as_deref(), Some("Migr"));
+        assert!(!t.shown.contains("s3cret"));
+    }
+
+    #[test]
+    fn url_defaults_and_errors() {
+        let t = parse_target("mssql://sa@h/x", &opts(Some("pw"))).unwrap();
+        assert_eq!(t.config.get_addr(), "h:1433");
+        for bad in [
+            "mssql://sa@h/x?encrypt=maybe",
+            "mssql://sa@h/x?tls=1",
+            "mssql://h/x",
+            "mssql://sa@h/x?trust_cert=perhaps",
+        ] {
+            let err = parse_target(bad, &opts(None)).err().expect(bad).to_string();
+            assert!(err.starts_with("mssql connection URL"), "{err}");
+        }
+    }
+
+    #[test]
+    fn percent_encoded_user_and_password() {
+        let t = parse_target("mssql://dom%5Cme:p%40ss@h:1433/db", &opts(None)).unwrap();
+        assert_eq!(t.user, "dom\\me");
+    }
+
+    #[test]
+    fn ado_string_is_understood_and_never_echoed() {
+        let text = "Server=tcp:sql1,1433;Database=Migr;User Id=sa;Password=s3cret;TrustServerCertificate=true";
+        let t = parse_target(text, &opts(None)).unwrap();
+        assert_eq!(t.shown, "sql1:1433/Migr as sa");
+        let err = parse_target("Server=tcp:h,notaport;Password=s3cret", &opts(None))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(!err.contains("s3cret"));
+    }
+}

@@ -1,0 +1,360 @@
+//! `eavpivot script JOB --dialect mssql`: one self-contained T-SQL script a DBA can run in
+//! SSMS or sqlcmd with no eavpivot at hand.
+//!
+//! It replaces the classic cursor-and-string-concatenation script with the same job done safely:
+//! attribute names are discovered on the server, compared under a binary collation with a
+//! sentinel (so `Color`, `color` and `Color ` stay apart), become columns only through
+//! `QUOTENAME` (guarded, because it returns NULL past 128 characters) and literals only through
+//! `REPLACE(…, '''', '''''')`; the CREATE and the `INSERT … MAX(CASE …)` run with `sp_executesql`
+//! in one transaction with `XACT_ABORT` and a TRY/CATCH that rolls back. Every check raises an
+//! error before anything is left half-built. No `GO`: the script is one batch.
+//!
+//! Everything eavpivot itself puts in the script (table names, expressions, job settings)
+//! reaches it through [`MsSql`]'s quoting, or verbatim as the operator's own SQL (the source
+//! expressions, exactly as a run would send them).
+
+use crate::config::{
+    Aggregate, ColumnSelection, ColumnType, EmptyNames, IfExists, Job, Order, Split,
+};
+use crate::error::{Error, Result};
+
+use super::mssql::{MsSql, MAX_COLUMNS_PER_TABLE};
+use super::Dialect;
+
+/// Which server-side string aggregation builds the column lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aggregation {
+    /// `STRING_AGG … WITHIN GROUP` (SQL Server 2017 and later).
+    StringAgg,
+    /// `FOR XML PATH('')` with `.value()` (SQL Server 2008 and later).
+    ForXmlPath,
+}
+
+/// The whole script for `job`.
+pub fn render(job: &Job, aggregation: Aggregation) -> Result<String> {
+    refuse_unsupported(job)?;
+    let d = &MsSql;
+    let mut out = String::new();
+    out.push_str(&header(job, aggregation));
+    out.push_str("SET NOCOUNT ON;\nSET XACT_ABORT ON;\n");
+    out.push_str(
+        "DECLARE @attrs TABLE (ord INT IDENTITY(1, 1) PRIMARY KEY, a NVARCHAR(MAX) NOT NULL, col NVARCHAR(MAX) NULL);\n\
+         DECLARE @cols NVARCHAR(MAX), @names NVARCHAR(MAX), @cases NVARCHAR(MAX), @create NVARCHAR(MAX), @insert NVARCHAR(MAX);\n\
+         DECLARE @bad NVARCHAR(200), @n_cols INT, @want BIGINT, @before BIGINT = 0, @got BIGINT;\n",
+    );
+    for i in 0..job.entity.len() {
+        out.push_str(&format!("DECLARE @type_e{i} NVARCHAR(256);\n"));
+    }
+    out.push_str("BEGIN TRY\n");
+    out.push_str(&discover(d, job));
+    out.push_str(&name_columns(d, job));
+    out.push_str(&guards(d, job));
+    out.push_str(&aggregate_lists(d, job, aggregation));
+    out.push_str(&build_statements(d, job));
+    out.push_str(&run_in_transaction(d, job));
+    out.push_str("END TRY\nBEGIN CATCH\n");
+    out.push_str(&format!(
+        "  IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;\n  \
+         DECLARE @error_number INT = ERROR_NUMBER(), @error_line INT = ERROR_LINE(), @error_message NVARCHAR(2048) = ERROR_MESSAGE();\n  \
+         RAISERROR(N'eavpivot script for job %s stopped and rolled back, nothing was written. Error %d at line %d: %s', 16, 1, {}, @error_number, @error_line, @error_message);\n",
+        d.quote_literal(&job.name)
+    ));
+    out.push_str("END CATCH;\n");
+    Ok(out)
+}
+
+fn refuse_unsupported(job: &Job) -> Result<()> {
+    let refuse = |what: &str| {
+        Err(Error::Usage(format!(
+            "script for job {}: {what} cannot be done by a standalone T-SQL script; use eavpivot run",
+            job.name
+        )))
+    };
+    if !job.transforms.is_empty() {
+        return refuse("transforms");
+    }
+    if matches!(job.target.split, Split::Columns(_)) {
+        return refuse("target.split");
+    }
+    Ok(())
+}
+
+fn header(job: &Job, aggregation: Aggregation) -> String {
+    let server = match aggregation {
+        Aggregation::StringAgg => "SQL Server 2017 or later (STRING_AGG)",
+        Aggregation::ForXmlPath => "SQL Server 2008 or later (FOR XML PATH)",
+    };
+    let order = match (&job.pivot.columns, job.pivot.order) {
+        (ColumnSelection::List(_), _) => "in the order the job lists them",
+        (_, Order::Frequency) => "most frequent first, then by binary name order",
+        (_, Order::Natural) => "in binary name order (eavpivot run orders naturally: 2 before 10)",
+        (_, Order::Alphabetical) => "in binary name order",
+    };
+    format!(
+        "-- eavpivot script: job {job_name}, {source} -> {target}, for {server}.\n\
+         -- Run it as one batch (sqlcmd -i, or SSMS): it contains no GO.\n\
+         -- 1. Discovers the distinct attribute names on the server, compared as binary text with a\n\
+         --    sentinel so names differing only in case or trailing spaces stay distinct; columns {order}.\n\
+         -- 2. Refuses, before writing anything, names past 128 characters (QUOTENAME would return\n\
+         --    NULL), names that collide as SQL Server identifiers, and more than {max} columns.\n\
+         -- 3. Builds CREATE TABLE and INSERT ... MAX(CASE ...) with QUOTENAME and runs them with\n\
+         --    sp_executesql in one transaction (XACT_ABORT ON, TRY/CATCH rolls back), verifies the\n\
+         --    row count, and commits.\n",
+        job_name = job.name.replace(['\n', '\r'], " "),
+        source = job.source.table,
+        target = job.target.table,
+        max = MAX_COLUMNS_PER_TABLE,
+    )
+}
+
+/// `@attrs` filled with the attribute keys (name + sentinel), in column order.
+fn discover(d: &MsSql, job: &Job) -> String {
+    let exclude: Vec<String> = job
+        .pivot
+        .exclude
+        .iter()
+        .map(|name| d.attribute_key_literal(name))
+        .collect();
+    let not_excluded = if exclude.is_empty() {
+        String::new()
+    } else {
+        format!(" AND s.a NOT IN ({})", exclude.join(", "))
+    };
+    match &job.pivot.columns {
+        ColumnSelection::List(names) => {
+            let rows: Vec<String> = names
+                .iter()
+                .filter(|n| !job.pivot.exclude.contains(*n))
+                .enumerate()
+                .map(|(i, name)| format!("({}, {})", i + 1, d.attribute_key_literal(name)))
+                .collect();
+            format!(
+                "  INSERT INTO @attrs (a)\n  SELECT v.a FROM (VALUES {}) v(n, a) ORDER BY v.n;\n",
+                rows.join(", ")
+            )
+        }
+        ColumnSelection::Discover => {
+            let order = match job.pivot.order {
+                Order::Frequency => "COUNT(*) DESC, s.a",
+                Order::Natural | Order::Alphabetical => "s.a",
+            };
+            let empty = d.attribute_key_literal("");
+            let empty_check = match job.pivot.empty_names {
+                EmptyNames::Skip => String::new(),
+                EmptyNames::Error => format!(
+                    "  IF EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a = {empty})\n    \
+                     RAISERROR(N'eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)', 16, 1);\n",
+                    d.source_rows(job)
+                ),
+            };
+            format!(
+                "{empty_check}  INSERT INTO @attrs (a)\n  SELECT s.a\n  FROM ({}) s\n  WHERE s.a IS NOT NULL AND s.a <> {empty}{not_excluded}\n  GROUP BY s.a\n  ORDER BY {order};\n",
+                d.source_rows(job)
+            )
+        }
+    }
+}
+
+/// `col`: prefix + (rename or the name without its sentinel) + suffix.
+fn name_columns(d: &MsSql, job: &Job) -> String {
+    let renames: Vec<String> = job
+        .pivot
+        .rename
+        .iter()
+        .map(|(from, to)| {
+            format!(
+                "({}, {})",
+                d.attribute_key_literal(from),
+                d.quote_literal(to)
+            )
+        })
+        .collect();
+    let (join, renamed) = if renames.is_empty() {
+        (String::new(), "NULL")
+    } else {
+        (
+            format!(
+                " LEFT JOIN (VALUES {}) r(a, col) ON r.a = t.a COLLATE Latin1_General_100_BIN2",
+                renames.join(", ")
+            ),
+            "r.col",
+        )
+    };
+    format!(
+        "  UPDATE t SET col = {} + COALESCE({renamed}, LEFT(t.a, LEN(t.a + N'x') - 2)) + {}\n  FROM @attrs t{join};\n",
+        d.quote_literal(&job.pivot.prefix),
+        d.quote_literal(&job.pivot.suffix),
+    )
+}
+
+/// Every refusal, before the transaction begins.
+fn guards(d: &MsSql, job: &Job) -> String {
+    let entity_names: Vec<String> = job
+        .entity
+        .iter()
+        .map(|e| format!("SELECT {}", d.quote_literal(&e.name)))
+        .collect();
+    let mut out = format!(
+        "  SET @n_cols = (SELECT COUNT(*) FROM @attrs);\n  \
+         IF @n_cols = 0\n    RAISERROR(N'eavpivot: no attributes to pivot in {source}', 16, 1);\n  \
+         IF @n_cols + {entity} > {max}\n    \
+         RAISERROR(N'eavpivot: %d attribute columns plus {entity} key column(s) exceed SQL Server''s limit of {max} columns per table; exclude attributes in the job, or split the target', 16, 1, @n_cols);\n  \
+         SET @bad = (SELECT TOP (1) LEFT(col, 100) FROM @attrs WHERE LEN(col + N'x') - 1 > 128 OR col = N'' ORDER BY ord);\n  \
+         IF @bad IS NOT NULL\n    \
+         RAISERROR(N'eavpivot: column name ''%s...'' is empty or longer than 128 characters, SQL Server''s identifier limit (QUOTENAME would return NULL); exclude or rename the attribute in the job', 16, 1, @bad);\n  \
+         SET @bad = (SELECT TOP (1) LEFT(c, 100) FROM (SELECT col COLLATE DATABASE_DEFAULT AS c FROM @attrs UNION ALL {keys}) names GROUP BY c HAVING COUNT(*) > 1);\n  \
+         IF @bad IS NOT NULL\n    \
+         RAISERROR(N'eavpivot: several attributes (or a key column) become the column ''%s'', the same identifier to SQL Server (case and trailing spaces ignored); rename or exclude them in the job', 16, 1, @bad);\n",
+        source = raise_text(&job.source.table.sql()),
+        entity = job.entity.len(),
+        max = MAX_COLUMNS_PER_TABLE,
+        keys = entity_names.join(" UNION ALL "),
+    );
+    for i in 0..job.entity.len() {
+        out.push_str(&format!(
+            "  SET @type_e{i} = (SELECT system_type_name FROM sys.dm_exec_describe_first_result_set({}, NULL, 0) WHERE column_ordinal = {});\n  \
+             IF @type_e{i} IS NULL\n    RAISERROR(N'eavpivot: the type of entity key {} could not be determined', 16, 1);\n",
+            d.quote_literal(&d.describe_entity(job)),
+            i + 1,
+            raise_text(&job.entity[i].name),
+        ));
+    }
+    out
+}
+
+/// `@cols` (`[c] TYPE, …`), `@names` (`[c], …`) and `@cases` (`MAX(CASE …) AS [c], …`).
+fn aggregate_lists(d: &MsSql, job: &Job, aggregation: Aggregation) -> String {
+    let column_type = match &job.pivot.column_type {
+        ColumnType::Text => d.text_type().to_string(),
+        ColumnType::Sql(ty) => ty.clone(),
+    };
+    let agg = match job.pivot.aggregate {
+        Aggregate::Min => "MIN",
+        Aggregate::Max | Aggregate::Error => "MAX",
+    };
+    let type_suffix = d.quote_literal(&format!(" {column_type}"));
+    let case_open = d.quote_literal(&format!("{agg}(CASE WHEN s.a = N'"));
+    let case_close = d.quote_literal("' THEN s.v END) AS ");
+    let items = [
+        ("@cols", format!("QUOTENAME(col) + {type_suffix}")),
+        ("@names", "QUOTENAME(col)".to_string()),
+        (
+            "@cases",
+            format!("{case_open} + REPLACE(a, N'''', N'''''') + {case_close} + QUOTENAME(col)"),
+        ),
+    ];
+    let sep = "N',' + NCHAR(10) + N'  '";
+    let mut out = String::new();
+    match aggregation {
+        Aggregation::StringAgg => {
+            let parts: Vec<String> = items
+                .iter()
+                .map(|(var, expr)| {
+                    format!("    {var} = STRING_AGG(CAST(N'' AS NVARCHAR(MAX)) + {expr}, {sep}) WITHIN GROUP (ORDER BY ord)")
+                })
+                .collect();
+            out.push_str(&format!(
+                "  SELECT\n{}\n  FROM @attrs;\n",
+                parts.join(",\n")
+            ));
+        }
+        Aggregation::ForXmlPath => {
+            for (var, expr) in &items {
+                out.push_str(&format!(
+                    "  SET {var} = STUFF((SELECT N',' + NCHAR(10) + N'  ' + {expr} FROM @attrs ORDER BY ord FOR XML PATH(''), TYPE).value('.', 'NVARCHAR(MAX)'), 1, 4, N'');\n"
+                ));
+            }
+        }
+    }
+    out.push_str(
+        "  IF @cols IS NULL OR @names IS NULL OR @cases IS NULL\n    \
+         RAISERROR(N'eavpivot: a column list came out NULL; nothing was run', 16, 1);\n",
+    );
+    out
+}
+
+/// `@create` and `@insert`, the same statements `eavpivot run` sends for a pushdown.
+fn build_statements(d: &MsSql, job: &Job) -> String {
+    let table = &job.target.table;
+    let nl = "NCHAR(10)";
+    let mut create = vec![d.quote_literal(&format!("CREATE TABLE {table} ("))];
+    for (i, e) in job.entity.iter().enumerate() {
+        create.push(nl.into());
+        create.push(d.quote_literal(&format!("  {} ", d.quote_ident(&e.name))));
+        create.push(format!("@type_e{i}"));
+        create.push("N','".into());
+    }
+    create.extend([
+        nl.into(),
+        "N'  '".into(),
+        "@cols".into(),
+        nl.into(),
+        "N')'".into(),
+    ]);
+    let keys: Vec<String> = job.entity.iter().map(|e| d.quote_ident(&e.name)).collect();
+    let refs = super::entity_refs(job, "s");
+    let insert = [
+        d.quote_literal(&format!("INSERT INTO {table} ({}, ", keys.join(", "))),
+        "@names".into(),
+        "N')'".into(),
+        nl.into(),
+        d.quote_literal(&format!("SELECT {refs},")),
+        nl.into(),
+        "N'  '".into(),
+        "@cases".into(),
+        nl.into(),
+        d.quote_literal(&format!("FROM ({}) s", d.source_rows(job))),
+        nl.into(),
+        d.quote_literal(&format!("GROUP BY {refs}")),
+    ];
+    format!(
+        "  SET @create = CAST(N'' AS NVARCHAR(MAX)) + {};\n  SET @insert = CAST(N'' AS NVARCHAR(MAX)) + {};\n",
+        create.join(" + "),
+        insert.join(" + ")
+    )
+}
+
+fn run_in_transaction(d: &MsSql, job: &Job) -> String {
+    let table = &job.target.table;
+    let exists = format!(
+        "OBJECT_ID({}, N'U') IS NOT NULL",
+        d.quote_literal(&table.sql())
+    );
+    let count = d.quote_literal(&format!("SELECT @n = COUNT_BIG(*) FROM {table}"));
+    let mut out = String::new();
+    let table_text = raise_text(&table.sql());
+    if job.target.if_exists == IfExists::Fail {
+        out.push_str(&format!(
+            "  IF {exists}\n    RAISERROR(N'eavpivot: target table {table_text} already exists (target.if_exists: fail); drop it, or set if_exists to replace or append', 16, 1);\n"
+        ));
+    }
+    out.push_str("  BEGIN TRANSACTION;\n");
+    match job.target.if_exists {
+        IfExists::Append => out.push_str(&format!(
+            "  IF {exists}\n    EXEC sp_executesql {count}, N'@n BIGINT OUTPUT', @n = @before OUTPUT;\n  \
+             ELSE\n    EXEC sp_executesql @create;\n"
+        )),
+        IfExists::Replace => out.push_str(&format!(
+            "  IF {exists}\n    DROP TABLE {table};\n  EXEC sp_executesql @create;\n"
+        )),
+        IfExists::Fail => out.push_str("  EXEC sp_executesql @create;\n"),
+    }
+    out.push_str(&format!(
+        "  EXEC sp_executesql @insert;\n  \
+         SET @want = ({});\n  \
+         EXEC sp_executesql {count}, N'@n BIGINT OUTPUT', @n = @got OUTPUT;\n  \
+         IF @got - @before <> @want\n    \
+         RAISERROR(N'eavpivot: verification failed: the target gained %I64d rows, the source has %I64d distinct entities', 16, 1, @got, @want);\n  \
+         COMMIT TRANSACTION;\n  \
+         PRINT CONCAT(N'eavpivot: {table_text} now holds ', @got, N' rows with ', @n_cols, N' attribute columns');\n",
+        d.count_entities(job)
+    ));
+    out
+}
+
+/// Text placed inside a RAISERROR format string literal: quotes doubled, `%` escaped.
+fn raise_text(text: &str) -> String {
+    text.replace('%', "%%")
+        .replace('\'', "''")
+        .replace(['\n', '\r'], " ")
+}

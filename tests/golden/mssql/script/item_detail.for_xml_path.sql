@@ -1,0 +1,74 @@
+-- eavpivot script: job item_detail, ITEM_DETAIL -> ITEM_WIDE, for SQL Server 2008 or later (FOR XML PATH).
+-- Run it as one batch (sqlcmd -i, or SSMS): it contains no GO.
+-- 1. Discovers the distinct attribute names on the server, compared as binary text with a
+--    sentinel so names differing only in case or trailing spaces stay distinct; columns in binary name order (eavpivot run orders naturally: 2 before 10).
+-- 2. Refuses, before writing anything, names past 128 characters (QUOTENAME would return
+--    NULL), names that collide as SQL Server identifiers, and more than 1024 columns.
+-- 3. Builds CREATE TABLE and INSERT ... MAX(CASE ...) with QUOTENAME and runs them with
+--    sp_executesql in one transaction (XACT_ABORT ON, TRY/CATCH rolls back), verifies the
+--    row count, and commits.
+SET NOCOUNT ON;
+SET XACT_ABORT ON;
+DECLARE @attrs TABLE (ord INT IDENTITY(1, 1) PRIMARY KEY, a NVARCHAR(MAX) NOT NULL, col NVARCHAR(MAX) NULL);
+DECLARE @cols NVARCHAR(MAX), @names NVARCHAR(MAX), @cases NVARCHAR(MAX), @create NVARCHAR(MAX), @insert NVARCHAR(MAX);
+DECLARE @bad NVARCHAR(200), @n_cols INT, @want BIGINT, @before BIGINT = 0, @got BIGINT;
+DECLARE @type_e0 NVARCHAR(256);
+BEGIN TRY
+  INSERT INTO @attrs (a)
+  SELECT s.a
+  FROM (SELECT ID.ITEM_ID AS e0, (CAST(AE.ELEMENT_DESC AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2 AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s
+  WHERE s.a IS NOT NULL AND s.a <> N'|'
+  GROUP BY s.a
+  ORDER BY s.a;
+  UPDATE t SET col = N'' + COALESCE(NULL, LEFT(t.a, LEN(t.a + N'x') - 2)) + N''
+  FROM @attrs t;
+  SET @n_cols = (SELECT COUNT(*) FROM @attrs);
+  IF @n_cols = 0
+    RAISERROR(N'eavpivot: no attributes to pivot in ITEM_DETAIL', 16, 1);
+  IF @n_cols + 1 > 1024
+    RAISERROR(N'eavpivot: %d attribute columns plus 1 key column(s) exceed SQL Server''s limit of 1024 columns per table; exclude attributes in the job, or split the target', 16, 1, @n_cols);
+  SET @bad = (SELECT TOP (1) LEFT(col, 100) FROM @attrs WHERE LEN(col + N'x') - 1 > 128 OR col = N'' ORDER BY ord);
+  IF @bad IS NOT NULL
+    RAISERROR(N'eavpivot: column name ''%s...'' is empty or longer than 128 characters, SQL Server''s identifier limit (QUOTENAME would return NULL); exclude or rename the attribute in the job', 16, 1, @bad);
+  SET @bad = (SELECT TOP (1) LEFT(c, 100) FROM (SELECT col COLLATE DATABASE_DEFAULT AS c FROM @attrs UNION ALL SELECT N'ITEM_ID') names GROUP BY c HAVING COUNT(*) > 1);
+  IF @bad IS NOT NULL
+    RAISERROR(N'eavpivot: several attributes (or a key column) become the column ''%s'', the same identifier to SQL Server (case and trailing spaces ignored); rename or exclude them in the job', 16, 1, @bad);
+  SET @type_e0 = (SELECT system_type_name FROM sys.dm_exec_describe_first_result_set(N'SELECT s.e0 FROM (SELECT ID.ITEM_ID AS e0, (CAST(AE.ELEMENT_DESC AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s WHERE 1 = 0', NULL, 0) WHERE column_ordinal = 1);
+  IF @type_e0 IS NULL
+    RAISERROR(N'eavpivot: the type of entity key ITEM_ID could not be determined', 16, 1);
+  SET @cols = STUFF((SELECT N',' + NCHAR(10) + N'  ' + QUOTENAME(col) + N' NVARCHAR(MAX)' FROM @attrs ORDER BY ord FOR XML PATH(''), TYPE).value('.', 'NVARCHAR(MAX)'), 1, 4, N'');
+  SET @names = STUFF((SELECT N',' + NCHAR(10) + N'  ' + QUOTENAME(col) FROM @attrs ORDER BY ord FOR XML PATH(''), TYPE).value('.', 'NVARCHAR(MAX)'), 1, 4, N'');
+  SET @cases = STUFF((SELECT N',' + NCHAR(10) + N'  ' + N'MAX(CASE WHEN s.a = N''' + REPLACE(a, N'''', N'''''') + N''' THEN s.v END) AS ' + QUOTENAME(col) FROM @attrs ORDER BY ord FOR XML PATH(''), TYPE).value('.', 'NVARCHAR(MAX)'), 1, 4, N'');
+  IF @cols IS NULL OR @names IS NULL OR @cases IS NULL
+    RAISERROR(N'eavpivot: a column list came out NULL; nothing was run', 16, 1);
+  SET @create = CAST(N'' AS NVARCHAR(MAX)) + N'CREATE TABLE ITEM_WIDE (' + NCHAR(10) + N'  [ITEM_ID] ' + @type_e0 + N',' + NCHAR(10) + N'  ' + @cols + NCHAR(10) + N')';
+  SET @insert = CAST(N'' AS NVARCHAR(MAX)) + N'INSERT INTO ITEM_WIDE ([ITEM_ID], ' + @names + N')' + NCHAR(10) + N'SELECT s.e0,' + NCHAR(10) + N'  ' + @cases + NCHAR(10) + N'FROM (SELECT ID.ITEM_ID AS e0, (CAST(AE.ELEMENT_DESC AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s' + NCHAR(10) + N'GROUP BY s.e0';
+  BEGIN TRANSACTION;
+  IF OBJECT_ID(N'ITEM_WIDE', N'U') IS NOT NULL
+    DROP TABLE ITEM_WIDE;
+  EXEC sp_executesql @create;
+  EXEC sp_executesql @insert;
+  SET @want = (SELECT COUNT(*) FROM (SELECT DISTINCT s.e0 FROM (SELECT ID.ITEM_ID AS e0, (CAST(AE.ELEMENT_DESC AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2 AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s) d);
+  EXEC sp_executesql N'SELECT @n = COUNT_BIG(*) FROM ITEM_WIDE', N'@n BIGINT OUTPUT', @n = @got OUTPUT;
+  IF @got - @before <> @want
+    RAISERROR(N'eavpivot: verification failed: the target gained %I64d rows, the source has %I64d distinct entities', 16, 1, @got, @want);
+  COMMIT TRANSACTION;
+  PRINT CONCAT(N'eavpivot: ITEM_WIDE now holds ', @got, N' rows with ', @n_cols, N' attribute columns');
+END TRY
+BEGIN CATCH
+  IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;
+  DECLARE @error_number INT = ERROR_NUMBER(), @error_line INT = ERROR_LINE(), @error_message NVARCHAR(2048) = ERROR_MESSAGE();
+  RAISERROR(N'eavpivot script for job %s stopped and rolled back, nothing was written. Error %d at line %d: %s', 16, 1, N'item_detail', @error_number, @error_line, @error_message);
+END CATCH;
