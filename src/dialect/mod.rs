@@ -257,12 +257,9 @@ pub trait Dialect: Send + Sync {
     }
 
     /// A query with no rows selecting the entity keys, so the backend can report their types.
+    /// The backend runs it as given through [`crate::backend::Backend::column_types`].
     fn describe_entity(&self, job: &Job) -> String {
-        format!(
-            "SELECT {} FROM ({}) s WHERE 1 = 0",
-            entity_refs(job, "s"),
-            self.source_rows(job)
-        )
+        entity_probe_query(self, job)
     }
 
     /// Number of distinct entities: the row count every target table must end with.
@@ -413,6 +410,15 @@ pub fn entity_order(dialect: &dyn Dialect, shape: &TableShape) -> String {
         .map(|e| dialect.quote_ident(&e.name))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `SELECT` of the entity keys returning no rows: what a type probe describes.
+pub fn entity_probe_query<D: Dialect + ?Sized>(dialect: &D, job: &Job) -> String {
+    format!(
+        "SELECT {} FROM ({}) s WHERE 1 = 0",
+        entity_refs(job, "s"),
+        dialect.source_rows(job)
+    )
 }
 
 /// `s.e0, s.e1, …` for the job's entity keys.

@@ -5,7 +5,7 @@
 //! spaces ignored.
 
 use super::{Dialect, IdentLimit};
-use crate::config::TableRef;
+use crate::config::{Job, TableRef};
 
 pub struct MsSql;
 
@@ -15,9 +15,8 @@ pub struct MsSql;
 pub const MAX_COLUMNS_PER_TABLE: usize = 1_024;
 
 impl MsSql {
-    /// The probe the backend sends for [`crate::backend::Backend::column_types`]: the server
-    /// describes `query`'s result columns with their declared types (`nvarchar(50)`), which
-    /// result-set metadata alone does not carry.
+    /// The type probe: the server describes `query`'s result columns with their declared
+    /// types (`nvarchar(50)`), which result-set metadata alone does not carry.
     pub fn describe_first_result_set(&self, query: &str) -> String {
         format!(
             "EXEC sp_describe_first_result_set @tsql = {}",
@@ -31,6 +30,11 @@ const SENTINEL: char = '|';
 const BINARY_COLLATION: &str = "Latin1_General_100_BIN2";
 
 impl Dialect for MsSql {
+    /// Sent exactly as printed: `--dry-run` shows this EXEC, not the bare SELECT.
+    fn describe_entity(&self, job: &Job) -> String {
+        self.describe_first_result_set(&super::entity_probe_query(self, job))
+    }
+
     fn name(&self) -> &'static str {
         "mssql"
     }

@@ -214,7 +214,7 @@ fn guards(d: &MsSql, job: &Job) -> String {
         out.push_str(&format!(
             "  SET @type_e{i} = (SELECT system_type_name FROM sys.dm_exec_describe_first_result_set({}, NULL, 0) WHERE column_ordinal = {});\n  \
              IF @type_e{i} IS NULL\n    RAISERROR(N'eavpivot: the type of entity key {} could not be determined', 16, 1);\n",
-            d.quote_literal(&d.describe_entity(job)),
+            d.quote_literal(&super::entity_probe_query(d, job)),
             i + 1,
             raise_text(&job.entity[i].name),
         ));

@@ -218,8 +218,8 @@ impl Backend for MsSqlBackend {
     /// The declared types, as `sp_describe_first_result_set` reports them (`INT`,
     /// `NVARCHAR(50)`, `DECIMAL(10,2)`): result-set metadata alone lacks lengths.
     async fn column_types(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
-        let describe = MsSql.describe_first_result_set(sql);
-        let results = self.batch(&describe, "describing result columns").await?;
+        // The dialect's probe is already `EXEC sp_describe_first_result_set …`: run it as given.
+        let results = self.batch(sql, "describing result columns").await?;
         let mut columns: Vec<(i32, Option<String>)> = results
             .into_iter()
             .next()
