@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::bail;
+mod import;
 
 use crate::transform::sudoku::{classify, solve, Grid, Status};
 
@@ -33,20 +33,33 @@ pub struct SudokuArgs {
     /// With --file: print puzzles per second and total search nodes on standard error.
     #[arg(long)]
     pub stats: bool,
-    /// Load puzzles from a file into the database (handled by the engine).
-    #[arg(long)]
+    /// Load every puzzle of a file into the database as key-value givens
+    /// (puzzle, row, col, value), appending after the largest puzzle number already there.
+    #[arg(long, value_name = "FILE")]
     pub import: Option<PathBuf>,
-    /// Database connection for --import.
+    /// Database connection for --import (default: the embedded SQLite file eavpivot.db).
     #[arg(long, env = "EAVPIVOT_CONNECTION", hide_env_values = true)]
     pub connection: Option<String>,
+    /// With --import: the givens table, created when missing (config/sudoku.yaml reads
+    /// SUDOKU_GIVENS).
+    #[arg(long, value_name = "TABLE", default_value = "SUDOKU_GIVENS")]
+    pub table: String,
 }
 
 /// Runs the command. Exit codes: 0 solved / counted / file processed; 1 the single puzzle
 /// is invalid, unsolvable or ambiguous; 2 the file could not be read or the arguments
 /// are unusable (returned as [`crate::Error::Usage`]).
 pub fn run(args: &SudokuArgs) -> anyhow::Result<ExitCode> {
-    if args.import.is_some() {
-        bail!("sudoku --import is handled by the engine");
+    if let Some(path) = &args.import {
+        if args.puzzle.is_some() || args.file.is_some() {
+            return Err(crate::Error::Usage("give --import FILE on its own".into()).into());
+        }
+        let options = crate::backend::ConnectOptions {
+            password: std::env::var("EAVPIVOT_PASSWORD").ok(),
+            ..Default::default()
+        };
+        import::run(path, args.connection.as_deref(), &args.table, &options)?;
+        return Ok(ExitCode::SUCCESS);
     }
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
@@ -300,11 +313,11 @@ mod tests {
             Outcome::Usage(_)
         ));
         let import = SudokuArgs {
-            import: Some(PathBuf::from("x.txt")),
+            import: Some(PathBuf::from("/nonexistent/x.txt")),
             ..SudokuArgs::default()
         };
-        let err = run(&import).expect_err("import is not ours");
-        assert_eq!(err.to_string(), "sudoku --import is handled by the engine");
+        let err = run(&import).expect_err("missing file");
+        assert_eq!(err.to_string(), "cannot read /nonexistent/x.txt");
     }
 
     #[test]

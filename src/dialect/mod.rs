@@ -12,6 +12,7 @@ mod mssql;
 pub mod mssql_script;
 mod postgres;
 mod sqlite;
+pub mod sudoku_sql;
 
 pub use mariadb::MariaDb;
 pub use mssql::MsSql;

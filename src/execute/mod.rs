@@ -7,6 +7,7 @@
 
 mod load;
 pub mod session;
+mod sql_engine;
 pub mod stream;
 
 use std::time::Instant;
@@ -37,7 +38,14 @@ pub struct Outcome {
     pub preview: Option<Preview>,
 }
 
-pub async fn run_job(job: &Job, backend: &mut dyn Backend, options: &RunOptions) -> Result<Outcome> {
+pub async fn run_job(
+    job: &Job,
+    backend: &mut dyn Backend,
+    options: &RunOptions,
+) -> Result<Outcome> {
+    if let Some(spec) = sql_engine::wanted(job) {
+        return sql_engine::run_job(job, spec, backend, options).await;
+    }
     let started = Instant::now();
     let dialect = backend.dialect();
     let mut transforms = transform::build(job)?;
@@ -51,7 +59,10 @@ pub async fn run_job(job: &Job, backend: &mut dyn Backend, options: &RunOptions)
             "transforms need strategy: stream (or auto); pushdown cannot run them".into(),
         ));
     }
-    let side_shapes: Vec<_> = transforms.iter().flat_map(|t| t.side_table_shapes()).collect();
+    let side_shapes: Vec<_> = transforms
+        .iter()
+        .flat_map(|t| t.side_table_shapes())
+        .collect();
     let mut loaded = load::Load::prepare(&mut session, job, &plan, &side_shapes).await?;
 
     let conflicts = match (plan.strategy, options.dry_run) {
@@ -114,11 +125,17 @@ async fn discover(
 
 /// Entity/attribute pairs with more than one distinct value; under `aggregate: error` the job
 /// stops here, before anything is written, listing the first ten.
-async fn count_conflicts(session: &mut Session<'_>, dialect: &dyn Dialect, job: &Job) -> Result<u64> {
+async fn count_conflicts(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    job: &Job,
+) -> Result<u64> {
     let rows = session.inspect(&dialect.count_conflicts(job)).await?;
     let count = first_int(&rows);
     if count > 0 && job.pivot.aggregate == Aggregate::Error {
-        let sample = session.inspect(&dialect.limit(&dialect.conflicts(job), 10)).await?;
+        let sample = session
+            .inspect(&dialect.limit(&dialect.conflicts(job), 10))
+            .await?;
         let width = job.entity.len();
         let lines: Vec<String> = sample
             .iter()
@@ -128,8 +145,14 @@ async fn count_conflicts(session: &mut Session<'_>, dialect: &dyn Dialect, job: 
                     .get(width)
                     .map(|a| dialect.decode_attribute_key(a.as_text().unwrap_or_default()))
                     .unwrap_or_default();
-                let lo = r.get(width + 1).map(ToString::to_string).unwrap_or_default();
-                let hi = r.get(width + 2).map(ToString::to_string).unwrap_or_default();
+                let lo = r
+                    .get(width + 1)
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                let hi = r
+                    .get(width + 2)
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
                 format!("({}) '{attr}': '{lo}' vs '{hi}'", key.join(", "))
             })
             .collect();

@@ -80,8 +80,8 @@ pub fn build(job: &Job) -> Result<Vec<Box<dyn Transform>>> {
                     "sudoku_solve with engine: sql runs in the database, not as a stream transform"
                         .into(),
                 )),
-                TransformSpec::SudokuSolve(_) => Err(Error::Usage(
-                    "the sudoku_solve transform is not available in this build".into(),
+                TransformSpec::SudokuSolve(spec) => Ok(Box::new(
+                    sudoku::SudokuTransform::new(spec.clone(), &job.target.table),
                 )),
             }
         })

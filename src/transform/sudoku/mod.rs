@@ -8,8 +8,10 @@
 mod fast9;
 mod generator;
 mod grid;
+mod job;
 mod solver;
 
 pub use generator::generate;
+pub use job::SudokuTransform;
 pub use grid::{symbol, Conflict, Grid, GridError, Unit, MAX_BOX, MIN_BOX};
 pub use solver::{classify, solve, SolveOutcome, Status};

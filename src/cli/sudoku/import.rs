@@ -1,0 +1,177 @@
+//! `eavpivot sudoku --import FILE`: puzzle lines in, key–value givens out, so the shared puzzle
+//! sets can feed `run config/sudoku.yaml` on any backend.
+//!
+//! Each puzzle becomes one row per given `(puzzle, row, col, value)`, numbered after the
+//! largest puzzle already in the table, so importing twice appends instead of colliding. The
+//! whole file is parsed before anything is written, and every row goes in through one
+//! transaction: a bad line or a failed load leaves the table as it was.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+
+use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver, LoadTarget};
+use crate::config::TableRef;
+use crate::dialect::sudoku_sql;
+use crate::execute::first_int;
+use crate::transform::sudoku::Grid;
+use crate::value::Value;
+
+/// Puzzles loaded per `load_rows` call: bounds memory on the 49,158-puzzle sets.
+const PUZZLES_PER_BATCH: usize = 5_000;
+const COLUMNS: [&str; 4] = ["puzzle", "row", "col", "value"];
+
+/// What an import did, for the one-line summary.
+pub struct Imported {
+    pub puzzles: usize,
+    pub rows: u64,
+    pub first_id: i64,
+    pub created: bool,
+}
+
+/// Read every puzzle of `path`; `#` lines and blank lines are skipped.
+pub fn read_puzzles(path: &Path) -> anyhow::Result<Vec<Grid>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut grids = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        match Grid::parse(line) {
+            Ok(grid) => grids.push(grid),
+            Err(e) => bail!(
+                "cannot import {} line {}: {e}; nothing was written",
+                path.display(),
+                i + 1
+            ),
+        }
+    }
+    Ok(grids)
+}
+
+pub fn run(
+    path: &Path,
+    connection: Option<&str>,
+    table: &str,
+    options: &ConnectOptions,
+) -> anyhow::Result<Imported> {
+    let grids = read_puzzles(path)?;
+    let table = TableRef::parse(table).map_err(crate::Error::Usage)?;
+    let spec = ConnectionSpec::parse(connection)?;
+    if let Driver::Sqlite { path: db } = &spec.driver {
+        if !db.exists() {
+            // An empty file is an empty SQLite database: a scratch file needs no other setup.
+            std::fs::File::create(db)
+                .with_context(|| format!("cannot create SQLite file {}", db.display()))?;
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        eprintln!("connecting to {}", spec.display());
+        let mut backend = backend::connect(&spec, options).await?;
+        let started = Instant::now();
+        let done = import(backend.as_mut(), &table, &grids).await?;
+        eprintln!(
+            "imported {} puzzles (ids {}..{}), {} givens rows into {table}{} in {:.2} s",
+            done.puzzles,
+            done.first_id,
+            done.first_id + done.puzzles as i64 - 1,
+            done.rows,
+            if done.created { " (created)" } else { "" },
+            started.elapsed().as_secs_f64()
+        );
+        Ok(done)
+    })
+}
+
+async fn import(
+    backend: &mut dyn Backend,
+    table: &TableRef,
+    grids: &[Grid],
+) -> anyhow::Result<Imported> {
+    let dialect = backend.dialect();
+    let exists = first_int(&backend.query(&dialect.table_exists(table)).await?) > 0;
+    let first_id = match exists {
+        true => {
+            first_int(
+                &backend
+                    .query(&sudoku_sql::max_puzzle(dialect, table))
+                    .await?,
+            ) as i64
+                + 1
+        }
+        false => 1,
+    };
+    let create = sudoku_sql::create_givens_table(dialect, table);
+    let tx_ddl = dialect.transactional_ddl();
+    if !exists && !tx_ddl {
+        backend.execute(&create).await?;
+    }
+    backend.execute(&dialect.begin()).await?;
+    let result = async {
+        if !exists && tx_ddl {
+            backend.execute(&create).await?;
+        }
+        let target = LoadTarget {
+            table: table.clone(),
+            columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
+        };
+        let mut rows_loaded = 0;
+        for (batch_no, batch) in grids.chunks(PUZZLES_PER_BATCH).enumerate() {
+            let first = first_id + (batch_no * PUZZLES_PER_BATCH) as i64;
+            let rows = givens_rows(first, batch);
+            rows_loaded += backend.load_rows(&target, &rows).await?;
+        }
+        backend.execute(&dialect.commit()).await?;
+        Ok::<u64, crate::Error>(rows_loaded)
+    }
+    .await;
+    match result {
+        Ok(rows) => Ok(Imported {
+            puzzles: grids.len(),
+            rows,
+            first_id,
+            created: !exists,
+        }),
+        Err(err) => {
+            let mut undo = match backend.execute(&dialect.rollback()).await {
+                Ok(_) => "rolled back: nothing was written".to_string(),
+                Err(e) => format!("the ROLLBACK failed too: {e}"),
+            };
+            if !exists && !tx_ddl {
+                if let Err(e) = backend.execute(&dialect.drop_table(table)).await {
+                    undo.push_str(&format!(
+                        "; the new table {table} could not be dropped: {e}"
+                    ));
+                }
+            }
+            Err(anyhow::Error::new(err)
+                .context(format!("importing into {table} failed and was {undo}")))
+        }
+    }
+}
+
+/// One `(puzzle, row, col, value)` row per given, puzzles numbered from `first`.
+pub fn givens_rows(first: i64, grids: &[Grid]) -> Vec<Vec<Value>> {
+    let mut rows = Vec::new();
+    for (n, grid) in grids.iter().enumerate() {
+        let side = grid.side();
+        for (i, &v) in grid.cells().iter().enumerate() {
+            if v != 0 {
+                rows.push(vec![
+                    Value::Int(first + n as i64),
+                    Value::Int((i / side + 1) as i64),
+                    Value::Int((i % side + 1) as i64),
+                    Value::Int(i64::from(v)),
+                ]);
+            }
+        }
+    }
+    rows
+}

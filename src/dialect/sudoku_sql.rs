@@ -1,0 +1,346 @@
+//! SQL text for `sudoku_solve: { engine: sql }`: the string-backtracking recursive CTE of the
+//! classic articles (the SQLite documentation's WITH-clause example and its T-SQL
+//! translations), generated for each dialect and wrapped in one `INSERT … SELECT` that
+//! pivots the answers into the wide grid. Also the givens table that `sudoku --import` fills.
+//!
+//! It lives beside the dialects, not in them, because it is one query with four spellings:
+//! the differences (string concatenation, substring, position, integer division, ordered
+//! string aggregation, recursion syntax) are small and read best side by side here.
+//!
+//! The query checks the givens the way the Rust transform does (out of range, two values for
+//! one cell, a repeated digit in a unit: such puzzles never reach the search, which would
+//! otherwise happily extend an invalid grid), then enumerates **every** solution and keeps the
+//! puzzles that have exactly one. A 9×9 puzzle with fewer than 17 givens never has a unique
+//! solution (McGuire, Tugemann, Civario 2012), so it is left out before the search instead
+//! of being enumerated.
+
+use super::{Dialect, EntityColumn, TableShape};
+use crate::config::{Job, TableRef};
+use crate::error::{Error, Result};
+
+/// Cell symbols: `1`-`9`, then `A`.. for 10..25 (as [`crate::transform::sudoku::symbol`]).
+const SYMBOLS: &str = "123456789ABCDEFGHIJKLMNOP";
+
+/// The four spellings of the query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flavor {
+    Sqlite,
+    Postgres,
+    MariaDb,
+    TSql,
+}
+
+impl Flavor {
+    fn of(dialect: &dyn Dialect) -> Result<Flavor> {
+        match dialect.name() {
+            "sqlite" => Ok(Flavor::Sqlite),
+            "postgres" => Ok(Flavor::Postgres),
+            "mariadb" => Ok(Flavor::MariaDb),
+            "mssql" => Ok(Flavor::TSql),
+            other => Err(Error::Usage(format!(
+                "sudoku_solve engine: sql has no recursive-CTE solver for the {other} dialect"
+            ))),
+        }
+    }
+
+    fn concat(self, parts: &[&str]) -> String {
+        match self {
+            Flavor::Sqlite | Flavor::Postgres => parts.join(" || "),
+            Flavor::MariaDb | Flavor::TSql => format!("CONCAT({})", parts.join(", ")),
+        }
+    }
+
+    fn substr(self, s: &str, pos: &str, len: &str) -> String {
+        match self {
+            Flavor::Sqlite | Flavor::Postgres => format!("substr({s}, {pos}, {len})"),
+            Flavor::MariaDb | Flavor::TSql => format!("SUBSTRING({s}, {pos}, {len})"),
+        }
+    }
+
+    /// 1-based position of `needle` in `hay`, 0 when absent.
+    fn position(self, needle: &str, hay: &str) -> String {
+        match self {
+            Flavor::Sqlite => format!("instr({hay}, {needle})"),
+            Flavor::Postgres => format!("strpos({hay}, {needle})"),
+            Flavor::MariaDb => format!("INSTR({hay}, {needle})"),
+            Flavor::TSql => format!("CHARINDEX({needle}, {hay})"),
+        }
+    }
+
+    /// Integer division (MariaDB's `/` gives a decimal).
+    fn div(self, a: &str, b: usize) -> String {
+        match self {
+            Flavor::MariaDb => format!("({a}) DIV {b}"),
+            _ => format!("({a}) / {b}"),
+        }
+    }
+
+    fn int(self, expr: &str) -> String {
+        match self {
+            Flavor::MariaDb => format!("CAST({expr} AS SIGNED)"),
+            _ => format!("CAST({expr} AS INTEGER)"),
+        }
+    }
+
+    /// The ordered concatenation of `expr` over a group.
+    fn string_agg(self, expr: &str, order: &str) -> String {
+        match self {
+            Flavor::Sqlite => format!("group_concat({expr}, '' ORDER BY {order})"),
+            Flavor::Postgres => format!("string_agg({expr}, '' ORDER BY {order})"),
+            Flavor::MariaDb => format!("GROUP_CONCAT({expr} ORDER BY {order} SEPARATOR '')"),
+            Flavor::TSql => format!("STRING_AGG({expr}, '') WITHIN GROUP (ORDER BY {order})"),
+        }
+    }
+
+    /// The recursive column's type must be the same in both members on SQL Server.
+    fn grid_text(self, expr: &str, cells: usize) -> String {
+        match self {
+            Flavor::TSql => format!("CONVERT(VARCHAR({cells}), {expr})"),
+            _ => expr.to_string(),
+        }
+    }
+
+    /// The numbers 1..=n as a table `alias(k)`: a CTE, or inline on SQL Server, whose
+    /// recursive members are safest written like the published T-SQL solver.
+    fn numbers(self, n: usize, alias: &str) -> String {
+        match self {
+            Flavor::TSql => {
+                let rows: Vec<String> = (1..=n).map(|k| format!("({k})")).collect();
+                format!("(VALUES {}) AS {alias}(k)", rows.join(", "))
+            }
+            _ => format!("sdk_k {alias}"),
+        }
+    }
+}
+
+/// The `INSERT … SELECT` that solves every puzzle of `job`'s source and writes the uniquely
+/// solved ones, one row per grid row, into `shape` (entity `(puzzle, row)`, columns `1..n`).
+pub fn solve_into(
+    dialect: &dyn Dialect,
+    job: &Job,
+    shape: &TableShape,
+    box_size: usize,
+) -> Result<String> {
+    let f = Flavor::of(dialect)?;
+    if job.entity.len() != 2 || shape.columns.len() != box_size * box_size {
+        return Err(Error::Usage(format!(
+            "sudoku_solve engine: sql needs entity [puzzle, row] and {} columns",
+            box_size * box_size
+        )));
+    }
+    let ctes = [
+        numbers_cte(f, box_size * box_size),
+        givens_cte(f, dialect, job),
+        invalid_cte(f, box_size),
+        start_cte(f, box_size),
+        search_cte(f, box_size),
+        "sdk_solved(p, s) AS (\n  SELECT p, MIN(s) FROM sdk_search WHERE ind = 0\n  GROUP BY p HAVING COUNT(*) = 1\n)".to_string(),
+    ];
+    let ctes: Vec<String> = ctes.into_iter().filter(|c| !c.is_empty()).collect();
+    let insert = format!(
+        "INSERT INTO {} ({})",
+        shape.table,
+        dialect.insert_columns(shape)
+    );
+    let select = pivot_select(f, box_size);
+    // One recursion level per blank: a 9×9 search (at least 17 givens) stays within SQL
+    // Server's default limit of 100 levels; larger grids need the limit lifted.
+    let option = if box_size > 3 {
+        "\nOPTION (MAXRECURSION 0)"
+    } else {
+        ""
+    };
+    Ok(match f {
+        Flavor::TSql => format!("WITH {}\n{insert}\n{select}{option}", ctes.join(",\n")),
+        _ => format!("{insert}\nWITH RECURSIVE {}\n{select}", ctes.join(",\n")),
+    })
+}
+
+fn numbers_cte(f: Flavor, n: usize) -> String {
+    if f == Flavor::TSql {
+        return String::new();
+    }
+    let selects: Vec<String> = (1..=n).map(|k| format!("SELECT {k}")).collect();
+    format!("sdk_k(k) AS ({})", selects.join(" UNION ALL "))
+}
+
+/// The job's key–value rows as `(p, r, c, v)`: puzzle, row, column, digit.
+fn givens_cte(f: Flavor, dialect: &dyn Dialect, job: &Job) -> String {
+    format!(
+        "sdk_givens(p, r, c, v) AS (\n  SELECT {} AS p, {} AS r, {} AS c, {} AS v\n  {}\n)",
+        job.entity[0].expr,
+        f.int(&job.entity[1].expr),
+        f.int(&job.attribute),
+        f.int(&job.value),
+        dialect.source_from(job).replace('\n', "\n  ")
+    )
+}
+
+/// Puzzles whose givens break a rule: never searched, never written.
+fn invalid_cte(f: Flavor, b: usize) -> String {
+    let n = b * b;
+    let cell = format!("(r - 1) * {n} + c");
+    let from = "FROM sdk_givens WHERE v IS NOT NULL";
+    format!(
+        "sdk_invalid(p) AS (\n  \
+         SELECT p {from} AND (r < 1 OR r > {n} OR c < 1 OR c > {n} OR v < 1 OR v > {n})\n  \
+         UNION SELECT p {from} GROUP BY p, r, c HAVING MIN(v) <> MAX(v)\n  \
+         UNION SELECT p {from} GROUP BY p, r, v HAVING COUNT(DISTINCT c) > 1\n  \
+         UNION SELECT p {from} GROUP BY p, c, v HAVING COUNT(DISTINCT r) > 1\n  \
+         UNION SELECT p {from} GROUP BY p, {}, {}, v HAVING COUNT(DISTINCT {cell}) > 1\n)",
+        f.div("r - 1", b),
+        f.div("c - 1", b),
+    )
+}
+
+/// One row per valid puzzle: its grid as an n²-character string, `.` for a blank.
+fn start_cte(f: Flavor, b: usize) -> String {
+    let n = b * b;
+    let symbol = f.substr(&format!("'{}'", &SYMBOLS[..n]), "g.v", "1");
+    // Fewer than 17 givens: never a unique 9×9 solution, and the search would enumerate them all.
+    let least = if b == 3 { 17 } else { 1 };
+    format!(
+        "sdk_start(p, s) AS (\n  SELECT q.p, {}\n  \
+         FROM (SELECT p FROM sdk_givens WHERE v IS NOT NULL GROUP BY p\n        \
+         HAVING COUNT(DISTINCT (r - 1) * {n} + c) >= {least}\n          \
+         AND p NOT IN (SELECT p FROM sdk_invalid)) q\n  \
+         CROSS JOIN (SELECT (rr.k - 1) * {n} + cc.k AS i, rr.k AS r, cc.k AS c\n              \
+         FROM {} CROSS JOIN {}) cell\n  \
+         LEFT JOIN (SELECT p, r, c, MAX(v) AS v FROM sdk_givens WHERE v IS NOT NULL GROUP BY p, r, c) g\n    \
+         ON g.p = q.p AND g.r = cell.r AND g.c = cell.c\n  GROUP BY q.p\n)",
+        f.grid_text(&f.string_agg(&format!("COALESCE({symbol}, '.')"), "cell.i"), n * n),
+        f.numbers(n, "rr"),
+        f.numbers(n, "cc"),
+    )
+}
+
+/// The search: fill the first blank with every digit that its row, column and box do not
+/// already hold; a row with no blank left (`ind = 0`) is a solution.
+fn search_cte(f: Flavor, b: usize) -> String {
+    let n = b * b;
+    let cells = n * n;
+    let (i, blank) = ("(x.ind - 1)", "x.ind - 1");
+    let next = f.grid_text(
+        &f.concat(&[
+            &f.substr("x.s", "1", "x.ind - 1"),
+            "d.z",
+            &f.substr("x.s", "x.ind + 1", &cells.to_string()),
+        ]),
+        cells,
+    );
+    let row_cell = format!("{} * {n} + lp.k", f.div(blank, n));
+    let col_cell = format!("{i} % {n} + (lp.k - 1) * {n} + 1");
+    let box_cell = format!(
+        "{} * {} + {} * {b} + {} * {n} + (lp.k - 1) % {b} + 1",
+        f.div(&f.div(blank, n), b),
+        b * n,
+        f.div(&format!("{i} % {n}"), b),
+        f.div("lp.k - 1", b),
+    );
+    let taken = |pos: &str| format!("d.z = {}", f.substr("x.s", pos, "1"));
+    format!(
+        "sdk_search(p, s, ind) AS (\n  SELECT p, s, {} FROM sdk_start\n  UNION ALL\n  \
+         SELECT x.p, {next}, {}\n  FROM sdk_search x\n  \
+         JOIN (SELECT {} AS z FROM {}) d ON NOT EXISTS (\n    SELECT 1 FROM {}\n    \
+         WHERE {}\n       OR {}\n       OR {})\n  WHERE x.ind > 0\n)",
+        f.position("'.'", "s"),
+        f.position("'.'", &next),
+        f.substr(&format!("'{}'", &SYMBOLS[..n]), "dk.k", "1"),
+        f.numbers(n, "dk"),
+        f.numbers(n, "lp"),
+        taken(&row_cell),
+        taken(&col_cell),
+        taken(&box_cell),
+    )
+}
+
+/// The pivot: one row per solved puzzle and grid row, one column per grid column.
+fn pivot_select(f: Flavor, b: usize) -> String {
+    let n = b * b;
+    let symbols = format!("'{}'", &SYMBOLS[..n]);
+    let mut select = vec!["sv.p".to_string(), "rw.k".to_string()];
+    select.extend((1..=n).map(|c| {
+        let cell = f.substr("sv.s", &format!("(rw.k - 1) * {n} + {c}"), "1");
+        f.position(&cell, &symbols)
+    }));
+    format!(
+        "SELECT {}\nFROM sdk_solved sv CROSS JOIN {}",
+        select.join(",\n  "),
+        f.numbers(n, "rw")
+    )
+}
+
+/// The number of distinct puzzles in the job's source, for the report.
+pub fn count_puzzles(dialect: &dyn Dialect, job: &Job) -> String {
+    format!(
+        "SELECT COUNT(DISTINCT {}) {}",
+        job.entity[0].expr,
+        dialect.source_from(job)
+    )
+}
+
+/// The givens table `sudoku --import` creates when it is missing.
+pub fn create_givens_table(dialect: &dyn Dialect, table: &TableRef) -> String {
+    let int = match dialect.name() {
+        "mssql" => "INT",
+        _ => "INTEGER",
+    };
+    let column = |name: &str| EntityColumn {
+        name: name.to_string(),
+        sql_type: Some(format!("{int} NOT NULL")),
+    };
+    dialect.create_table(&TableShape {
+        table: table.clone(),
+        entity: vec![
+            column("puzzle"),
+            column("row"),
+            column("col"),
+            column("value"),
+        ],
+        columns: Vec::new(),
+        column_type: int.to_string(),
+    })
+}
+
+/// The largest puzzle number already in the givens table (NULL when empty).
+pub fn max_puzzle(dialect: &dyn Dialect, table: &TableRef) -> String {
+    format!("SELECT MAX({}) FROM {table}", dialect.quote_ident("puzzle"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::{MsSql, Sqlite};
+
+    #[test]
+    fn box_formula_visits_the_box_of_the_cell() {
+        // The box expression, evaluated in Rust for every cell and lp, must name exactly
+        // the nine cells of the cell's box.
+        for idx in 0..81usize {
+            let (r, c) = (idx / 9, idx % 9);
+            let mut cells: Vec<usize> = (1..=9usize)
+                .map(|lp| (idx / 9) / 3 * 27 + (idx % 9) / 3 * 3 + (lp - 1) / 3 * 9 + (lp - 1) % 3)
+                .collect();
+            cells.sort_unstable();
+            let want: Vec<usize> = (0..81)
+                .filter(|k| k / 9 / 3 == r / 3 && k % 9 / 3 == c / 3)
+                .collect();
+            assert_eq!(cells, want, "cell {idx}");
+        }
+    }
+
+    #[test]
+    fn flavors_spell_the_differences() {
+        assert_eq!(Flavor::of(&Sqlite).expect("sqlite").div("x", 3), "(x) / 3");
+        assert_eq!(Flavor::MariaDb.div("x", 3), "(x) DIV 3");
+        assert_eq!(
+            Flavor::of(&MsSql).expect("mssql").position("'.'", "s"),
+            "CHARINDEX('.', s)"
+        );
+        let table = TableRef::parse("SUDOKU_GIVENS").expect("name");
+        assert_eq!(
+            create_givens_table(&MsSql, &table),
+            "CREATE TABLE SUDOKU_GIVENS (\n  [puzzle] INT NOT NULL,\n  [row] INT NOT NULL,\n  [col] INT NOT NULL,\n  [value] INT NOT NULL\n)"
+        );
+    }
+}

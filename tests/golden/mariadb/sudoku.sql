@@ -1,0 +1,75 @@
+-- eavpivot dry run: job sudoku on mariadb (golden test, no connection)
+-- auto: transforms run in the streaming path
+-- attribute -> column:
+--   1 -> 1 (SUDOKU_GRID)
+--   2 -> 2 (SUDOKU_GRID)
+--   3 -> 3 (SUDOKU_GRID)
+--   4 -> 4 (SUDOKU_GRID)
+--   5 -> 5 (SUDOKU_GRID)
+--   6 -> 6 (SUDOKU_GRID)
+--   7 -> 7 (SUDOKU_GRID)
+--   8 -> 8 (SUDOKU_GRID)
+--   9 -> 9 (SUDOKU_GRID)
+
+-- read-only, ran during the dry run:
+SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values
+FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING utf8mb4) AS BINARY) AS a, value AS v
+  FROM SUDOKU_GIVENS) s
+GROUP BY s.a;
+
+-- read-only, ran during the dry run:
+SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING utf8mb4) AS BINARY) AS a, value AS v
+  FROM SUDOKU_GIVENS) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
+SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F47524944' USING utf8mb4);
+
+-- read-only, ran during the dry run:
+SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F475249445F5F6561767069766F745F6E6577' USING utf8mb4);
+
+-- read-only, ran during the dry run:
+SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4);
+
+-- read-only, ran during the dry run:
+SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F475249445F7374617475735F5F6561767069766F745F6E6577' USING utf8mb4);
+
+CREATE TABLE SUDOKU_GRID__eavpivot_new (
+  `puzzle` BIGINT,
+  `row` BIGINT,
+  `1` INTEGER,
+  `2` INTEGER,
+  `3` INTEGER,
+  `4` INTEGER,
+  `5` INTEGER,
+  `6` INTEGER,
+  `7` INTEGER,
+  `8` INTEGER,
+  `9` INTEGER
+);
+
+CREATE TABLE SUDOKU_GRID_status__eavpivot_new (
+  `puzzle` LONGTEXT,
+  `status` LONGTEXT,
+  `solutions` BIGINT,
+  `search_nodes` BIGINT,
+  `givens` BIGINT,
+  `detail` LONGTEXT
+);
+
+START TRANSACTION;
+
+-- stream: read key-value rows in entity order, pivot in eavpivot
+SELECT s.e0, s.e1, s.a, s.v FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING utf8mb4) AS BINARY) AS a, value AS v
+  FROM SUDOKU_GIVENS) s ORDER BY s.e0, s.e1;
+
+-- stream: wide rows loaded in batches, statement shape for one row
+INSERT INTO SUDOKU_GRID__eavpivot_new (`puzzle`, `row`, `1`, `2`, `3`, `4`, `5`, `6`, `7`, `8`, `9`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- verify: rows and non-null cells written (must match the source)
+SELECT COUNT(*), COUNT(`1`), COUNT(`2`), COUNT(`3`), COUNT(`4`), COUNT(`5`), COUNT(`6`), COUNT(`7`), COUNT(`8`), COUNT(`9`) FROM SUDOKU_GRID__eavpivot_new;
+
+COMMIT;
+
+RENAME TABLE SUDOKU_GRID__eavpivot_new TO SUDOKU_GRID;
+
+RENAME TABLE SUDOKU_GRID_status__eavpivot_new TO SUDOKU_GRID_status;

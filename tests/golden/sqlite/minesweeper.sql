@@ -1,0 +1,54 @@
+-- eavpivot dry run: job minesweeper on sqlite (golden test, no connection)
+-- auto: transforms run in the streaming path
+-- attribute -> column:
+--   1 -> 1 (MINESWEEPER_VIEW)
+--   2 -> 2 (MINESWEEPER_VIEW)
+--   3 -> 3 (MINESWEEPER_VIEW)
+--   4 -> 4 (MINESWEEPER_VIEW)
+--   5 -> 5 (MINESWEEPER_VIEW)
+--   6 -> 6 (MINESWEEPER_VIEW)
+--   7 -> 7 (MINESWEEPER_VIEW)
+--   8 -> 8 (MINESWEEPER_VIEW)
+--   9 -> 9 (MINESWEEPER_VIEW)
+--   10 -> 10 (MINESWEEPER_VIEW)
+
+-- read-only, ran during the dry run:
+SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values
+FROM (SELECT y AS e0, x AS a, state AS v
+  FROM MINESWEEPER_BOARD) s
+GROUP BY s.a;
+
+-- read-only, ran during the dry run:
+SELECT s.e0 FROM (SELECT y AS e0, x AS a, state AS v
+  FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
+SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'MINESWEEPER_VIEW' COLLATE NOCASE;
+
+BEGIN;
+
+CREATE TABLE MINESWEEPER_VIEW (
+  "y" INTEGER,
+  "1" VARCHAR(1),
+  "2" VARCHAR(1),
+  "3" VARCHAR(1),
+  "4" VARCHAR(1),
+  "5" VARCHAR(1),
+  "6" VARCHAR(1),
+  "7" VARCHAR(1),
+  "8" VARCHAR(1),
+  "9" VARCHAR(1),
+  "10" VARCHAR(1)
+);
+
+-- stream: read key-value rows in entity order, pivot in eavpivot
+SELECT s.e0, s.a, s.v FROM (SELECT y AS e0, x AS a, state AS v
+  FROM MINESWEEPER_BOARD) s ORDER BY s.e0;
+
+-- stream: wide rows loaded in batches, statement shape for one row
+INSERT INTO MINESWEEPER_VIEW ("y", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- verify: rows and non-null cells written (must match the source)
+SELECT COUNT(*), COUNT("1"), COUNT("2"), COUNT("3"), COUNT("4"), COUNT("5"), COUNT("6"), COUNT("7"), COUNT("8"), COUNT("9"), COUNT("10") FROM MINESWEEPER_VIEW;
+
+COMMIT;
