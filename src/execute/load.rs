@@ -16,9 +16,9 @@ use crate::plan::{Plan, Strategy};
 use crate::transform::{SideTable, SideType, Transform};
 use crate::value::Value;
 
+use super::first_int;
 use super::session::Session;
 use super::stream::Pivoter;
-use super::first_int;
 
 const STAGING_SUFFIX: &str = "__eavpivot_new";
 const VERIFY_NOTE: &str = "verify: rows and non-null cells written (must match the source)";
@@ -91,6 +91,7 @@ impl Load {
         plan: &Plan,
         transforms: Vec<Box<dyn Transform>>,
     ) -> Result<LoadStats> {
+        let _interrupt = super::progress::InterruptGuard::arm();
         let dialect = session.backend.dialect();
         let tx_ddl = dialect.transactional_ddl();
         if !tx_ddl {
@@ -124,13 +125,21 @@ impl Load {
             }
         };
         let (rows, cells) = self
-            .verify(session, dialect, job, &before, verified_against_source, stream_expect)
+            .verify(
+                session,
+                dialect,
+                job,
+                &before,
+                verified_against_source,
+                stream_expect,
+            )
             .await?;
         stats.rows_written = rows;
         stats.cells_written = cells;
         if tx_ddl {
             self.swap_all(session, dialect).await?;
         }
+        super::progress::check_interrupt()?;
         session.change(&dialect.commit()).await?;
         self.began = false;
         if !tx_ddl {
@@ -152,7 +161,9 @@ impl Load {
         }
         for table in std::mem::take(&mut self.created_outside) {
             if let Err(e) = session.backend.execute(&dialect.drop_table(&table)).await {
-                said.push_str(&format!("; staging table {table} could not be dropped: {e}"));
+                said.push_str(&format!(
+                    "; staging table {table} could not be dropped: {e}"
+                ));
             }
         }
         said
@@ -170,7 +181,9 @@ impl Load {
                 session.change(&dialect.drop_table(&out.build)).await?;
             }
             if !out.append {
-                session.change(&dialect.create_table(&build_shape(out))).await?;
+                session
+                    .change(&dialect.create_table(&build_shape(out)))
+                    .await?;
                 if !in_transaction {
                     created.push(out.build.clone());
                 }
@@ -189,7 +202,10 @@ impl Load {
         for out in &self.targets {
             let counts = if out.append {
                 let rows = session
-                    .query_in_load(&dialect.count_table_cells(&out.shape), "append: counts before loading")
+                    .query_in_load(
+                        &dialect.count_table_cells(&out.shape),
+                        "append: counts before loading",
+                    )
                     .await?;
                 rows.map(|r| row_counts(&r)).unwrap_or_default()
             } else {
@@ -207,14 +223,25 @@ impl Load {
         job: &Job,
         plan: &Plan,
         transforms: Vec<Box<dyn Transform>>,
-    ) -> Result<(super::stream::StreamStats, Vec<SideTable>, Vec<serde_json::Value>)> {
+    ) -> Result<(
+        super::stream::StreamStats,
+        Vec<SideTable>,
+        Vec<serde_json::Value>,
+    )> {
         let shapes: Vec<TableShape> = self.targets.iter().map(build_shape).collect();
         let loads: Vec<LoadTarget> = shapes.iter().map(load_target).collect();
         let examples: Vec<String> = loads
             .iter()
             .map(|l| dialect.insert_values(&l.table, &l.columns, 1))
             .collect();
-        let mut pivoter = Pivoter::new(dialect, job.entity.len(), &shapes, job.pivot.aggregate, transforms);
+        let mut pivoter = Pivoter::new(
+            dialect,
+            job.entity.len(),
+            &shapes,
+            job.pivot.aggregate,
+            transforms,
+        )
+        .with_progress(super::progress::Progress::new(plan.source_rows, !session.dry_run));
         let loaded = session
             .stream(&dialect.ordered_rows(job), &examples, &mut pivoter, &loads)
             .await?;
@@ -227,7 +254,10 @@ impl Load {
         }
         let mut transforms = pivoter.take_transforms();
         let reports = transforms.iter().map(|t| t.report()).collect();
-        let sides = transforms.iter_mut().flat_map(|t| t.side_tables()).collect();
+        let sides = transforms
+            .iter_mut()
+            .flat_map(|t| t.side_tables())
+            .collect();
         let _ = plan;
         Ok((stats, sides, reports))
     }
@@ -256,7 +286,10 @@ impl Load {
         // what the stream produced (which then checks the load lost nothing).
         let (expected_rows, expected_cells) = if against_source {
             let rows = session
-                .query_in_load(&dialect.count_entities(job), "verify: distinct entities in the source")
+                .query_in_load(
+                    &dialect.count_entities(job),
+                    "verify: distinct entities in the source",
+                )
                 .await?;
             let cells = session
                 .query_in_load(
@@ -274,13 +307,22 @@ impl Load {
                         Value::Bytes(b) => String::from_utf8(b.clone()).ok()?,
                         v => v.as_text()?,
                     };
-                    Some((dialect.decode_attribute_key(name), r.get(1)?.as_i64()? as u64))
+                    Some((
+                        dialect.decode_attribute_key(name),
+                        r.get(1)?.as_i64()? as u64,
+                    ))
                 })
                 .collect();
             let expect: Vec<Vec<u64>> = self
                 .targets
                 .iter()
-                .map(|o| o.shape.columns.iter().map(|c| per_attr.get(&c.attribute).copied().unwrap_or(0)).collect())
+                .map(|o| {
+                    o.shape
+                        .columns
+                        .iter()
+                        .map(|c| per_attr.get(&c.attribute).copied().unwrap_or(0))
+                        .collect()
+                })
                 .collect();
             (first_int(&rows), expect)
         } else {
@@ -405,7 +447,11 @@ fn side_shape(dialect: &dyn Dialect, side: &SideTable) -> TableShape {
 
 fn row_counts(rows: &[Vec<Value>]) -> Vec<u64> {
     rows.first()
-        .map(|r| r.iter().map(|v| v.as_i64().unwrap_or(0).max(0) as u64).collect())
+        .map(|r| {
+            r.iter()
+                .map(|v| v.as_i64().unwrap_or(0).max(0) as u64)
+                .collect()
+        })
         .unwrap_or_default()
 }
 

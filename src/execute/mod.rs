@@ -6,6 +6,7 @@
 //! half-built target, and the source is only ever read.
 
 mod load;
+pub mod progress;
 pub mod session;
 mod sql_engine;
 pub mod stream;

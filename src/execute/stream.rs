@@ -2,9 +2,15 @@
 //!
 //! One hash lookup per row (attribute → column) instead of one CASE per column per row, and
 //! memory bounded by one entity's row plus one load batch, whatever the source size.
+//!
+//! The per-row path is kept allocation-free beyond what the backend hands over: the attribute
+//! is looked up by `&str` in a map with a cheap non-cryptographic hash (its keys come from the
+//! plan, not from an adversary), the entity key is moved, not cloned, and compared only
+//! against the current entity; the value is moved into its cell.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::backend::RowPipeline;
 use crate::config::Aggregate;
@@ -13,14 +19,65 @@ use crate::error::{Error, Result};
 use crate::transform::{KvRow, Transform};
 use crate::value::Value;
 
+use super::progress::{self, Progress};
+
 /// Conflicting pairs listed in an `aggregate: error` message.
 const CONFLICT_SAMPLES: usize = 10;
+/// Source rows between interrupt checks and progress updates (a power of two minus one).
+const CHECK_EVERY: u64 = 4_095;
+
+/// FxHash (rustc's): a multiply-rotate per word. Attribute names are short and few, and a
+/// lookup per source row is the pivot's only per-row cost besides moving the value, so SipHash
+/// would be a measurable share of it.
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl FxHasher {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // The length first, so trailing NULs (zero words) still change the hash.
+        self.add(bytes.len() as u64);
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type ColumnIndex = HashMap<String, (usize, usize), BuildHasherDefault<FxHasher>>;
 
 pub struct Pivoter {
     dialect: &'static dyn Dialect,
     entity_width: usize,
     /// Attribute name → (table, column position within that table's row).
-    index: HashMap<String, (usize, usize)>,
+    index: ColumnIndex,
     widths: Vec<usize>,
     aggregate: Aggregate,
     transforms: Vec<Box<dyn Transform>>,
@@ -30,6 +87,7 @@ pub struct Pivoter {
     conflicted: Vec<Vec<bool>>,
     ready: Vec<Vec<Vec<Value>>>,
     ready_rows: usize,
+    progress: Progress,
     pub stats: StreamStats,
 }
 
@@ -54,7 +112,7 @@ impl Pivoter {
         aggregate: Aggregate,
         transforms: Vec<Box<dyn Transform>>,
     ) -> Pivoter {
-        let mut index = HashMap::new();
+        let mut index = ColumnIndex::default();
         for (t, shape) in tables.iter().enumerate() {
             for (c, col) in shape.columns.iter().enumerate() {
                 index.insert(col.attribute.clone(), (t, c));
@@ -77,7 +135,14 @@ impl Pivoter {
             transforms,
             current: None,
             ready_rows: 0,
+            progress: Progress::hidden(),
         }
+    }
+
+    /// Show `progress` (a bar over the expected source rows) while streaming.
+    pub fn with_progress(mut self, progress: Progress) -> Pivoter {
+        self.progress = progress;
+        self
     }
 
     /// The transforms, handed back after the stream for their reports and side tables.
@@ -121,43 +186,50 @@ impl Pivoter {
     }
 
     fn pivot(&mut self, row: KvRow) -> Result<()> {
-        if self.current.as_ref() != Some(&row.entity) {
+        let KvRow {
+            entity,
+            attribute,
+            value,
+        } = row;
+        if self.current.as_ref() != Some(&entity) {
             self.emit_current();
-            self.current = Some(row.entity.clone());
+            self.current = Some(entity);
             self.stats.entities += 1;
         }
-        let Some(&(t, c)) = self.index.get(&row.attribute) else {
+        let Some(&(t, c)) = self.index.get(attribute.as_str()) else {
             self.stats.dropped_rows += 1;
             return Ok(());
         };
-        if row.value.is_null() {
+        if value.is_null() {
             return Ok(());
         }
         let cell = &mut self.cells[t][c];
         if cell.is_null() {
-            *cell = row.value;
+            *cell = value;
             return Ok(());
         }
-        if *cell != row.value && !self.conflicted[t][c] {
+        if *cell != value && !self.conflicted[t][c] {
             self.conflicted[t][c] = true;
             self.stats.conflicts += 1;
             if self.stats.conflict_samples.len() < CONFLICT_SAMPLES {
-                let key: Vec<String> = row.entity.iter().map(Value::to_string).collect();
+                let key: Vec<String> = self
+                    .current
+                    .iter()
+                    .flatten()
+                    .map(Value::to_string)
+                    .collect();
                 self.stats.conflict_samples.push(format!(
-                    "({}) '{}': '{}' vs '{}'",
+                    "({}) '{attribute}': '{cell}' vs '{value}'",
                     key.join(", "),
-                    row.attribute,
-                    cell,
-                    row.value
                 ));
             }
         }
         let replace = match self.aggregate {
-            Aggregate::Max | Aggregate::Error => compare(&row.value, cell) == Ordering::Greater,
-            Aggregate::Min => compare(&row.value, cell) == Ordering::Less,
+            Aggregate::Max | Aggregate::Error => compare(&value, cell) == Ordering::Greater,
+            Aggregate::Min => compare(&value, cell) == Ordering::Less,
         };
         if replace {
-            *cell = row.value;
+            *cell = value;
         }
         Ok(())
     }
@@ -166,9 +238,16 @@ impl Pivoter {
         let Some(entity) = self.current.take() else {
             return;
         };
-        for t in 0..self.widths.len() {
+        let tables = self.widths.len();
+        let mut entity = Some(entity);
+        for t in 0..tables {
             let mut wide = Vec::with_capacity(self.entity_width + self.widths[t]);
-            wide.extend(entity.iter().cloned());
+            // The last table takes the key itself; earlier ones (with `split`) a copy.
+            match (t + 1 == tables, entity.as_ref()) {
+                (true, _) => wide.extend(entity.take().into_iter().flatten()),
+                (false, Some(key)) => wide.extend(key.iter().cloned()),
+                (false, None) => {}
+            }
             for (c, cell) in self.cells[t].iter_mut().enumerate() {
                 if !cell.is_null() {
                     self.stats.cells[t][c] += 1;
@@ -195,6 +274,10 @@ fn compare(a: &Value, b: &Value) -> Ordering {
 
 impl RowPipeline for Pivoter {
     fn push(&mut self, row: Vec<Value>) -> Result<()> {
+        if self.stats.source_rows & CHECK_EVERY == 0 {
+            progress::check_interrupt()?;
+            self.progress.set_position(self.stats.source_rows);
+        }
         self.stats.source_rows += 1;
         let row = self.decode(row)?;
         self.feed(0, row)
@@ -209,6 +292,8 @@ impl RowPipeline for Pivoter {
             }
         }
         self.emit_current();
+        self.progress.set_position(self.stats.source_rows);
+        self.progress.finish();
         if self.aggregate == Aggregate::Error && self.stats.conflicts > 0 {
             return Err(conflict_error(
                 self.stats.conflicts,
@@ -235,4 +320,152 @@ pub fn conflict_error(count: u64, samples: &[String]) -> Error {
         samples.len(),
         samples.join("; ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TableRef;
+    use crate::dialect::{EntityColumn, PivotColumn, Sqlite};
+
+    fn shape(table: &str, attributes: &[&str]) -> TableShape {
+        TableShape {
+            table: TableRef::parse(table).expect("table name"),
+            entity: vec![EntityColumn {
+                name: "id".into(),
+                sql_type: None,
+            }],
+            columns: attributes
+                .iter()
+                .map(|a| PivotColumn {
+                    attribute: a.to_string(),
+                    column: a.to_string(),
+                })
+                .collect(),
+            column_type: "TEXT".into(),
+        }
+    }
+
+    fn text(s: &str) -> Value {
+        Value::Text(s.into())
+    }
+
+    fn run(pivoter: &mut Pivoter, rows: &[(i64, &str, Option<&str>)]) -> Result<()> {
+        for &(id, a, v) in rows {
+            pivoter.push(vec![Value::Int(id), text(a), v.map_or(Value::Null, text)])?;
+        }
+        pivoter.finish()
+    }
+
+    fn pivoter(tables: &[TableShape], aggregate: Aggregate) -> Pivoter {
+        Pivoter::new(&Sqlite, 1, tables, aggregate, Vec::new())
+    }
+
+    #[test]
+    fn one_wide_row_per_entity_in_column_order() {
+        let mut p = pivoter(&[shape("w", &["a", "b", "c"])], Aggregate::Max);
+        let rows = [
+            (1, "c", Some("1c")),
+            (1, "a", Some("1a")),
+            (2, "b", Some("2b")),
+            (2, "zz", Some("dropped")),
+            (3, "a", None),
+        ];
+        run(&mut p, &rows).expect("pivot");
+        assert_eq!(p.ready_rows(), 3);
+        let ready = p.take_ready();
+        assert_eq!(
+            ready[0],
+            vec![
+                vec![Value::Int(1), text("1a"), Value::Null, text("1c")],
+                vec![Value::Int(2), Value::Null, text("2b"), Value::Null],
+                vec![Value::Int(3), Value::Null, Value::Null, Value::Null],
+            ]
+        );
+        assert_eq!(p.stats.source_rows, 5);
+        assert_eq!(p.stats.entities, 3);
+        assert_eq!(p.stats.cells, vec![vec![1, 1, 1]]);
+        assert_eq!(p.stats.dropped_rows, 1);
+        assert_eq!(p.ready_rows(), 0);
+    }
+
+    #[test]
+    fn split_tables_each_get_every_entity() {
+        let tables = [shape("w", &["a"]), shape("w_2", &["b"])];
+        let mut p = pivoter(&tables, Aggregate::Max);
+        run(&mut p, &[(1, "b", Some("x")), (2, "a", Some("y"))]).expect("pivot");
+        let ready = p.take_ready();
+        assert_eq!(
+            ready[0],
+            vec![
+                vec![Value::Int(1), Value::Null],
+                vec![Value::Int(2), text("y")]
+            ]
+        );
+        assert_eq!(
+            ready[1],
+            vec![
+                vec![Value::Int(1), text("x")],
+                vec![Value::Int(2), Value::Null]
+            ]
+        );
+        assert_eq!(p.stats.cells, vec![vec![1], vec![1]]);
+    }
+
+    #[test]
+    fn conflicts_keep_max_or_min_and_are_counted_once_per_pair() {
+        let rows = [
+            (1, "a", Some("b")),
+            (1, "a", Some("c")),
+            (1, "a", Some("a")),
+        ];
+        for (aggregate, kept) in [(Aggregate::Max, "c"), (Aggregate::Min, "a")] {
+            let mut p = pivoter(&[shape("w", &["a"])], aggregate);
+            run(&mut p, &rows).expect("pivot");
+            assert_eq!(p.take_ready()[0], vec![vec![Value::Int(1), text(kept)]]);
+            assert_eq!(p.stats.conflicts, 1);
+            assert_eq!(
+                p.stats.conflict_samples,
+                vec!["(1) 'a': 'b' vs 'c'".to_string()]
+            );
+        }
+        let mut p = pivoter(&[shape("w", &["a"])], Aggregate::Error);
+        let err = run(&mut p, &rows).expect_err("aggregate: error refuses");
+        assert!(
+            err.to_string().contains("1 entity/attribute pairs"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn numbers_compare_by_value_not_text() {
+        let mut p = pivoter(&[shape("w", &["n"])], Aggregate::Max);
+        p.push(vec![Value::Int(1), text("n"), Value::Int(9)])
+            .expect("push");
+        p.push(vec![Value::Int(1), text("n"), Value::Int(10)])
+            .expect("push");
+        p.finish().expect("finish");
+        assert_eq!(p.take_ready()[0], vec![vec![Value::Int(1), Value::Int(10)]]);
+    }
+
+    #[test]
+    fn wrong_row_shape_is_an_error() {
+        let mut p = pivoter(&[shape("w", &["a"])], Aggregate::Max);
+        let err = p
+            .push(vec![Value::Int(1), text("a")])
+            .expect_err("two columns");
+        assert!(err.to_string().contains("expected 3 columns"), "{err}");
+    }
+
+    #[test]
+    fn fx_hash_separates_similar_names() {
+        let hash = |s: &str| {
+            let mut h = FxHasher::default();
+            std::hash::Hash::hash(s, &mut h);
+            h.finish()
+        };
+        assert_ne!(hash("attr_0001"), hash("attr_0002"));
+        assert_ne!(hash("a"), hash("a\0"));
+        assert_ne!(hash(""), hash("\0"));
+    }
 }

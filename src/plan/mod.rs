@@ -61,6 +61,9 @@ pub struct Plan {
     pub empty_name_rows: u64,
     pub strategy: Strategy,
     pub strategy_reason: String,
+    /// Source rows discovery counted (all attributes, empty names included): the stream's
+    /// progress total and `auto`'s size estimate.
+    pub source_rows: u64,
 }
 
 impl Plan {
@@ -123,7 +126,8 @@ pub fn build_plan(
         ColumnType::Sql(ty) => ty.clone(),
     };
     let tables = split_tables(job, dialect, entity, columns, column_type)?;
-    let (strategy, strategy_reason) = choose_strategy(job, options, &tables);
+    let source_rows = discovery.attributes.iter().map(|d| d.rows).sum::<u64>() + discovery.empty_name_rows;
+    let (strategy, strategy_reason) = choose_strategy(job, dialect, options, &tables, source_rows);
     Ok(Plan {
         tables,
         excluded,
@@ -131,6 +135,7 @@ pub fn build_plan(
         empty_name_rows: discovery.empty_name_rows,
         strategy,
         strategy_reason,
+        source_rows,
     })
 }
 
@@ -204,32 +209,77 @@ fn split_tables(
         .collect())
 }
 
-fn choose_strategy(job: &Job, options: PlanOptions, tables: &[TableShape]) -> (Strategy, String) {
+/// `auto`: stream when the pushdown's `MAX(CASE)` would cost more than one ordered scan
+/// loaded in batches. The pushdown evaluates one CASE per column per source row, so its cost
+/// is rows × columns; the stream's is rows plus the load. Where the two cross depends on how
+/// fast the engine evaluates CASE and how fast it takes bulk rows, so the width threshold is
+/// per backend (measured in `benches/pivot`, see BENCHMARKS.md). Below [`SMALL_SOURCE_ROWS`]
+/// either is instant and the pushdown's single statement wins on round trips.
+fn choose_strategy(
+    job: &Job,
+    dialect: &dyn Dialect,
+    options: PlanOptions,
+    tables: &[TableShape],
+    source_rows: u64,
+) -> (Strategy, String) {
     let wanted = options.strategy.unwrap_or(job.strategy);
     let columns: usize = tables.iter().map(|t| t.columns.len()).sum();
-    let has_transforms = !job.transforms.is_empty();
+    let above = stream_above_columns(dialect.name());
+    let name = dialect.name();
     match wanted {
         StrategyName::Pushdown => (Strategy::Pushdown, "strategy: pushdown was asked for".into()),
         StrategyName::Stream => (Strategy::Stream, "strategy: stream was asked for".into()),
-        StrategyName::Auto if has_transforms => (
+        StrategyName::Auto if !job.transforms.is_empty() => (
             Strategy::Stream,
             "auto: transforms run in the streaming path".into(),
         ),
-        StrategyName::Auto if columns > STREAM_ABOVE_COLUMNS => (
-            Strategy::Stream,
+        StrategyName::Auto if source_rows < SMALL_SOURCE_ROWS => (
+            Strategy::Pushdown,
             format!(
-                "auto: {columns} columns > {STREAM_ABOVE_COLUMNS}; MAX(CASE) costs one comparison per column per row"
+                "auto: {source_rows} source rows < {SMALL_SOURCE_ROWS}; one statement in the database is quickest"
             ),
+        ),
+        StrategyName::Auto if columns > above => (
+            Strategy::Stream,
+            if above == 0 {
+                format!(
+                    "auto: on {name} the stream measured faster at every width (benches/pivot): one lookup per source row ({source_rows}) instead of {columns} CASE comparisons each, and no separate conflict scan"
+                )
+            } else {
+                format!(
+                    "auto: {columns} columns > {above} on {name}; MAX(CASE) would make ~{} comparisons over {source_rows} source rows, the stream one lookup per row",
+                    (source_rows as u128) * (columns as u128)
+                )
+            },
         ),
         StrategyName::Auto => (
             Strategy::Pushdown,
-            format!("auto: {columns} columns <= {STREAM_ABOVE_COLUMNS}; the database pivots in one statement"),
+            format!(
+                "auto: {columns} columns <= {above} on {name}; the database pivots {source_rows} source rows in one statement"
+            ),
         ),
     }
 }
 
-/// Above this many columns `auto` streams: the pushdown's per-row CASE cost grows with width.
+/// Above this many columns `auto` streams on a backend without a measured threshold of its
+/// own: the pushdown's per-row CASE cost grows with width.
 pub const STREAM_ABOVE_COLUMNS: usize = 32;
+
+/// Below this many source rows `auto` keeps the pushdown whatever the width: both take
+/// milliseconds and one statement has the fewest round trips (measured: 2,000 × 10 on SQLite,
+/// 0.06 s pushdown vs 0.11 s stream).
+pub const SMALL_SOURCE_ROWS: u64 = 10_000;
+
+/// The width above which `auto` streams on `dialect`. On SQLite, PostgreSQL and MariaDB the
+/// stream won at every measured width from 10 columns up (BENCHMARKS.md): besides its CASE
+/// per column per row the pushdown needs a separate conflict-count scan, which the stream
+/// does in passing. SQL Server is unmeasured and keeps the conservative default.
+pub fn stream_above_columns(dialect: &str) -> usize {
+    match dialect {
+        "sqlite" | "postgres" | "mariadb" => 0,
+        _ => STREAM_ABOVE_COLUMNS,
+    }
+}
 
 /// Decode discovery rows `(a, n_rows, n_values)` into a [`Discovery`].
 pub fn decode_discovery(

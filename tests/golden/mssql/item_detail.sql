@@ -1,5 +1,5 @@
 -- eavpivot dry run: job item_detail on mssql (golden test, no connection)
--- auto: 7 columns <= 32; the database pivots in one statement
+-- auto: 16 source rows < 10000; one statement in the database is quickest
 -- attribute -> column:
 --   Color -> Color (ITEM_WIDE)
 --   Material -> Material (ITEM_WIDE)

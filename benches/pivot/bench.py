@@ -1,0 +1,321 @@
+"""The pivot benchmark of issue 6: eavpivot (auto, pushdown, stream) against what users would
+write instead, on the same generated key-value data in SQLite, PostgreSQL and MariaDB.
+
+Run it through benches/pivot/run.sh, which builds the release binary and installs polars and
+DuckDB into target/bench-venv. Prints a table of medians and ratios and writes BENCHMARKS.md.
+
+Every method reads the same key-value table and writes a wide table back into the same
+database; times are wall-clock of the whole command (process start to exit), medians of
+--runs runs (one run for a cell whose first run took longer than --slow seconds).
+"""
+
+import argparse
+import os
+import platform
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / "target" / "release" / "eavpivot"
+WORK = ROOT / "target" / "bench-pivot"
+PG_URL = "postgres://root@127.0.0.1:5432/test"
+MY_URL = "mysql://root@127.0.0.1:3306/test"
+PSQL = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-U", "root", "-d", "test"]
+MARIADB = ["mariadb", "-h", "127.0.0.1", "-u", "root", "test"]
+
+SHAPES = [(100_000, 10), (10_000, 100), (1_000, 1_000)]
+SCALE = (100_000, 100)  # 10M rows
+ENGINES = ["sqlite", "postgres", "mariadb"]
+EAV_METHODS = ["auto", "pushdown", "stream"]
+
+
+def attr(a):
+    return f"attr_{a:04d}"
+
+
+def table(entities, attrs):
+    return f"kv_{entities}x{attrs}"
+
+
+def sh(cmd, stdin=None, check=True):
+    r = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed: {r.stderr.strip()[-600:]}")
+    return r
+
+
+# ---------------------------------------------------------------- data generation
+
+def gen_sql(engine, entities, attrs):
+    """SQL that creates kv_ExA with entities*attrs rows: value ~14 bytes, PK (entity, attr)."""
+    t, n = table(entities, attrs), entities * attrs
+    if engine == "sqlite":
+        return f"""DROP TABLE IF EXISTS {t};
+CREATE TABLE {t} (entity INTEGER NOT NULL, attr TEXT NOT NULL, val TEXT, PRIMARY KEY (entity, attr));
+WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {n - 1})
+INSERT INTO {t} SELECT i / {attrs}, printf('attr_%04d', i % {attrs}),
+  printf('v%04d_%09d', i % {attrs}, i / {attrs}) FROM n;
+"""
+    if engine == "postgres":
+        return f"""DROP TABLE IF EXISTS {t};
+CREATE TABLE {t} (entity BIGINT NOT NULL, attr TEXT NOT NULL, val TEXT);
+INSERT INTO {t} SELECT i / {attrs}, 'attr_' || lpad((i % {attrs})::text, 4, '0'),
+  'v' || lpad((i % {attrs})::text, 4, '0') || '_' || lpad((i / {attrs})::text, 9, '0')
+  FROM generate_series(0, {n - 1}) i;
+ALTER TABLE {t} ADD PRIMARY KEY (entity, attr);
+ANALYZE {t};
+"""
+    return f"""DROP TABLE IF EXISTS {t};
+CREATE TABLE {t} (entity BIGINT NOT NULL, attr VARCHAR(64) NOT NULL, val TEXT,
+  PRIMARY KEY (entity, attr)) ENGINE=InnoDB;
+INSERT INTO {t} SELECT seq DIV {attrs}, CONCAT('attr_', LPAD(seq MOD {attrs}, 4, '0')),
+  CONCAT('v', LPAD(seq MOD {attrs}, 4, '0'), '_', LPAD(seq DIV {attrs}, 9, '0'))
+  FROM seq_0_to_{n - 1} ORDER BY seq;
+ANALYZE TABLE {t};
+"""
+
+
+def count_rows(engine, t):
+    q = f"SELECT COUNT(*) FROM {t}"
+    try:
+        if engine == "sqlite":
+            with sqlite3.connect(WORK / "bench.db") as c:
+                return c.execute(q).fetchone()[0]
+        if engine == "postgres":
+            return int(sh(PSQL + ["-At", "-c", q]).stdout.strip())
+        return int(sh(MARIADB + ["-N", "-e", q]).stdout.strip())
+    except Exception:
+        return -1
+
+
+def generate(engine, entities, attrs):
+    t = table(entities, attrs)
+    if count_rows(engine, t) == entities * attrs:
+        return 0.0
+    started = time.time()
+    sql = gen_sql(engine, entities, attrs)
+    if engine == "sqlite":
+        sh(["sqlite3", str(WORK / "bench.db")], stdin=sql)
+    elif engine == "postgres":
+        sh(PSQL, stdin=sql)
+    else:
+        sh(MARIADB, stdin=sql)
+    return time.time() - started
+
+
+# ---------------------------------------------------------------- methods
+
+def url(engine):
+    return {"sqlite": f"sqlite:{WORK / 'bench.db'}", "postgres": PG_URL, "mariadb": MY_URL}[engine]
+
+
+def job_file(engine, entities, attrs, split):
+    t = table(entities, attrs)
+    path = WORK / f"job_{engine}_{t}.yaml"
+    split_line = "  split: auto\n" if split else ""
+    path.write_text(
+        f"name: bench_{t}\nsource: {{ table: {t}, alias: k }}\nentity: [k.entity]\n"
+        f"attribute: k.attr\nvalue: k.val\n"
+        f"target:\n  table: wide_{t}\n  if_exists: replace\n{split_line}"
+    )
+    return path
+
+
+def run_eavpivot(engine, entities, attrs, strategy, split):
+    job = job_file(engine, entities, attrs, split)
+    cmd = ["/usr/bin/time", "-f", "RSS_KB=%M", str(BIN), "run", str(job), "--connection",
+           url(engine), "--strategy", strategy, "--preview", "0"]
+    started = time.time()
+    r = sh(cmd, check=False)
+    took = time.time() - started
+    rss = re.search(r"RSS_KB=(\d+)", r.stderr)
+    if r.returncode != 0:
+        lines = [l for l in r.stderr.splitlines() if l and not l.startswith("RSS_KB")]
+        return None, (lines[-1] if lines else "failed")[:160], None
+    chosen = re.search(r"strategy (\w+) \(([^)]*)\)", r.stderr)
+    note = f"{chosen.group(1)}" if chosen else ""
+    return took, note, int(rss.group(1)) if rss else None
+
+
+def hand_sql(engine, entities, attrs):
+    t, w = table(entities, attrs), f"hand_{table(entities, attrs)}"
+    q = '"' if engine != "mariadb" else "`"
+    cols = ",\n  ".join(
+        f"MAX(CASE WHEN attr = '{attr(a)}' THEN val END) AS {q}{attr(a)}{q}" for a in range(attrs)
+    )
+    return (f"DROP TABLE IF EXISTS {w};\nCREATE TABLE {w} AS\nSELECT entity,\n  {cols}\n"
+            f"FROM {t}\nGROUP BY entity;\n")
+
+
+def run_hand(engine, entities, attrs):
+    sql = hand_sql(engine, entities, attrs)
+    cmd = {"sqlite": ["sqlite3", str(WORK / "bench.db")], "postgres": PSQL, "mariadb": MARIADB}[engine]
+    started = time.time()
+    r = sh(cmd, stdin=sql, check=False)
+    took = time.time() - started
+    if r.returncode != 0 or "Error" in r.stderr or "ERROR" in r.stderr:
+        return None, r.stderr.strip().splitlines()[-1][:160] if r.stderr.strip() else "failed", None
+    return took, "", None
+
+
+def write_back_sqlite(db, name, columns, rows):
+    """What a user's script does: CREATE TABLE and executemany in one transaction."""
+    with sqlite3.connect(db) as c:
+        c.execute(f'DROP TABLE IF EXISTS "{name}"')
+        c.execute(f'CREATE TABLE "{name}" ({", ".join(chr(34) + x + chr(34) for x in columns)})')
+        marks = ", ".join("?" * len(columns))
+        c.executemany(f'INSERT INTO "{name}" VALUES ({marks})', rows)
+
+
+def run_library(which, entities, attrs):
+    """polars or DuckDB round trip, in a fresh interpreter (as a user's script would run)."""
+    t, db = table(entities, attrs), str(WORK / "bench.db")
+    code = f"""
+import sqlite3, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from bench import write_back_sqlite
+import polars as pl
+conn = sqlite3.connect({db!r})
+kv = pl.read_database("SELECT entity, attr, val FROM {t}", connection=conn)
+conn.close()
+if {which!r} == "polars":
+    wide = kv.pivot(on="attr", index="entity", values="val", aggregate_function="max")
+else:
+    import duckdb
+    wide = duckdb.sql("PIVOT kv ON attr USING max(val) GROUP BY entity").pl()
+write_back_sqlite({db!r}, "{which}_{t}", wide.columns, wide.iter_rows())
+"""
+    started = time.time()
+    r = sh([sys.executable, "-c", code], check=False)
+    took = time.time() - started
+    if r.returncode != 0:
+        return None, r.stderr.strip().splitlines()[-1][:160], None
+    return took, "", None
+
+
+# ---------------------------------------------------------------- driver
+
+def measure(fn, runs, slow):
+    times, note, rss = [], "", []
+    for i in range(runs):
+        took, note, kb = fn()
+        if took is None:
+            return None, note, None, 0
+        times.append(took)
+        if kb:
+            rss.append(kb)
+        if i == 0 and took > slow:
+            break
+    return statistics.median(times), note, max(rss) if rss else None, len(times)
+
+
+def fmt(s):
+    return "—" if s is None else f"{s:.2f} s"
+
+
+def machine():
+    model = sh(["lscpu"]).stdout
+    name = re.search(r"Model name:\s*(.+)", model)
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (f"{name.group(1).strip() if name else platform.processor()}, {os.cpu_count()} cores, "
+            f"{mem:.0f} GiB RAM, {platform.system()} {platform.release()}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--slow", type=float, default=20.0, help="one run only for cells slower than this")
+    ap.add_argument("--scale", action="store_true", help="also 10M x 100 (stream, auto; RSS)")
+    ap.add_argument("--shapes", default="", help="e.g. 100000x10,1000x1000")
+    ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
+    ap.add_argument("--note", default="", help="a line for BENCHMARKS.md (e.g. other load)")
+    args = ap.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    engines = args.engines.split(",")
+    shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",") if s] or SHAPES
+    results = []  # (engine, shape, method, median, note, rss, runs)
+    for engine in engines:
+        for entities, attrs in shapes + ([SCALE] if args.scale else []):
+            scale = (entities, attrs) == SCALE and (entities, attrs) not in shapes
+            g = generate(engine, entities, attrs)
+            print(f"# {engine} {entities}x{attrs}: data ready ({g:.1f} s to generate)", flush=True)
+            split = attrs >= 1000 and engine != "sqlite"
+            methods = [(m, lambda m=m: run_eavpivot(engine, entities, attrs, m, split))
+                       for m in (["auto", "stream"] if scale else EAV_METHODS)]
+            if not scale:
+                methods.append(("hand MAX(CASE)", lambda: run_hand(engine, entities, attrs)))
+                if engine == "sqlite":
+                    methods += [(lib, lambda lib=lib: run_library(lib, entities, attrs))
+                                for lib in ("polars", "duckdb")]
+            for name, fn in methods:
+                med, note, rss, n = measure(fn, 1 if scale else args.runs, args.slow)
+                results.append((engine, (entities, attrs), name, med, note, rss, n))
+                print(f"{engine:9} {entities:>7}x{attrs:<5} {name:15} {fmt(med):>9} "
+                      f"(n={n}) {note} {'' if rss is None else f'RSS {rss / 1024:.0f} MiB'}",
+                      flush=True)
+    report = render(results, args)
+    print(report)
+    Path(args.out).write_text(report)
+
+
+def render(results, args):
+    by = {(e, s, m): (med, note, rss, n) for e, s, m, med, note, rss, n in results}
+    engines = sorted({e for e, *_ in results}, key=ENGINES.index)
+    shapes = sorted({s for _, s, *_ in results}, key=lambda s: (s[0] * s[1], s[1]))
+    lines = ["# Benchmarks: pivot strategies against the alternatives", "",
+             f"Machine: {machine()}.", "",
+             "Generated by `benches/pivot/run.sh` (see its header for options). Each cell is the "
+             "median wall-clock time of the whole command, process start to exit, reading a "
+             "key-value table of entities x attributes rows (values ~14 bytes, primary key "
+             "(entity, attr)) and writing the wide table back into the same database. eavpivot "
+             "runs include discovery, the conflict count (pushdown), verification before commit "
+             "and `if_exists: replace`. polars/DuckDB read through Python's sqlite3, pivot in the "
+             "library and write back with `executemany` in one transaction (DuckDB's sqlite "
+             "extension cannot be downloaded here). n = runs behind the median.", ""]
+    if args.note:
+        lines += [args.note, ""]
+    for engine in engines:
+        methods = [m for m in EAV_METHODS + ["hand MAX(CASE)", "polars", "duckdb"]
+                   if any((engine, s, m) in by for s in shapes)]
+        lines += [f"## {engine}", "",
+                  "| shape | " + " | ".join(methods) + " | best alternative | auto vs best alt. | auto vs best own |",
+                  "|---" * (len(methods) + 4) + "|"]
+        for s in shapes:
+            if not any((engine, s, m) in by for m in methods):
+                continue
+            cells, alts, own = [], [], []
+            for m in methods:
+                med, note, rss, n = by.get((engine, s, m), (None, "not run", None, 0))
+                cell = fmt(med) if med is not None else f"fails: {note}" if n == 0 and note != "not run" else "—"
+                if med is not None and n and n < args.runs:
+                    cell += f" (n={n})"
+                if m == "auto" and med is not None and note:
+                    cell += f" ({note})"
+                cells.append(cell)
+                if med is not None and m in ("hand MAX(CASE)", "polars", "duckdb"):
+                    alts.append((med, m))
+                if med is not None and m in ("pushdown", "stream"):
+                    own.append(med)
+            auto = by.get((engine, s, "auto"), (None,))[0]
+            best = min(alts) if alts else None
+            vs_alt = f"{best[0] / auto:.2f}x faster" if best and auto else "—"
+            vs_own = f"{(auto / min(own) - 1) * 100:+.0f}%" if own and auto else "—"
+            lines.append(f"| {s[0]:,} x {s[1]:,} | " + " | ".join(cells) +
+                         f" | {best[1] + ' ' + fmt(best[0]) if best else '—'} | {vs_alt} | {vs_own} |")
+        rss = [(s, m, by[(engine, s, m)][2]) for s in shapes for m in ("stream",)
+               if (engine, s, m) in by and by[(engine, s, m)][2]]
+        if rss:
+            lines += ["", "Peak RSS of eavpivot `stream`: " + ", ".join(
+                f"{s[0] * s[1] / 1e6:g}M rows ({s[0]:,} x {s[1]:,}): {kb / 1024:.0f} MiB" for s, m, kb in rss) + "."]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
