@@ -122,6 +122,9 @@ impl Report {
         if !self.excluded.is_empty() {
             out.push_str(&format!("excluded: {}\n", self.excluded.len()));
         }
+        for t in self.transforms.iter().filter(|t| !t.is_null()) {
+            out.push_str(&format!("transform: {t}\n"));
+        }
         out
     }
 }

@@ -85,6 +85,10 @@ async fn statements(job: &Job, strategy: StrategyName) -> Vec<String> {
 async fn every_statement_of_every_bundled_job_parses() {
     for job in bundled_jobs() {
         for strategy in [StrategyName::Pushdown, StrategyName::Stream] {
+            // Transforms run only in the stream; such jobs refuse a forced pushdown by design.
+            if strategy == StrategyName::Pushdown && !job.transforms.is_empty() {
+                continue;
+            }
             let sent = statements(&job, strategy).await;
             assert!(
                 sent.len() >= 5,

@@ -79,13 +79,22 @@ async fn run_async(
     options: &ConnectOptions,
 ) -> anyhow::Result<ExitCode> {
     eprintln!("connecting to {}", spec.display());
-    let embedded_missing =
-        matches!(&spec.driver, Driver::Sqlite { path } if spec.embedded && !path.exists());
-    let mut backend: Box<dyn Backend> = if args.dry_run && embedded_missing {
-        // A dry run must not even create the embedded database file.
-        Box::new(backend::sqlite::SqliteBackend::in_memory()?)
-    } else {
-        backend::connect(spec, options).await?
+    // A SQLite file that does not exist is created only where sample data is to be loaded
+    // (a mistyped path must not silently become a new, empty database), and never in a dry run.
+    let may_create = spec.embedded || args.load_sample;
+    let missing_sqlite = match &spec.driver {
+        Driver::Sqlite { path } if may_create && !path.exists() => Some(path),
+        _ => None,
+    };
+    let mut backend: Box<dyn Backend> = match missing_sqlite {
+        Some(_) if args.dry_run => Box::new(backend::sqlite::SqliteBackend::in_memory()?),
+        Some(path) if !spec.embedded => {
+            std::fs::File::create(path)
+                .with_context(|| format!("creating SQLite database {}", path.display()))?;
+            eprintln!("created SQLite database {} for the sample data", path.display());
+            backend::connect(spec, options).await?
+        }
+        _ => backend::connect(spec, options).await?,
     };
     let mut sample_loaded = false;
     if spec.embedded || args.load_sample {
