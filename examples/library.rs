@@ -16,8 +16,10 @@ async fn main() -> anyhow::Result<()> {
     let job = config::load_job(&root.join("config/item_detail.yaml"))?;
 
     let mut db = SqliteBackend::in_memory()?;
-    db.execute_script(&std::fs::read_to_string(root.join("sql/sqlite/item_detail.sql"))?)
-        .await?;
+    db.execute_script(&std::fs::read_to_string(
+        root.join("sql/sqlite/item_detail.sql"),
+    )?)
+    .await?;
 
     let options = RunOptions {
         preview_rows: 3,

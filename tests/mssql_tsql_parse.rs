@@ -175,7 +175,10 @@ fn split_try_catch(script: &str) -> (String, String, String) {
 #[test]
 fn script_output_parses_in_both_variants() {
     // Jobs with transforms are refused by design (a standalone script cannot run them).
-    for job in bundled_jobs().into_iter().filter(|j| j.transforms.is_empty()) {
+    for job in bundled_jobs()
+        .into_iter()
+        .filter(|j| j.transforms.is_empty())
+    {
         for aggregation in [Aggregation::StringAgg, Aggregation::ForXmlPath] {
             let script = mssql_script::render(&job, aggregation).expect("script renders");
             assert!(

@@ -91,7 +91,10 @@ async fn run_async(
         Some(path) if !spec.embedded => {
             std::fs::File::create(path)
                 .with_context(|| format!("creating SQLite database {}", path.display()))?;
-            eprintln!("created SQLite database {} for the sample data", path.display());
+            eprintln!(
+                "created SQLite database {} for the sample data",
+                path.display()
+            );
             backend::connect(spec, options).await?
         }
         _ => backend::connect(spec, options).await?,

@@ -126,7 +126,8 @@ pub fn build_plan(
         ColumnType::Sql(ty) => ty.clone(),
     };
     let tables = split_tables(job, dialect, entity, columns, column_type)?;
-    let source_rows = discovery.attributes.iter().map(|d| d.rows).sum::<u64>() + discovery.empty_name_rows;
+    let source_rows =
+        discovery.attributes.iter().map(|d| d.rows).sum::<u64>() + discovery.empty_name_rows;
     let (strategy, strategy_reason) = choose_strategy(job, dialect, options, &tables, source_rows);
     Ok(Plan {
         tables,

@@ -80,9 +80,10 @@ pub fn build(job: &Job) -> Result<Vec<Box<dyn Transform>>> {
                     "sudoku_solve with engine: sql runs in the database, not as a stream transform"
                         .into(),
                 )),
-                TransformSpec::SudokuSolve(spec) => Ok(Box::new(
-                    sudoku::SudokuTransform::new(spec.clone(), &job.target.table),
-                )),
+                TransformSpec::SudokuSolve(spec) => Ok(Box::new(sudoku::SudokuTransform::new(
+                    spec.clone(),
+                    &job.target.table,
+                ))),
             }
         })
         .collect()

@@ -12,6 +12,6 @@ mod job;
 mod solver;
 
 pub use generator::generate;
-pub use job::SudokuTransform;
 pub use grid::{symbol, Conflict, Grid, GridError, Unit, MAX_BOX, MIN_BOX};
+pub use job::SudokuTransform;
 pub use solver::{classify, solve, SolveOutcome, Status};
