@@ -200,18 +200,36 @@ write_back_sqlite({db!r}, "{which}_{t}", wide.columns, wide.iter_rows())
 
 # ---------------------------------------------------------------- driver
 
-def measure(fn, runs, slow):
-    times, note, rss = [], "", []
+def measure_interleaved(methods, runs, slow):
+    """Round-robin: run 1 of every method, then run 2 of every method, ... so a burst of
+    outside load hits all methods alike. A method that failed, or whose first run took more
+    than `slow` seconds, is not repeated."""
+    times = {name: [] for name, _ in methods}
+    notes, rss, failed = {}, {name: [] for name, _ in methods}, {}
     for i in range(runs):
-        took, note, kb = fn()
-        if took is None:
-            return None, note, None, 0
-        times.append(took)
-        if kb:
-            rss.append(kb)
-        if i == 0 and took > slow:
-            break
-    return statistics.median(times), note, max(rss) if rss else None, len(times)
+        for name, fn in methods:
+            if name in failed or (i > 0 and (not times[name] or times[name][0] > slow)):
+                continue
+            took, note, kb = fn()
+            if took is None:
+                failed[name] = note
+                continue
+            times[name].append(took)
+            notes[name] = note
+            if kb:
+                rss[name].append(kb)
+    out = []
+    for name, _ in methods:
+        if name in failed and not times[name]:
+            out.append((name, (None, failed[name], None, 0)))
+        else:
+            t = times[name]
+            out.append((name, (statistics.median(t), notes.get(name, ""),
+                               max(rss[name]) if rss[name] else None, len(t))))
+    return out
+
+
+LOADS = []  # 1-minute load average after each shape
 
 
 def fmt(s):
@@ -253,12 +271,13 @@ def main():
                 if engine == "sqlite":
                     methods += [(lib, lambda lib=lib: run_library(lib, entities, attrs))
                                 for lib in ("polars", "duckdb")]
-            for name, fn in methods:
-                med, note, rss, n = measure(fn, 1 if scale else args.runs, args.slow)
+            runs = 1 if scale else args.runs
+            for name, (med, note, rss, n) in measure_interleaved(methods, runs, args.slow):
                 results.append((engine, (entities, attrs), name, med, note, rss, n))
                 print(f"{engine:9} {entities:>7}x{attrs:<5} {name:15} {fmt(med):>9} "
                       f"(n={n}) {note} {'' if rss is None else f'RSS {rss / 1024:.0f} MiB'}",
                       flush=True)
+            LOADS.append(os.getloadavg()[0])
     report = render(results, args)
     print(report)
     Path(args.out).write_text(report)
@@ -280,6 +299,9 @@ def render(results, args):
              "extension cannot be downloaded here). n = runs behind the median.", ""]
     if args.note:
         lines += [args.note, ""]
+    if LOADS:
+        lines += [f"1-minute load average after each shape: {min(LOADS):.2f}-{max(LOADS):.2f} "
+                  f"({os.cpu_count()} cores).", ""]
     for engine in engines:
         methods = [m for m in EAV_METHODS + ["hand MAX(CASE)", "polars", "duckdb"]
                    if any((engine, s, m) in by for s in shapes)]

@@ -12,13 +12,14 @@ use crate::backend::LoadTarget;
 use crate::config::{IfExists, Job, TableRef};
 use crate::dialect::{Dialect, EntityColumn, TableShape};
 use crate::error::{Error, Result};
-use crate::plan::{Plan, Strategy};
+use crate::plan::{Discovery, Plan, Strategy};
 use crate::transform::{SideTable, SideType, Transform};
 use crate::value::Value;
 
 use super::first_int;
 use super::session::Session;
-use super::stream::Pivoter;
+use super::stream::{Pivoter, StreamStats};
+use super::verify::{self, StreamProof};
 
 const STAGING_SUFFIX: &str = "__eavpivot_new";
 const VERIFY_NOTE: &str = "verify: rows and non-null cells written (must match the source)";
@@ -89,6 +90,7 @@ impl Load {
         session: &mut Session<'_>,
         job: &Job,
         plan: &Plan,
+        discovery: &Discovery,
         transforms: Vec<Box<dyn Transform>>,
     ) -> Result<LoadStats> {
         let _interrupt = super::progress::InterruptGuard::arm();
@@ -124,16 +126,28 @@ impl Load {
                 Some(expect)
             }
         };
-        let (rows, cells) = self
-            .verify(
-                session,
-                dialect,
-                job,
-                &before,
-                verified_against_source,
-                stream_expect,
-            )
-            .await?;
+        let expected = if verified_against_source {
+            let proof = stream_expect
+                .as_ref()
+                .filter(|_| !session.dry_run)
+                .map(|s| {
+                    let shapes: Vec<TableShape> =
+                        self.targets.iter().map(|o| o.shape.clone()).collect();
+                    verify::stream_proof(s, &shapes, discovery)
+                });
+            let streamed = plan.strategy == Strategy::Stream;
+            self.expected_from_source(session, dialect, job, proof, streamed)
+                .await?
+        } else {
+            match stream_expect {
+                Some(s) if !session.dry_run => Some((s.entities, s.cells)),
+                _ => None,
+            }
+        };
+        let (rows, cells) = match expected {
+            Some((rows, cells)) => self.verify(session, dialect, &before, rows, &cells).await?,
+            None => self.record_target_counts(session, dialect).await?,
+        };
         stats.rows_written = rows;
         stats.cells_written = cells;
         if tx_ddl {
@@ -223,11 +237,7 @@ impl Load {
         job: &Job,
         plan: &Plan,
         transforms: Vec<Box<dyn Transform>>,
-    ) -> Result<(
-        super::stream::StreamStats,
-        Vec<SideTable>,
-        Vec<serde_json::Value>,
-    )> {
+    ) -> Result<(StreamStats, Vec<SideTable>, Vec<serde_json::Value>)> {
         let shapes: Vec<TableShape> = self.targets.iter().map(build_shape).collect();
         let loads: Vec<LoadTarget> = shapes.iter().map(load_target).collect();
         let examples: Vec<String> = loads
@@ -241,7 +251,10 @@ impl Load {
             job.pivot.aggregate,
             transforms,
         )
-        .with_progress(super::progress::Progress::new(plan.source_rows, !session.dry_run));
+        .with_progress(super::progress::Progress::new(
+            plan.source_rows,
+            !session.dry_run,
+        ));
         let loaded = session
             .stream(&dialect.ordered_rows(job), &examples, &mut pivoter, &loads)
             .await?;
@@ -273,64 +286,84 @@ impl Load {
         Ok(())
     }
 
-    async fn verify(
+    /// The expected rows and cells of every target, where they come from the source: from
+    /// the stream's own counts where they prove them ([`verify`]), else from the database.
+    /// None in a dry run (the queries are recorded only).
+    async fn expected_from_source(
         &self,
         session: &mut Session<'_>,
         dialect: &dyn Dialect,
         job: &Job,
-        before: &[Vec<u64>],
-        against_source: bool,
-        stream: Option<super::stream::StreamStats>,
-    ) -> Result<(u64, u64)> {
-        // Expected: from the source itself where no transform changes the rows, else from
-        // what the stream produced (which then checks the load lost nothing).
-        let (expected_rows, expected_cells) = if against_source {
-            let rows = session
-                .query_in_load(
-                    &dialect.count_entities(job),
-                    "verify: distinct entities in the source",
-                )
-                .await?;
-            let cells = session
-                .query_in_load(
-                    &dialect.count_cells_per_attribute(job),
-                    "verify: non-null (entity, attribute) pairs in the source",
-                )
-                .await?;
-            let (Some(rows), Some(cells)) = (rows, cells) else {
-                return self.record_target_counts(session, dialect).await;
-            };
-            let per_attr: HashMap<String, u64> = cells
-                .iter()
-                .filter_map(|r| {
-                    let name = match r.first()? {
-                        Value::Bytes(b) => String::from_utf8(b.clone()).ok()?,
-                        v => v.as_text()?,
-                    };
-                    Some((
-                        dialect.decode_attribute_key(name),
-                        r.get(1)?.as_i64()? as u64,
-                    ))
-                })
-                .collect();
-            let expect: Vec<Vec<u64>> = self
-                .targets
-                .iter()
-                .map(|o| {
-                    o.shape
-                        .columns
-                        .iter()
-                        .map(|c| per_attr.get(&c.attribute).copied().unwrap_or(0))
-                        .collect()
-                })
-                .collect();
-            (first_int(&rows), expect)
+        proof: Option<StreamProof>,
+        streamed: bool,
+    ) -> Result<Option<(u64, Vec<Vec<u64>>)>> {
+        let (entities_note, cells_note) = if streamed {
+            (
+                "verify: distinct entities in the source (sent unless the stream's integer keys came in ascending order and its counts match discovery)",
+                "verify: non-null (entity, attribute) pairs in the source (sent only if the stream's per-attribute counts differ from discovery's)",
+            )
         } else {
-            match stream {
-                Some(s) if !session.dry_run => (s.entities, s.cells),
-                _ => return self.record_target_counts(session, dialect).await,
-            }
+            (
+                "verify: distinct entities in the source",
+                "verify: non-null (entity, attribute) pairs in the source",
+            )
         };
+        let rows = match proof.as_ref().and_then(|p| p.entities) {
+            Some(n) => Some(n),
+            None => session
+                .query_in_load(&dialect.count_entities(job), entities_note)
+                .await?
+                .map(|r| first_int(&r)),
+        };
+        if let (Some(proof), Some(rows)) = (&proof, rows) {
+            verify::check_runs(proof, rows)?;
+        }
+        let cells = match proof.and_then(|p| p.cells) {
+            Some(cells) => Some(cells),
+            None => session
+                .query_in_load(&dialect.count_cells_per_attribute(job), cells_note)
+                .await?
+                .map(|rows| self.cells_per_column(dialect, &rows)),
+        };
+        Ok(rows.zip(cells))
+    }
+
+    /// `(attribute, count)` rows of the DISTINCT query, laid out per target and column.
+    fn cells_per_column(&self, dialect: &dyn Dialect, rows: &[Vec<Value>]) -> Vec<Vec<u64>> {
+        let per_attr: HashMap<String, u64> = rows
+            .iter()
+            .filter_map(|r| {
+                let name = match r.first()? {
+                    Value::Bytes(b) => String::from_utf8(b.clone()).ok()?,
+                    v => v.as_text()?,
+                };
+                Some((
+                    dialect.decode_attribute_key(name),
+                    r.get(1)?.as_i64()? as u64,
+                ))
+            })
+            .collect();
+        self.targets
+            .iter()
+            .map(|o| {
+                o.shape
+                    .columns
+                    .iter()
+                    .map(|c| per_attr.get(&c.attribute).copied().unwrap_or(0))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Count what every target holds and compare with what it must hold.
+    async fn verify(
+        &self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        before: &[Vec<u64>],
+        expected_rows: u64,
+        expected_cells: &[Vec<u64>],
+    ) -> Result<(u64, u64)> {
         let mut written_cells = 0;
         for (i, out) in self.targets.iter().enumerate() {
             let Some(rows) = session
@@ -343,7 +376,13 @@ impl Load {
             if let Some(b) = before.get(i).filter(|b| !b.is_empty()) {
                 got.iter_mut().zip(b).for_each(|(g, b)| *g -= (*b).min(*g));
             }
-            check_counts(out, expected_rows, &expected_cells[i], &got)?;
+            let empty = Vec::new();
+            check_counts(
+                out,
+                expected_rows,
+                expected_cells.get(i).unwrap_or(&empty),
+                &got,
+            )?;
             written_cells += got.iter().skip(1).sum::<u64>();
         }
         Ok((expected_rows, written_cells))

@@ -10,6 +10,7 @@ pub mod progress;
 pub mod session;
 mod sql_engine;
 pub mod stream;
+mod verify;
 
 use std::time::Instant;
 
@@ -72,7 +73,13 @@ pub async fn run_job(
     };
 
     let result = loaded
-        .run(&mut session, job, &plan, std::mem::take(&mut transforms))
+        .run(
+            &mut session,
+            job,
+            &plan,
+            &discovery,
+            std::mem::take(&mut transforms),
+        )
         .await;
     let mut stats = match result {
         Ok(stats) => stats,

@@ -102,6 +102,16 @@ pub struct StreamStats {
     pub conflict_samples: Vec<String>,
     /// Rows whose attribute is not a planned column (excluded, or empty names skipped).
     pub dropped_rows: u64,
+    /// Per table per column, the non-null source rows read for that attribute: compared with
+    /// discovery's `n_values` to prove the stream saw every row (see `load::verify`).
+    pub values_read: Vec<Vec<u64>>,
+    /// Per table per column, non-null rows whose (entity, attribute) cell was already filled:
+    /// duplicates, folded by `aggregate`. `values_read - repeats == cells` by construction.
+    pub repeats: Vec<Vec<u64>>,
+    /// Every entity key was all integers and strictly greater than the one before it, so no
+    /// key came back after another had started: each entity is one contiguous run, and
+    /// `entities` is the number of distinct keys read.
+    pub keys_ascending: bool,
 }
 
 impl Pivoter {
@@ -128,6 +138,9 @@ impl Pivoter {
             ready: vec![Vec::new(); widths.len()],
             stats: StreamStats {
                 cells: widths.iter().map(|&w| vec![0; w]).collect(),
+                values_read: widths.iter().map(|&w| vec![0; w]).collect(),
+                repeats: widths.iter().map(|&w| vec![0; w]).collect(),
+                keys_ascending: true,
                 ..StreamStats::default()
             },
             widths,
@@ -192,6 +205,9 @@ impl Pivoter {
             value,
         } = row;
         if self.current.as_ref() != Some(&entity) {
+            if self.stats.keys_ascending {
+                self.stats.keys_ascending = int_key_follows(self.current.as_deref(), &entity);
+            }
             self.emit_current();
             self.current = Some(entity);
             self.stats.entities += 1;
@@ -203,11 +219,13 @@ impl Pivoter {
         if value.is_null() {
             return Ok(());
         }
+        self.stats.values_read[t][c] += 1;
         let cell = &mut self.cells[t][c];
         if cell.is_null() {
             *cell = value;
             return Ok(());
         }
+        self.stats.repeats[t][c] += 1;
         if *cell != value && !self.conflicted[t][c] {
             self.conflicted[t][c] = true;
             self.stats.conflicts += 1;
@@ -259,6 +277,30 @@ impl Pivoter {
         }
         self.ready_rows += 1;
     }
+}
+
+/// Whether `next` is an all-integer key strictly greater (lexicographically) than `previous`
+/// (any all-integer key follows no key at all). Integers are the one key type whose equality
+/// and order are the same in every engine and here: text may compare under a collation that
+/// folds case or trailing spaces, and SQLite's `1 = 1.0`, so other keys prove nothing.
+fn int_key_follows(previous: Option<&[Value]>, next: &[Value]) -> bool {
+    if !next.iter().all(|v| matches!(v, Value::Int(_))) {
+        return false;
+    }
+    let Some(previous) = previous else {
+        return true;
+    };
+    if previous.len() != next.len() {
+        return false;
+    }
+    for (p, n) in previous.iter().zip(next) {
+        match (p, n) {
+            (Value::Int(p), Value::Int(n)) if n > p => return true,
+            (Value::Int(p), Value::Int(n)) if n == p => continue,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// Numbers by value, everything else by its text: the order `aggregate: max/min` keeps.

@@ -1,0 +1,236 @@
+//! What the streaming pivot's own counts prove, so verification before commit can skip the
+//! expensive `SELECT DISTINCT entity, attribute` over the source (13.7 s of a 20 s MariaDB run
+//! at 100,000 × 10) without becoming less independent of the code it checks.
+//!
+//! Verification must show, before commit, that every target table has one row per distinct
+//! source entity and that each column has one non-null cell per entity with a non-null value
+//! for its attribute. The target side is always counted by the database (`COUNT(*)`,
+//! `COUNT(col)` on the table as written). The expected side comes from here when the argument
+//! below holds, and from the DISTINCT queries otherwise.
+//!
+//! **Why the stream's counts are enough.** Discovery, a separate query, counted for every
+//! attribute `n_values` (its non-null source rows) and, summed, every source row.
+//!
+//! 1. *The stream read every row.* The pivoter counts, per planned attribute, the non-null
+//!    rows it was handed (`values_read`), and all rows (`source_rows`). If both equal
+//!    discovery's numbers, no row was lost between the database and the pivot: a lost row
+//!    lowers a count, and only a row delivered twice could hide it (see the limits below).
+//! 2. *Each entity was one contiguous run.* The pivoter starts a new wide row whenever the key
+//!    changes, so if the read order ever returned to a key (a collation that interleaves
+//!    keys, a broken ORDER BY), it would emit two rows for one entity and count both. That is
+//!    excluded either by the keys themselves — all integers, each strictly greater than the
+//!    one before ([`StreamStats::keys_ascending`]), so no key can come back — or, for other
+//!    keys, by the database's own `COUNT(DISTINCT entity)` (cheap: one index scan where the
+//!    source is keyed by entity) having to equal the number of runs: runs ≥ distinct keys,
+//!    with equality only if every key is one run.
+//! 3. *Then the cells follow.* Within one run every non-null row either fills its empty cell
+//!    or lands on a filled one (`repeats`). So the non-null cells of a column are exactly
+//!    `values_read − repeats` = the entities with a non-null value for that attribute, which
+//!    by 1 and 2 is the number the DISTINCT query would return. The target's `COUNT(col)` must
+//!    equal it, and its `COUNT(*)` must equal the runs.
+//!
+//! When 1 fails (the source changed between discovery and the read, or rows were lost), the
+//! DISTINCT queries run as before and the target is checked against them.
+//!
+//! **Limits, stated plainly.** Counts cannot see a row lost and another of the same attribute
+//! delivered twice within the same entity's run; the DISTINCT scheme could not see a lost
+//! duplicate either, which this one does (1). Neither checks values, only their presence.
+//! Pushdown is untouched: it has no pivoter of its own to count with.
+
+use std::collections::HashMap;
+
+use crate::dialect::TableShape;
+use crate::error::{Error, Result};
+use crate::plan::Discovery;
+
+use super::stream::StreamStats;
+
+/// The expected side of verification, from the stream where its counts prove it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamProof {
+    /// Non-null cells per table per column: known when the stream read every non-null row
+    /// discovery counted (step 1).
+    pub cells: Option<Vec<Vec<u64>>>,
+    /// Distinct entities: known when, besides, the keys were integers in strictly ascending
+    /// order (step 2). Otherwise the database counts them and they must equal `runs`.
+    pub entities: Option<u64>,
+    /// Wide rows the stream started (one per run of equal keys).
+    pub runs: u64,
+}
+
+/// What `stats` proves against `discovery` for the planned `tables`.
+pub fn stream_proof(
+    stats: &StreamStats,
+    tables: &[TableShape],
+    discovery: &Discovery,
+) -> StreamProof {
+    let values: HashMap<&str, u64> = discovery
+        .attributes
+        .iter()
+        .map(|d| (d.name.as_str(), d.values))
+        .collect();
+    let source_rows =
+        discovery.attributes.iter().map(|d| d.rows).sum::<u64>() + discovery.empty_name_rows;
+    let mut all_read = stats.source_rows == source_rows;
+    let mut cells = Vec::with_capacity(tables.len());
+    for (t, shape) in tables.iter().enumerate() {
+        let mut table = Vec::with_capacity(shape.columns.len());
+        for (c, col) in shape.columns.iter().enumerate() {
+            let read = at(&stats.values_read, t, c);
+            let repeats = at(&stats.repeats, t, c);
+            let want = values.get(col.attribute.as_str()).copied().unwrap_or(0);
+            // The identity of step 3 is checked, not assumed: a pivoter that broke it would
+            // otherwise vouch for itself.
+            all_read &= read == want && read >= repeats && read - repeats == at(&stats.cells, t, c);
+            table.push(read.saturating_sub(repeats));
+        }
+        cells.push(table);
+    }
+    StreamProof {
+        entities: (all_read && stats.keys_ascending).then_some(stats.entities),
+        cells: all_read.then_some(cells),
+        runs: stats.entities,
+    }
+}
+
+/// Step 2 for keys that are not ascending integers: the database's distinct count must equal
+/// the runs the stream made, or the cells it counted are not per entity.
+pub fn check_runs(proof: &StreamProof, distinct_entities: u64) -> Result<()> {
+    if proof.runs == distinct_entities {
+        return Ok(());
+    }
+    Err(Error::Job(format!(
+        "verification failed: the stream read {} entities but the source has {distinct_entities} distinct entities (rows were lost, or the ordered read returned an entity's rows in more than one run)",
+        proof.runs
+    )))
+}
+
+fn at(counts: &[Vec<u64>], t: usize, c: usize) -> u64 {
+    counts
+        .get(t)
+        .and_then(|row| row.get(c))
+        .copied()
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::RowPipeline;
+    use crate::config::{Aggregate, TableRef};
+    use crate::dialect::{EntityColumn, PivotColumn, Sqlite};
+    use crate::execute::stream::Pivoter;
+    use crate::plan::Discovered;
+    use crate::value::Value;
+
+    fn shape(attributes: &[&str]) -> TableShape {
+        TableShape {
+            table: TableRef::parse("w").expect("table name"),
+            entity: vec![EntityColumn {
+                name: "id".into(),
+                sql_type: None,
+            }],
+            columns: attributes
+                .iter()
+                .map(|a| PivotColumn {
+                    attribute: a.to_string(),
+                    column: a.to_string(),
+                })
+                .collect(),
+            column_type: "TEXT".into(),
+        }
+    }
+
+    type Row = (Value, &'static str, Option<&'static str>);
+
+    /// Discovery as the database would compute it over `rows`.
+    fn discover(rows: &[Row]) -> Discovery {
+        let mut d = Discovery::default();
+        for (_, a, v) in rows {
+            match d.attributes.iter_mut().find(|x| x.name == *a) {
+                Some(x) => {
+                    x.rows += 1;
+                    x.values += u64::from(v.is_some());
+                }
+                None => d.attributes.push(Discovered {
+                    name: a.to_string(),
+                    rows: 1,
+                    values: u64::from(v.is_some()),
+                }),
+            }
+        }
+        d
+    }
+
+    fn stream(tables: &[TableShape], rows: &[Row]) -> StreamStats {
+        let mut p = Pivoter::new(&Sqlite, 1, tables, Aggregate::Max, Vec::new());
+        for (e, a, v) in rows {
+            let value = v.map_or(Value::Null, |s| Value::Text(s.into()));
+            p.push(vec![e.clone(), Value::Text(a.to_string()), value])
+                .expect("push");
+        }
+        p.finish().expect("finish");
+        p.stats.clone()
+    }
+
+    fn rows() -> Vec<Row> {
+        vec![
+            (Value::Int(1), "a", Some("x")),
+            (Value::Int(1), "a", Some("y")), // a repeat: one cell
+            (Value::Int(1), "b", None),
+            (Value::Int(2), "b", Some("z")),
+            (Value::Int(3), "excluded", Some("q")),
+        ]
+    }
+
+    #[test]
+    fn a_complete_ordered_stream_proves_cells_and_entities() {
+        let tables = [shape(&["a", "b"])];
+        let rows = rows();
+        let proof = stream_proof(&stream(&tables, &rows), &tables, &discover(&rows));
+        assert_eq!(proof.cells, Some(vec![vec![1, 1]]));
+        assert_eq!(proof.entities, Some(3));
+    }
+
+    #[test]
+    fn a_lost_row_falls_back_to_the_database() {
+        let tables = [shape(&["a", "b"])];
+        let rows = rows();
+        let discovery = discover(&rows);
+        for lost in 0..rows.len() {
+            let mut read = rows.clone();
+            read.remove(lost);
+            let proof = stream_proof(&stream(&tables, &read), &tables, &discovery);
+            assert_eq!(proof.cells, None, "row {lost} lost");
+            assert_eq!(proof.entities, None, "row {lost} lost");
+        }
+    }
+
+    #[test]
+    fn interleaved_or_text_keys_need_the_database_count() {
+        let tables = [shape(&["a"])];
+        let interleaved = vec![
+            (Value::Int(1), "a", Some("x")),
+            (Value::Int(2), "a", Some("y")),
+            (Value::Int(1), "a", Some("z")),
+        ];
+        let proof = stream_proof(
+            &stream(&tables, &interleaved),
+            &tables,
+            &discover(&interleaved),
+        );
+        assert_eq!(proof.entities, None);
+        assert_eq!(proof.runs, 3);
+        // Three runs for two entities: the cells (3) are not per entity, and this says so.
+        let err = check_runs(&proof, 2).expect_err("runs != distinct");
+        assert!(err.to_string().contains("more than one run"), "{err}");
+        let text = vec![
+            (Value::Text("a".into()), "a", Some("x")),
+            (Value::Text("b".into()), "a", Some("y")),
+        ];
+        let proof = stream_proof(&stream(&tables, &text), &tables, &discover(&text));
+        assert_eq!(proof.entities, None);
+        assert_eq!(proof.cells, Some(vec![vec![2]]));
+        check_runs(&proof, 2).expect("two runs, two entities");
+    }
+}
