@@ -31,6 +31,8 @@ pub struct Report {
     pub tables: Vec<String>,
     pub strategy: crate::plan::Strategy,
     pub strategy_reason: String,
+    /// What the plan could not do as asked and why (e.g. no primary key on the target).
+    pub notes: Vec<String>,
     pub attributes_found: usize,
     pub columns: Vec<ColumnReport>,
     pub renamed: Vec<Renamed>,
@@ -69,6 +71,7 @@ impl Report {
             tables: plan.tables.iter().map(|t| t.table.to_string()).collect(),
             strategy: plan.strategy,
             strategy_reason: plan.strategy_reason.clone(),
+            notes: plan.notes.clone(),
             attributes_found: discovery.attributes.len(),
             columns: plan
                 .columns()
@@ -122,6 +125,9 @@ impl Report {
         if !self.excluded.is_empty() {
             out.push_str(&format!("excluded: {}\n", self.excluded.len()));
         }
+        for n in &self.notes {
+            out.push_str(&format!("note: {n}\n"));
+        }
         for t in self.transforms.iter().filter(|t| !t.is_null()) {
             out.push_str(&format!("transform: {t}\n"));
         }
@@ -132,9 +138,13 @@ impl Report {
 /// The dry-run script: every statement in order, runnable, with the plan as comments.
 pub fn dry_run_script(report: &Report, log: &[Statement]) -> String {
     let mut out = format!(
-        "-- eavpivot dry run: job {} on {} ({})\n-- {}\n-- attribute -> column:\n",
+        "-- eavpivot dry run: job {} on {} ({})\n-- {}\n",
         report.job, report.dialect, report.connection, report.strategy_reason
     );
+    for n in &report.notes {
+        out.push_str(&format!("-- note: {}\n", comment_safe(n)));
+    }
+    out.push_str("-- attribute -> column:\n");
     for c in &report.columns {
         out.push_str(&format!(
             "--   {} -> {} ({})\n",

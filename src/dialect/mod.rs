@@ -44,28 +44,37 @@ impl IdentLimit {
     }
 }
 
-/// What one row may occupy in its page, and what each column costs there at most.
+/// What one row may occupy in its page, and what a variable-length cell costs there: the
+/// model [`crate::plan::capacity`] prices columns with, from the widths discovery measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowBudget {
     /// In-page bytes one row may take (PostgreSQL 8160, InnoDB 8126, SQL Server 8060).
     pub max_bytes: usize,
     /// Per-row header and system columns; the null bitmap (one bit per column) is added.
     pub overhead: usize,
-    /// In-row bytes a variable-length cell takes at most once long values move off-row:
-    /// PostgreSQL's TOAST pointer (18), InnoDB's external-field reference (20 + 1 length
-    /// byte), SQL Server's LOB pointer (24 + 2 offset bytes).
-    pub cell: usize,
-    /// CREATE TABLE itself charges `cell` for every column (InnoDB in strict mode): going
+    /// Values of at most this many bytes always stay in the row: moving them off-row would
+    /// save nothing (PostgreSQL 23: with its 1-byte header no bigger than a TOAST pointer's
+    /// aligned 24; InnoDB DYNAMIC 40; SQL Server 24, its row-overflow pointer).
+    pub inline_max: usize,
+    /// Length or offset bytes an in-row variable-length value adds (PostgreSQL's short
+    /// header 1, InnoDB 1, SQL Server's offset-array entry 2).
+    pub length_bytes: usize,
+    /// In-row bytes of a value moved off-row: PostgreSQL's TOAST pointer (18), InnoDB's
+    /// external-field reference (20 + 2 length bytes), SQL Server's pointer (24 + 2 offset).
+    pub pointer: usize,
+    /// CREATE TABLE itself charges this for every long column (InnoDB in strict mode): going
     /// over is certain, not data-dependent.
-    pub checked_at_create: bool,
+    pub create_charge: Option<usize>,
 }
 
 impl RowBudget {
     pub const SQL_SERVER: RowBudget = RowBudget {
         max_bytes: 8_060,
         overhead: 8,
-        cell: 26,
-        checked_at_create: false,
+        inline_max: 24,
+        length_bytes: 2,
+        pointer: 26,
+        create_charge: None,
     };
 }
 
@@ -91,6 +100,10 @@ pub struct TableShape {
     pub columns: Vec<PivotColumn>,
     /// The SQL type of every pivoted column.
     pub column_type: String,
+    /// The entity key should be the table's primary key (target tables: one row per entity).
+    /// Honoured by [`Dialect::create_table`] only where [`Dialect::primary_key_problem`] finds
+    /// none; companion tables of transforms set it false (their rows are not per entity).
+    pub primary_key: bool,
 }
 
 pub trait Dialect: Send + Sync {
@@ -125,6 +138,58 @@ pub trait Dialect: Send + Sync {
     /// SQL Server's numbers live here until its dialect file overrides them.
     fn row_budget(&self) -> Option<RowBudget> {
         (self.name() == "mssql").then_some(RowBudget::SQL_SERVER)
+    }
+
+    /// The expression for the stored size in bytes of value `v` as a text column would hold
+    /// it: discovery's per-attribute widths, which the capacity estimate uses.
+    fn value_bytes(&self, v: &str) -> String {
+        format!("LENGTH(CAST({v} AS BLOB))")
+    }
+
+    /// Bytes a value of SQL type `ty` takes in a primary-key index entry at most, or None if
+    /// this database cannot make a column of that type (part of) a primary key. Only
+    /// consulted where [`Dialect::max_key_bytes`] is set, or to reject a type.
+    fn key_bytes(&self, _ty: &str) -> Option<usize> {
+        Some(0)
+    }
+
+    /// How an entity column of type `ty` is declared when it is part of the primary key.
+    fn key_column_type(&self, ty: &str) -> String {
+        ty.to_string()
+    }
+
+    /// The most bytes a primary key may span, where the database limits it.
+    fn max_key_bytes(&self) -> Option<usize> {
+        None
+    }
+
+    /// Why the entity columns cannot be this table's primary key here, if they cannot:
+    /// an unknown type (the column would be created untyped), a type the database will not
+    /// index, or a key wider than the database allows.
+    fn primary_key_problem(&self, entity: &[EntityColumn]) -> Option<String> {
+        let mut total = 0usize;
+        for e in entity {
+            let Some(ty) = &e.sql_type else {
+                return Some(format!("the type of entity column {} is unknown", e.name));
+            };
+            match self.key_bytes(ty) {
+                Some(n) => total = total.saturating_add(n),
+                None => {
+                    return Some(format!(
+                        "entity column {} has type {ty}, which {} cannot use in a primary key",
+                        e.name,
+                        self.name()
+                    ))
+                }
+            }
+        }
+        match self.max_key_bytes() {
+            Some(max) if total > max => Some(format!(
+                "the entity key may take {total} bytes, more than the {max} a {} primary key allows",
+                self.name()
+            )),
+            _ => None,
+        }
     }
 
     /// Two column names with the same key are the same identifier to this database.
@@ -249,11 +314,42 @@ pub trait Dialect: Send + Sync {
         format!("SELECT {}\n  {}", cols.join(", "), self.source_from(job))
     }
 
-    /// Distinct attribute names with their row and non-null-value counts.
+    /// Distinct attribute names with their row and non-null-value counts, the smallest and
+    /// largest value in bytes (the capacity estimate's widths), and per entity column the rows
+    /// where it is NULL (a primary key refuses them): all in the one scan discovery makes.
+    /// Columns: `a, n_rows, n_values, min_bytes, max_bytes, null_e0, null_e1, …`.
     fn discover_attributes(&self, job: &Job) -> String {
+        let width = self.value_bytes("s.v");
+        let mut cols = vec![
+            "s.a".to_string(),
+            "COUNT(*) AS n_rows".into(),
+            "COUNT(s.v) AS n_values".into(),
+            format!("MIN({width}) AS min_bytes"),
+            format!("MAX({width}) AS max_bytes"),
+        ];
+        cols.extend(
+            (0..job.entity.len()).map(|i| format!("COUNT(*) - COUNT(s.e{i}) AS null_e{i}")),
+        );
         format!(
-            "SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values\nFROM ({}) s\nGROUP BY s.a",
+            "SELECT {}\nFROM ({}) s\nGROUP BY s.a",
+            cols.join(", "),
             self.source_rows(job)
+        )
+    }
+
+    /// One row, one integer: the most non-null cells any entity has among `attributes`,
+    /// the fact that decides whether a row that could be too big certainly is. Run only when
+    /// the plan's all-cells-filled estimate does not fit and `split` is off.
+    fn max_cells_per_entity(&self, job: &Job, attributes: &[String]) -> String {
+        let names: Vec<String> = attributes
+            .iter()
+            .map(|a| self.attribute_key_literal(a))
+            .collect();
+        format!(
+            "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT s.a) AS n FROM ({}) s WHERE s.v IS NOT NULL AND s.a IN ({}) GROUP BY {}) c",
+            self.source_rows(job),
+            names.join(", "),
+            entity_refs(job, "s")
         )
     }
 
@@ -295,11 +391,19 @@ pub trait Dialect: Send + Sync {
         format!("SELECT COUNT(*) FROM ({}) c", self.conflicts(job))
     }
 
+    /// `CREATE TABLE`, with the entity key as `NOT NULL` primary key where the shape asks for
+    /// one and the database can make it (else the plan has said why not).
     fn create_table(&self, shape: &TableShape) -> String {
+        let keyed = shape.primary_key && self.primary_key_problem(&shape.entity).is_none();
         let mut cols: Vec<String> = shape
             .entity
             .iter()
             .map(|e| match &e.sql_type {
+                Some(ty) if keyed => format!(
+                    "{} {} NOT NULL",
+                    self.quote_ident(&e.name),
+                    self.key_column_type(ty)
+                ),
                 Some(ty) => format!("{} {ty}", self.quote_ident(&e.name)),
                 None => self.quote_ident(&e.name),
             })
@@ -310,6 +414,9 @@ pub trait Dialect: Send + Sync {
                 .iter()
                 .map(|c| format!("{} {}", self.quote_ident(&c.column), shape.column_type)),
         );
+        if keyed && !shape.entity.is_empty() {
+            cols.push(format!("PRIMARY KEY ({})", entity_order(self, shape)));
+        }
         format!(
             "CREATE TABLE {} (\n  {}\n)",
             shape.table,
@@ -404,7 +511,7 @@ pub trait Dialect: Send + Sync {
 }
 
 /// The target's entity columns, quoted: its natural ORDER BY.
-pub fn entity_order(dialect: &dyn Dialect, shape: &TableShape) -> String {
+pub fn entity_order<D: Dialect + ?Sized>(dialect: &D, shape: &TableShape) -> String {
     shape
         .entity
         .iter()
@@ -428,6 +535,22 @@ pub fn entity_refs(job: &Job, alias: &str) -> String {
         .map(|i| format!("{alias}.e{i}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A declared type split into its lower-cased base name and first length argument:
+/// `VARCHAR(50)` → (`varchar`, Some(50)), `NVARCHAR(MAX)` → (`nvarchar`, None), `INT UNSIGNED`
+/// → (`int unsigned`, None). What the key-size hooks reason about.
+pub(crate) fn type_parts(ty: &str) -> (String, Option<usize>) {
+    let lower = ty.trim().to_ascii_lowercase();
+    let Some(open) = lower.find('(') else {
+        return (lower, None);
+    };
+    let base = lower[..open].trim().to_string();
+    let arg = lower[open + 1..]
+        .split([',', ')'])
+        .next()
+        .and_then(|n| n.trim().parse().ok());
+    (base, arg)
 }
 
 fn table_with_alias(table: &TableRef, alias: &Option<String>) -> String {

@@ -59,6 +59,32 @@ impl Dialect for MsSql {
         Some(MAX_COLUMNS_PER_TABLE)
     }
 
+    /// Bytes of the value as the NVARCHAR the target column holds (2 per UTF-16 unit).
+    fn value_bytes(&self, v: &str) -> String {
+        format!("DATALENGTH(CAST({v} AS NVARCHAR(MAX)))")
+    }
+
+    /// Index keys take at most 900 bytes and no LOB types ((N)VARCHAR(MAX), TEXT, NTEXT,
+    /// IMAGE, XML); anything not listed here is refused, to stay on the safe side.
+    fn key_bytes(&self, ty: &str) -> Option<usize> {
+        let (base, len) = super::type_parts(ty);
+        match base.as_str() {
+            "tinyint" | "bit" => Some(1),
+            "smallint" => Some(2),
+            "int" | "date" | "smalldatetime" | "real" => Some(4),
+            "bigint" | "datetime" | "datetime2" | "float" | "money" | "time" => Some(8),
+            "datetimeoffset" => Some(10),
+            "decimal" | "numeric" | "uniqueidentifier" => Some(17),
+            "char" | "varchar" | "binary" | "varbinary" => len,
+            "nchar" | "nvarchar" => len.map(|n| n.saturating_mul(2)),
+            _ => None,
+        }
+    }
+
+    fn max_key_bytes(&self) -> Option<usize> {
+        Some(900)
+    }
+
     fn ident_key(&self, name: &str) -> String {
         name.trim_end_matches(' ').to_lowercase()
     }

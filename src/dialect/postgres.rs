@@ -17,7 +17,47 @@ impl Postgres {
     }
 }
 
+impl Postgres {
+    /// The name PostgreSQL gives `table`'s primary-key index when none is written:
+    /// `<table>_pkey`, the table name folded as the parser folds it (unquoted: ASCII lower
+    /// case) and cut to fit 63 bytes at a character boundary (`makeObjectName`).
+    pub fn default_pkey_name(&self, table: &TableRef) -> String {
+        let written = table.last_part();
+        let mut name = if written.starts_with('"') {
+            table.name()
+        } else {
+            written.to_ascii_lowercase()
+        };
+        while name.len() + "_pkey".len() > 63 {
+            name.pop();
+        }
+        format!("{name}_pkey")
+    }
+}
+
 impl Dialect for Postgres {
+    /// Drop and rename as usual, then give the primary-key index the name a table created
+    /// under the final name would have had: index names do not follow a table rename, and
+    /// the next `replace` would otherwise create its staging table's index under the name
+    /// the live table's index still holds (`relation "…__eavpivot_new_pkey" already exists`).
+    /// `IF EXISTS`: a table without a key has no such index.
+    fn swap_in(&self, staging: &TableRef, target: &TableRef, target_exists: bool) -> Vec<String> {
+        let mut sql = Vec::new();
+        if target_exists {
+            sql.push(self.drop_table(target));
+        }
+        sql.push(self.rename_table(staging, target));
+        // The schema exactly as written (`sales.` or `"Sales".`): it folds as the table does.
+        let full = target.sql();
+        let schema = &full[..full.len() - target.last_part().len()];
+        sql.push(format!(
+            "ALTER INDEX IF EXISTS {schema}{} RENAME TO {}",
+            self.quote_ident(&self.default_pkey_name(staging)),
+            self.quote_ident(&self.default_pkey_name(target))
+        ));
+        sql
+    }
+
     fn name(&self) -> &'static str {
         "postgres"
     }
@@ -36,14 +76,33 @@ impl Dialect for Postgres {
     }
 
     /// Measured on PostgreSQL 15: `row is too big: size …, maximum size 8160`; a 23-byte
-    /// tuple header (plus alignment) and at most an 18-byte TOAST pointer per non-null cell.
+    /// tuple header (plus alignment). TOAST moves a value off-row only when it is larger
+    /// than its 18-byte pointer aligned to 24 (`toast_tuple_find_biggest_attribute`), so a
+    /// short value costs its length plus a 1-byte header, a long one 18 bytes.
     fn row_budget(&self) -> Option<RowBudget> {
         Some(RowBudget {
             max_bytes: 8_160,
             overhead: 32,
-            cell: 18,
-            checked_at_create: false,
+            inline_max: 23,
+            length_bytes: 1,
+            pointer: 18,
+            create_charge: None,
         })
+    }
+
+    /// The bytes of the text the value becomes in a `text` column.
+    fn value_bytes(&self, v: &str) -> String {
+        format!("octet_length(({v})::text)")
+    }
+
+    /// Any type with a B-tree operator class can be a key; those without one are refused
+    /// rather than failing at CREATE TABLE (`data type json has no default operator class`).
+    fn key_bytes(&self, ty: &str) -> Option<usize> {
+        let (base, _) = super::type_parts(ty);
+        let unkeyable = [
+            "json", "xml", "point", "line", "lseg", "box", "path", "polygon", "circle",
+        ];
+        (!unkeyable.contains(&base.as_str())).then_some(0)
     }
 
     /// Quoted identifiers are case-sensitive: only identical names collide.

@@ -19,6 +19,17 @@ impl Dialect for Sqlite {
         "INTEGER"
     }
 
+    /// A one-column primary key declared exactly `INTEGER` becomes the rowid, which takes
+    /// only integers (`datatype mismatch` on a text key that the source's column held
+    /// fine). `INT` has the same INTEGER affinity and keeps the key an ordinary column.
+    fn key_column_type(&self, ty: &str) -> String {
+        if ty.trim().eq_ignore_ascii_case("integer") {
+            "INT".into()
+        } else {
+            ty.to_string()
+        }
+    }
+
     fn table_exists(&self, table: &TableRef) -> String {
         let catalog = match table.schema() {
             Some(schema) => format!("{}.sqlite_master", self.quote_ident(&schema)),

@@ -299,6 +299,9 @@ pub fn create_givens_table(dialect: &dyn Dialect, table: &TableRef) -> String {
         ],
         columns: Vec::new(),
         column_type: int.to_string(),
+        // The puzzle's own key is (puzzle, row, col); `value` is data. No key is declared,
+        // as before: `--import` checks the givens itself.
+        primary_key: false,
     })
 }
 

@@ -53,8 +53,11 @@ pub async fn run_job(
     let mut transforms = transform::build(job)?;
     let mut session = Session::new(backend, options.dry_run);
 
-    let discovery = discover(&mut session, dialect, job, &transforms).await?;
+    let mut discovery = discover(&mut session, dialect, job, &transforms).await?;
     let entity_types = session.inspect_types(&dialect.describe_entity(job)).await?;
+    if transforms.is_empty() {
+        count_fullest_entity(&mut session, dialect, job, &mut discovery, &entity_types).await?;
+    }
     let plan = plan::build_plan(job, dialect, &discovery, &entity_types, options.plan)?;
     if plan.strategy == Strategy::Pushdown && !transforms.is_empty() {
         return Err(Error::Usage(
@@ -65,7 +68,13 @@ pub async fn run_job(
         .iter()
         .flat_map(|t| t.side_table_shapes())
         .collect();
-    let mut loaded = load::Load::prepare(&mut session, job, &plan, &side_shapes).await?;
+    // A transform may rewrite entity keys: the source's NULL count then proves nothing.
+    let null_keys: &[u64] = if transforms.is_empty() {
+        &discovery.null_keys
+    } else {
+        &[]
+    };
+    let mut loaded = load::Load::prepare(&mut session, job, &plan, &side_shapes, null_keys).await?;
 
     let conflicts = match (plan.strategy, options.dry_run) {
         (Strategy::Pushdown, false) => count_conflicts(&mut session, dialect, job).await?,
@@ -129,6 +138,26 @@ async fn discover(
         discovery = t.attributes(discovery)?;
     }
     Ok(discovery)
+}
+
+/// Where a row could be too big only if one entity filled every column, count the cells of
+/// the fullest entity (one read-only query), so the plan refuses what certainly cannot fit
+/// and lets sparse data through.
+async fn count_fullest_entity(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    job: &Job,
+    discovery: &mut plan::Discovery,
+    entity_types: &[Option<String>],
+) -> Result<()> {
+    if let Some(attributes) = plan::attributes_to_count(job, dialect, discovery, entity_types) {
+        let rows = session
+            .inspect(&dialect.max_cells_per_entity(job, &attributes))
+            .await
+            .map_err(|e| e.with_context("counting the fullest entity's cells"))?;
+        discovery.max_cells_per_entity = Some(first_int(&rows));
+    }
+    Ok(())
 }
 
 /// Entity/attribute pairs with more than one distinct value; under `aggregate: error` the job

@@ -385,6 +385,7 @@ mod tests {
                 })
                 .collect(),
             column_type: "TEXT".into(),
+            primary_key: true,
         }
     }
 

@@ -138,6 +138,7 @@ mod tests {
                 })
                 .collect(),
             column_type: "TEXT".into(),
+            primary_key: true,
         }
     }
 
@@ -156,6 +157,7 @@ mod tests {
                     name: a.to_string(),
                     rows: 1,
                     values: u64::from(v.is_some()),
+                    widths: None,
                 }),
             }
         }

@@ -23,6 +23,9 @@ pub struct Discovered {
     pub rows: u64,
     /// Of those, rows with a non-null value.
     pub values: u64,
+    /// The shortest and longest non-null value in bytes, where discovery measured them
+    /// (the capacity estimate's widths; a transform's own attributes have none).
+    pub widths: capacity::Widths,
 }
 
 /// What the discovery query returned, decoded.
@@ -31,6 +34,12 @@ pub struct Discovery {
     pub attributes: Vec<Discovered>,
     /// Rows whose attribute name is NULL or empty.
     pub empty_name_rows: u64,
+    /// Per entity column, source rows where it is NULL (empty when not measured): a
+    /// primary key refuses them, so a load into a keyed table stops before DDL.
+    pub null_keys: Vec<u64>,
+    /// The most non-null cells any entity has among the planned columns: counted by a
+    /// separate query only when a row could otherwise not fit (see [`capacity`]).
+    pub max_cells_per_entity: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -61,6 +70,8 @@ pub struct Plan {
     pub empty_name_rows: u64,
     pub strategy: Strategy,
     pub strategy_reason: String,
+    /// What the plan could not do as asked and why (a primary key it cannot create).
+    pub notes: Vec<String>,
     /// Source rows discovery counted (all attributes, empty names included): the stream's
     /// progress total and `auto`'s size estimate.
     pub source_rows: u64,
@@ -112,7 +123,63 @@ pub fn build_plan(
         )));
     }
     let (columns, renamed) = naming::name_columns(job, dialect, &attributes)?;
-    let entity: Vec<EntityColumn> = job
+    let (entity, column_type) = target_layout(job, dialect, entity_types);
+    let widths = column_widths(discovery, &columns);
+    let tables = split_tables(
+        job,
+        dialect,
+        entity,
+        columns,
+        column_type,
+        &widths,
+        discovery,
+    )?;
+    let mut notes = Vec::new();
+    if let Some(problem) = tables
+        .first()
+        .and_then(|t| dialect.primary_key_problem(&t.entity))
+    {
+        let names: Vec<String> = tables.iter().map(|t| t.table.to_string()).collect();
+        notes.push(format!(
+            "no primary key on {}: {problem}; one row per entity is still verified before commit",
+            names.join(", ")
+        ));
+    }
+    let source_rows =
+        discovery.attributes.iter().map(|d| d.rows).sum::<u64>() + discovery.empty_name_rows;
+    let (strategy, strategy_reason) = choose_strategy(job, dialect, options, &tables, source_rows);
+    Ok(Plan {
+        tables,
+        excluded,
+        renamed,
+        empty_name_rows: discovery.empty_name_rows,
+        strategy,
+        strategy_reason,
+        notes,
+        source_rows,
+    })
+}
+
+/// Per planned column, its attribute's measured widths.
+fn column_widths(discovery: &Discovery, columns: &[PivotColumn]) -> Vec<capacity::Widths> {
+    let by_name: HashMap<&str, capacity::Widths> = discovery
+        .attributes
+        .iter()
+        .map(|d| (d.name.as_str(), d.widths))
+        .collect();
+    columns
+        .iter()
+        .map(|c| by_name.get(c.attribute.as_str()).copied().flatten())
+        .collect()
+}
+
+/// The entity columns and column type the plan gives `job`'s target tables.
+fn target_layout(
+    job: &Job,
+    dialect: &dyn Dialect,
+    entity_types: &[Option<String>],
+) -> (Vec<EntityColumn>, String) {
+    let entity = job
         .entity
         .iter()
         .enumerate()
@@ -125,19 +192,33 @@ pub fn build_plan(
         ColumnType::Text => dialect.text_type().to_string(),
         ColumnType::Sql(ty) => ty.clone(),
     };
-    let tables = split_tables(job, dialect, entity, columns, column_type)?;
-    let source_rows =
-        discovery.attributes.iter().map(|d| d.rows).sum::<u64>() + discovery.empty_name_rows;
-    let (strategy, strategy_reason) = choose_strategy(job, dialect, options, &tables, source_rows);
-    Ok(Plan {
-        tables,
-        excluded,
-        renamed,
-        empty_name_rows: discovery.empty_name_rows,
-        strategy,
-        strategy_reason,
-        source_rows,
-    })
+    (entity, column_type)
+}
+
+/// With `split` off, the attributes whose fullest entity must be counted before the plan can
+/// tell a row that certainly cannot fit from one that only might not; None when the answer
+/// does not matter. The caller runs [`Dialect::max_cells_per_entity`] over them and puts the
+/// result in [`Discovery::max_cells_per_entity`].
+pub fn attributes_to_count(
+    job: &Job,
+    dialect: &dyn Dialect,
+    discovery: &Discovery,
+    entity_types: &[Option<String>],
+) -> Option<Vec<String>> {
+    if job.target.split != crate::config::Split::Off || discovery.max_cells_per_entity.is_some() {
+        return None;
+    }
+    let (attributes, _) = select_attributes(job, discovery);
+    let (entity, column_type) = target_layout(job, dialect, entity_types);
+    let columns: Vec<PivotColumn> = attributes
+        .iter()
+        .map(|a| PivotColumn {
+            attribute: a.clone(),
+            column: a.clone(),
+        })
+        .collect();
+    let widths = column_widths(discovery, &columns);
+    capacity::needs_entity_count(dialect, &entity, &column_type, &widths).then_some(attributes)
 }
 
 /// The attribute names that become columns, in the job's order; and those left out.
@@ -179,33 +260,34 @@ fn select_attributes(job: &Job, discovery: &Discovery) -> (Vec<String>, Vec<Stri
 }
 
 /// One table, or with `split` several with the same entity key, in column order. The
-/// capacity check ([`capacity::columns_per_table`]) refuses, before any DDL, what cannot fit.
+/// capacity check ([`capacity::tables_for`]) refuses, before any DDL, what cannot fit.
 fn split_tables(
     job: &Job,
     dialect: &dyn Dialect,
     entity: Vec<EntityColumn>,
     columns: Vec<PivotColumn>,
     column_type: String,
+    widths: &[capacity::Widths],
+    discovery: &Discovery,
 ) -> Result<Vec<TableShape>> {
-    let per_table = capacity::columns_per_table(
-        dialect,
-        job.target.split,
-        &entity,
-        &column_type,
-        columns.len(),
-    )?;
-    Ok(columns
-        .chunks(per_table.max(1))
+    let facts = capacity::DataFacts {
+        widths,
+        max_cells_per_entity: discovery.max_cells_per_entity,
+    };
+    let ranges = capacity::tables_for(dialect, job.target.split, &entity, &column_type, &facts)?;
+    Ok(ranges
+        .into_iter()
         .enumerate()
-        .map(|(i, chunk)| TableShape {
+        .map(|(i, range)| TableShape {
             table: if i == 0 {
                 job.target.table.clone()
             } else {
                 job.target.table.with_suffix(&format!("_{}", i + 1))
             },
             entity: entity.clone(),
-            columns: chunk.to_vec(),
+            columns: columns[range].to_vec(),
             column_type: column_type.clone(),
+            primary_key: true,
         })
         .collect())
 }
@@ -282,22 +364,46 @@ pub fn stream_above_columns(dialect: &str) -> usize {
     }
 }
 
-/// Decode discovery rows `(a, n_rows, n_values)` into a [`Discovery`].
+/// Decode discovery rows `(a, n_rows, n_values[, min_bytes, max_bytes, null_e0, …])` into a
+/// [`Discovery`]. The three-column form (older scripts and test peers) leaves the widths and
+/// NULL-key counts unmeasured.
 pub fn decode_discovery(
     dialect: &dyn Dialect,
     rows: Vec<Vec<crate::value::Value>>,
 ) -> Result<Discovery> {
+    use crate::value::Value;
     let mut discovery = Discovery::default();
     let mut seen: HashMap<String, usize> = HashMap::new();
     for row in rows {
-        let [name, n_rows, n_values] = <[_; 3]>::try_from(row)
-            .map_err(|_| Error::Job("discovery returned an unexpected row shape".into()))?;
-        let n_rows = n_rows.as_i64().unwrap_or(0).max(0) as u64;
-        let n_values = n_values.as_i64().unwrap_or(0).max(0) as u64;
+        if row.len() < 3 || row.len() == 4 {
+            return Err(Error::Job(format!(
+                "discovery returned rows of {} columns; expected a, n_rows, n_values[, min_bytes, max_bytes, null counts]",
+                row.len()
+            )));
+        }
+        let count = |v: &Value| v.as_i64().unwrap_or(0).max(0) as u64;
+        let n_rows = count(&row[1]);
+        let n_values = count(&row[2]);
+        let widths = match (
+            row.get(3).and_then(Value::as_i64),
+            row.get(4).and_then(Value::as_i64),
+        ) {
+            (Some(lo), Some(hi)) => Some((lo.max(0) as u64, hi.max(0) as u64)),
+            _ => None,
+        };
+        let nulls: Vec<u64> = row.iter().skip(5).map(count).collect();
+        if discovery.null_keys.len() < nulls.len() {
+            discovery.null_keys.resize(nulls.len(), 0);
+        }
+        discovery
+            .null_keys
+            .iter_mut()
+            .zip(&nulls)
+            .for_each(|(t, n)| *t += n);
         let name =
-            match name {
-                crate::value::Value::Null => None,
-                crate::value::Value::Bytes(b) => Some(String::from_utf8(b).map_err(|e| {
+            match row.into_iter().next().unwrap_or(Value::Null) {
+                Value::Null => None,
+                Value::Bytes(b) => Some(String::from_utf8(b).map_err(|e| {
                     Error::Job(format!("an attribute name is not valid UTF-8: {e}"))
                 })?),
                 other => other.as_text(),
@@ -309,14 +415,20 @@ pub fn decode_discovery(
             Some(n) => {
                 // A database that merged names we keep apart would show up here as a repeat.
                 if let Some(&i) = seen.get(&n) {
-                    discovery.attributes[i].rows += n_rows;
-                    discovery.attributes[i].values += n_values;
+                    let d = &mut discovery.attributes[i];
+                    d.rows += n_rows;
+                    d.values += n_values;
+                    d.widths = match (d.widths, widths) {
+                        (Some((a, b)), Some((c, e))) => Some((a.min(c), b.max(e))),
+                        (one, other) => one.or(other),
+                    };
                 } else {
                     seen.insert(n.clone(), discovery.attributes.len());
                     discovery.attributes.push(Discovered {
                         name: n,
                         rows: n_rows,
                         values: n_values,
+                        widths,
                     });
                 }
             }

@@ -218,13 +218,15 @@ impl Transform for SudokuTransform {
             .map(|name| Discovered {
                 rows: found.get(&name).map_or(0, |d| d.rows),
                 values: found.get(&name).map_or(0, |d| d.values),
+                // The solver writes its own digits: the source's widths say nothing.
+                widths: None,
                 name,
             })
             .collect();
         self.box_size.set(box_size);
         Ok(Discovery {
             attributes,
-            empty_name_rows: discovery.empty_name_rows,
+            ..discovery
         })
     }
 

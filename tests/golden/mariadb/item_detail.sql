@@ -10,7 +10,7 @@
 --   Weight (kg) -> Weight (kg) (ITEM_WIDE)
 
 -- read-only, ran during the dry run:
-SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values
+SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(OCTET_LENGTH(CONVERT(s.v USING utf8mb4))) AS min_bytes, MAX(OCTET_LENGTH(CONVERT(s.v USING utf8mb4))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0
 FROM (SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING utf8mb4) AS BINARY) AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
   FROM ITEM_DETAIL ID
   JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
@@ -30,14 +30,15 @@ SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() A
 SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F574944455F5F6561767069766F745F6E6577' USING utf8mb4);
 
 CREATE TABLE ITEM_WIDE__eavpivot_new (
-  `ITEM_ID` BIGINT,
+  `ITEM_ID` BIGINT NOT NULL,
   `Color` LONGTEXT,
   `Material` LONGTEXT,
   `Size` LONGTEXT,
   `Voltage` LONGTEXT,
   `Warranty 2 years` LONGTEXT,
   `Warranty 10 years` LONGTEXT,
-  `Weight (kg)` LONGTEXT
+  `Weight (kg)` LONGTEXT,
+  PRIMARY KEY (`ITEM_ID`)
 );
 
 START TRANSACTION;

@@ -13,7 +13,7 @@
 --   10 -> 10 (MINESWEEPER_VIEW)
 
 -- read-only, ran during the dry run:
-SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values
+SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(OCTET_LENGTH(CONVERT(s.v USING utf8mb4))) AS min_bytes, MAX(OCTET_LENGTH(CONVERT(s.v USING utf8mb4))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0
 FROM (SELECT y AS e0, CAST(CONVERT(x USING utf8mb4) AS BINARY) AS a, state AS v
   FROM MINESWEEPER_BOARD) s
 GROUP BY s.a;
@@ -29,7 +29,7 @@ SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() A
 SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4D494E45535745455045525F564945575F5F6561767069766F745F6E6577' USING utf8mb4);
 
 CREATE TABLE MINESWEEPER_VIEW__eavpivot_new (
-  `y` BIGINT,
+  `y` BIGINT NOT NULL,
   `1` VARCHAR(1),
   `2` VARCHAR(1),
   `3` VARCHAR(1),
@@ -39,7 +39,8 @@ CREATE TABLE MINESWEEPER_VIEW__eavpivot_new (
   `7` VARCHAR(1),
   `8` VARCHAR(1),
   `9` VARCHAR(1),
-  `10` VARCHAR(1)
+  `10` VARCHAR(1),
+  PRIMARY KEY (`y`)
 );
 
 START TRANSACTION;

@@ -12,7 +12,7 @@
 --   9 -> 9 (SUDOKU_GRID_SQL)
 
 -- read-only, ran during the dry run:
-SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values
+SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(OCTET_LENGTH(CONVERT(s.v USING utf8mb4))) AS min_bytes, MAX(OCTET_LENGTH(CONVERT(s.v USING utf8mb4))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0, COUNT(*) - COUNT(s.e1) AS null_e1
 FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING utf8mb4) AS BINARY) AS a, value AS v
   FROM SUDOKU_GIVENS) s
 GROUP BY s.a;
@@ -31,8 +31,8 @@ SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() A
 SELECT COUNT(DISTINCT puzzle) FROM SUDOKU_GIVENS;
 
 CREATE TABLE SUDOKU_GRID_SQL__eavpivot_new (
-  `puzzle` BIGINT,
-  `row` BIGINT,
+  `puzzle` BIGINT NOT NULL,
+  `row` BIGINT NOT NULL,
   `1` INTEGER,
   `2` INTEGER,
   `3` INTEGER,
@@ -41,7 +41,8 @@ CREATE TABLE SUDOKU_GRID_SQL__eavpivot_new (
   `6` INTEGER,
   `7` INTEGER,
   `8` INTEGER,
-  `9` INTEGER
+  `9` INTEGER,
+  PRIMARY KEY (`puzzle`, `row`)
 );
 
 START TRANSACTION;

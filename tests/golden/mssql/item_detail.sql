@@ -10,7 +10,7 @@
 --   Weight (kg) -> Weight (kg) (ITEM_WIDE)
 
 -- read-only, ran during the dry run:
-SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values
+SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(DATALENGTH(CAST(s.v AS NVARCHAR(MAX)))) AS min_bytes, MAX(DATALENGTH(CAST(s.v AS NVARCHAR(MAX)))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0
 FROM (SELECT ID.ITEM_ID AS e0, (CAST(AE.ELEMENT_DESC AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2 AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
   FROM ITEM_DETAIL ID
   JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
@@ -29,14 +29,15 @@ SELECT CASE WHEN OBJECT_ID(N'ITEM_WIDE', N'U') IS NULL THEN 0 ELSE 1 END;
 SET XACT_ABORT ON; BEGIN TRANSACTION;
 
 CREATE TABLE ITEM_WIDE (
-  [ITEM_ID] BIGINT,
+  [ITEM_ID] BIGINT NOT NULL,
   [Color] NVARCHAR(MAX),
   [Material] NVARCHAR(MAX),
   [Size] NVARCHAR(MAX),
   [Voltage] NVARCHAR(MAX),
   [Warranty 2 years] NVARCHAR(MAX),
   [Warranty 10 years] NVARCHAR(MAX),
-  [Weight (kg)] NVARCHAR(MAX)
+  [Weight (kg)] NVARCHAR(MAX),
+  PRIMARY KEY ([ITEM_ID])
 );
 
 INSERT INTO ITEM_WIDE ([ITEM_ID], [Color], [Material], [Size], [Voltage], [Warranty 2 years], [Warranty 10 years], [Weight (kg)])

@@ -12,7 +12,7 @@
 --   9 -> 9 (SUDOKU_GRID)
 
 -- read-only, ran during the dry run:
-SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values
+SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(DATALENGTH(CAST(s.v AS NVARCHAR(MAX)))) AS min_bytes, MAX(DATALENGTH(CAST(s.v AS NVARCHAR(MAX)))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0, COUNT(*) - COUNT(s.e1) AS null_e1
 FROM (SELECT puzzle AS e0, row AS e1, (CAST(col AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2 AS a, value AS v
   FROM SUDOKU_GIVENS) s
 GROUP BY s.a;
@@ -30,8 +30,8 @@ SELECT CASE WHEN OBJECT_ID(N'SUDOKU_GRID_status', N'U') IS NULL THEN 0 ELSE 1 EN
 SET XACT_ABORT ON; BEGIN TRANSACTION;
 
 CREATE TABLE SUDOKU_GRID (
-  [puzzle] BIGINT,
-  [row] BIGINT,
+  [puzzle] BIGINT NOT NULL,
+  [row] BIGINT NOT NULL,
   [1] INTEGER,
   [2] INTEGER,
   [3] INTEGER,
@@ -40,7 +40,8 @@ CREATE TABLE SUDOKU_GRID (
   [6] INTEGER,
   [7] INTEGER,
   [8] INTEGER,
-  [9] INTEGER
+  [9] INTEGER,
+  PRIMARY KEY ([puzzle], [row])
 );
 
 CREATE TABLE SUDOKU_GRID_status (

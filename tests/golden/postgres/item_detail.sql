@@ -10,7 +10,7 @@
 --   Weight (kg) -> Weight (kg) (ITEM_WIDE)
 
 -- read-only, ran during the dry run:
-SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values
+SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(octet_length((s.v)::text)) AS min_bytes, MAX(octet_length((s.v)::text)) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0
 FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
   FROM ITEM_DETAIL ID
   JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
@@ -29,14 +29,15 @@ SELECT CASE WHEN to_regclass('ITEM_WIDE') IS NULL THEN 0 ELSE 1 END;
 BEGIN;
 
 CREATE TABLE ITEM_WIDE (
-  "ITEM_ID" BIGINT,
+  "ITEM_ID" BIGINT NOT NULL,
   "Color" text,
   "Material" text,
   "Size" text,
   "Voltage" text,
   "Warranty 2 years" text,
   "Warranty 10 years" text,
-  "Weight (kg)" text
+  "Weight (kg)" text,
+  PRIMARY KEY ("ITEM_ID")
 );
 
 INSERT INTO ITEM_WIDE ("ITEM_ID", "Color", "Material", "Size", "Voltage", "Warranty 2 years", "Warranty 10 years", "Weight (kg)")

@@ -13,7 +13,7 @@
 --   10 -> 10 (MINESWEEPER_VIEW)
 
 -- read-only, ran during the dry run:
-SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values
+SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(octet_length((s.v)::text)) AS min_bytes, MAX(octet_length((s.v)::text)) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0
 FROM (SELECT y AS e0, x AS a, state AS v
   FROM MINESWEEPER_BOARD) s
 GROUP BY s.a;
@@ -28,7 +28,7 @@ SELECT CASE WHEN to_regclass('MINESWEEPER_VIEW') IS NULL THEN 0 ELSE 1 END;
 BEGIN;
 
 CREATE TABLE MINESWEEPER_VIEW (
-  "y" BIGINT,
+  "y" BIGINT NOT NULL,
   "1" VARCHAR(1),
   "2" VARCHAR(1),
   "3" VARCHAR(1),
@@ -38,7 +38,8 @@ CREATE TABLE MINESWEEPER_VIEW (
   "7" VARCHAR(1),
   "8" VARCHAR(1),
   "9" VARCHAR(1),
-  "10" VARCHAR(1)
+  "10" VARCHAR(1),
+  PRIMARY KEY ("y")
 );
 
 -- stream: read key-value rows in entity order, pivot in eavpivot

@@ -10,7 +10,7 @@
 --   Weight (kg) -> Weight (kg) (ITEM_WIDE)
 
 -- read-only, ran during the dry run:
-SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values
+SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(LENGTH(CAST(s.v AS BLOB))) AS min_bytes, MAX(LENGTH(CAST(s.v AS BLOB))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0
 FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
   FROM ITEM_DETAIL ID
   JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
@@ -29,14 +29,15 @@ SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'ITEM_WIDE' C
 BEGIN;
 
 CREATE TABLE ITEM_WIDE (
-  "ITEM_ID" INTEGER,
+  "ITEM_ID" INT NOT NULL,
   "Color" TEXT,
   "Material" TEXT,
   "Size" TEXT,
   "Voltage" TEXT,
   "Warranty 2 years" TEXT,
   "Warranty 10 years" TEXT,
-  "Weight (kg)" TEXT
+  "Weight (kg)" TEXT,
+  PRIMARY KEY ("ITEM_ID")
 );
 
 INSERT INTO ITEM_WIDE ("ITEM_ID", "Color", "Material", "Size", "Voltage", "Warranty 2 years", "Warranty 10 years", "Weight (kg)")

@@ -12,7 +12,7 @@
 --   9 -> 9 (SUDOKU_GRID)
 
 -- read-only, ran during the dry run:
-SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values
+SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(LENGTH(CAST(s.v AS BLOB))) AS min_bytes, MAX(LENGTH(CAST(s.v AS BLOB))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0, COUNT(*) - COUNT(s.e1) AS null_e1
 FROM (SELECT puzzle AS e0, row AS e1, col AS a, value AS v
   FROM SUDOKU_GIVENS) s
 GROUP BY s.a;
@@ -30,8 +30,8 @@ SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'SUDOKU_GRID_
 BEGIN;
 
 CREATE TABLE SUDOKU_GRID (
-  "puzzle" INTEGER,
-  "row" INTEGER,
+  "puzzle" INT NOT NULL,
+  "row" INT NOT NULL,
   "1" INTEGER,
   "2" INTEGER,
   "3" INTEGER,
@@ -40,7 +40,8 @@ CREATE TABLE SUDOKU_GRID (
   "6" INTEGER,
   "7" INTEGER,
   "8" INTEGER,
-  "9" INTEGER
+  "9" INTEGER,
+  PRIMARY KEY ("puzzle", "row")
 );
 
 CREATE TABLE SUDOKU_GRID_status (

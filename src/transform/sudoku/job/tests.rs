@@ -22,9 +22,10 @@ fn transform(spec: SudokuSolveSpec) -> SudokuTransform {
                 name: c.to_string(),
                 rows: 1,
                 values: 1,
+                widths: None,
             })
             .collect(),
-        empty_name_rows: 0,
+        ..Discovery::default()
     };
     let declared = t.attributes(discovery).expect("numeric columns");
     let names: Vec<&str> = declared
@@ -146,9 +147,10 @@ fn box_size_follows_the_columns_or_the_job() {
                 name: n.to_string(),
                 rows: 1,
                 values: 1,
+                widths: None,
             })
             .collect(),
-        empty_name_rows: 0,
+        ..Discovery::default()
     };
     assert_eq!(
         t.attributes(found(&["3", "4"]))
