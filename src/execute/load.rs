@@ -6,38 +6,37 @@
 //! the staging tables are dropped. `if_exists: replace` never loses the old target: it is
 //! dropped only in the same step that puts the verified new one in its place.
 
-use std::collections::HashMap;
-
 use crate::backend::LoadTarget;
 use crate::config::{IfExists, Job, TableRef};
 use crate::dialect::{Dialect, EntityColumn, TableShape};
 use crate::error::{Error, Result};
 use crate::plan::{Discovery, Plan, Strategy};
 use crate::transform::{SideTable, SideType, Transform};
-use crate::value::Value;
 
 use super::first_int;
+use super::keys::{explain_key_violation, refuse_null_keys};
 use super::session::Session;
 use super::stream::{Pivoter, StreamStats};
-use super::verify::{self, StreamProof};
+use super::verify::{self, row_counts};
 
 const STAGING_SUFFIX: &str = "__eavpivot_new";
-const VERIFY_NOTE: &str = "verify: rows and non-null cells written (must match the source)";
+pub(super) const VERIFY_NOTE: &str =
+    "verify: rows and non-null cells written (must match the source)";
 
 /// One table the job writes: a target table or a transform's companion table.
-struct Output {
-    shape: TableShape,
+pub(super) struct Output {
+    pub(super) shape: TableShape,
     /// Where rows go during the load: the final name, or a staging name.
-    build: TableRef,
-    exists: bool,
+    pub(super) build: TableRef,
+    pub(super) exists: bool,
     /// Rows are appended to an existing table: no CREATE, counts taken before and after.
-    append: bool,
+    pub(super) append: bool,
     /// A leftover staging table from an interrupted run, dropped before building.
-    stale_staging: bool,
+    pub(super) stale_staging: bool,
 }
 
 impl Output {
-    fn staged(&self) -> bool {
+    pub(super) fn staged(&self) -> bool {
         self.build != self.shape.table
     }
 }
@@ -52,7 +51,7 @@ pub struct LoadStats {
 }
 
 pub struct Load {
-    targets: Vec<Output>,
+    pub(super) targets: Vec<Output>,
     sides: Vec<Output>,
     began: bool,
     /// Staging tables created outside a transaction, to drop if anything fails.
@@ -292,122 +291,6 @@ impl Load {
         Ok(())
     }
 
-    /// The expected rows and cells of every target, where they come from the source: from
-    /// the stream's own counts where they prove them ([`verify`]), else from the database.
-    /// None in a dry run (the queries are recorded only).
-    async fn expected_from_source(
-        &self,
-        session: &mut Session<'_>,
-        dialect: &dyn Dialect,
-        job: &Job,
-        proof: Option<StreamProof>,
-        streamed: bool,
-    ) -> Result<Option<(u64, Vec<Vec<u64>>)>> {
-        let (entities_note, cells_note) = if streamed {
-            (
-                "verify: distinct entities in the source (sent unless the stream's integer keys came in ascending order and its counts match discovery)",
-                "verify: non-null (entity, attribute) pairs in the source (sent only if the stream's per-attribute counts differ from discovery's)",
-            )
-        } else {
-            (
-                "verify: distinct entities in the source",
-                "verify: non-null (entity, attribute) pairs in the source",
-            )
-        };
-        let rows = match proof.as_ref().and_then(|p| p.entities) {
-            Some(n) => Some(n),
-            None => session
-                .query_in_load(&dialect.count_entities(job), entities_note)
-                .await?
-                .map(|r| first_int(&r)),
-        };
-        if let (Some(proof), Some(rows)) = (&proof, rows) {
-            verify::check_runs(proof, rows)?;
-        }
-        let cells = match proof.and_then(|p| p.cells) {
-            Some(cells) => Some(cells),
-            None => session
-                .query_in_load(&dialect.count_cells_per_attribute(job), cells_note)
-                .await?
-                .map(|rows| self.cells_per_column(dialect, &rows)),
-        };
-        Ok(rows.zip(cells))
-    }
-
-    /// `(attribute, count)` rows of the DISTINCT query, laid out per target and column.
-    fn cells_per_column(&self, dialect: &dyn Dialect, rows: &[Vec<Value>]) -> Vec<Vec<u64>> {
-        let per_attr: HashMap<String, u64> = rows
-            .iter()
-            .filter_map(|r| {
-                let name = match r.first()? {
-                    Value::Bytes(b) => String::from_utf8(b.clone()).ok()?,
-                    v => v.as_text()?,
-                };
-                Some((
-                    dialect.decode_attribute_key(name),
-                    r.get(1)?.as_i64()? as u64,
-                ))
-            })
-            .collect();
-        self.targets
-            .iter()
-            .map(|o| {
-                o.shape
-                    .columns
-                    .iter()
-                    .map(|c| per_attr.get(&c.attribute).copied().unwrap_or(0))
-                    .collect()
-            })
-            .collect()
-    }
-
-    /// Count what every target holds and compare with what it must hold.
-    async fn verify(
-        &self,
-        session: &mut Session<'_>,
-        dialect: &dyn Dialect,
-        before: &[Vec<u64>],
-        expected_rows: u64,
-        expected_cells: &[Vec<u64>],
-    ) -> Result<(u64, u64)> {
-        let mut written_cells = 0;
-        for (i, out) in self.targets.iter().enumerate() {
-            let Some(rows) = session
-                .query_in_load(&dialect.count_table_cells(&build_shape(out)), VERIFY_NOTE)
-                .await?
-            else {
-                return Ok((0, 0));
-            };
-            let mut got = row_counts(&rows);
-            if let Some(b) = before.get(i).filter(|b| !b.is_empty()) {
-                got.iter_mut().zip(b).for_each(|(g, b)| *g -= (*b).min(*g));
-            }
-            let empty = Vec::new();
-            check_counts(
-                out,
-                expected_rows,
-                expected_cells.get(i).unwrap_or(&empty),
-                &got,
-            )?;
-            written_cells += got.iter().skip(1).sum::<u64>();
-        }
-        Ok((expected_rows, written_cells))
-    }
-
-    /// Dry run: the verification queries a real run would send, recorded only.
-    async fn record_target_counts(
-        &self,
-        session: &mut Session<'_>,
-        dialect: &dyn Dialect,
-    ) -> Result<(u64, u64)> {
-        for out in &self.targets {
-            session
-                .query_in_load(&dialect.count_table_cells(&build_shape(out)), VERIFY_NOTE)
-                .await?;
-        }
-        Ok((0, 0))
-    }
-
     async fn swap_all(&self, session: &mut Session<'_>, dialect: &dyn Dialect) -> Result<()> {
         for out in self.targets.iter().chain(self.sides.iter()) {
             if out.staged() {
@@ -418,80 +301,6 @@ impl Load {
         }
         Ok(())
     }
-}
-
-/// A keyed table cannot take a NULL entity key: say so before anything is written, naming
-/// the table and the column, rather than letting the constraint fail mid-load.
-fn refuse_null_keys(dialect: &dyn Dialect, out: &Output, null_keys: &[u64]) -> Result<()> {
-    if out.append
-        || !out.shape.primary_key
-        || dialect.primary_key_problem(&out.shape.entity).is_some()
-    {
-        return Ok(());
-    }
-    let Some((column, n)) = out.shape.entity.iter().zip(null_keys).find(|(_, &n)| n > 0) else {
-        return Ok(());
-    };
-    Err(Error::Job(format!(
-        "entity column {} is NULL in {n} source rows, but it is part of the primary key of {}; \
-         nothing was written: filter those rows out (source.where: … IS NOT NULL)",
-        column.name, out.shape.table
-    )))
-}
-
-/// A constraint error of the entity key, as the database words it.
-fn is_key_violation(message: &str) -> bool {
-    [
-        "UNIQUE constraint failed",
-        "NOT NULL constraint failed",
-        "duplicate key value violates unique constraint",
-        "violates not-null constraint",
-        "Duplicate entry",
-        "cannot be null",
-        "Violation of PRIMARY KEY constraint",
-        "Cannot insert the value NULL",
-    ]
-    .iter()
-    .any(|p| message.contains(p))
-}
-
-/// Turn a primary-key violation during the load into one line naming the table and its key
-/// columns (the database's own words follow); other errors pass through unchanged.
-fn explain_key_violation(
-    err: Error,
-    dialect: &dyn Dialect,
-    targets: &[Output],
-    current: Option<&Output>,
-) -> Error {
-    let text = err.to_string();
-    if !is_key_violation(&text) {
-        return err;
-    }
-    let keyed =
-        |o: &&Output| o.shape.primary_key && dialect.primary_key_problem(&o.shape.entity).is_none();
-    let named = targets
-        .iter()
-        .filter(keyed)
-        .find(|o| text.contains(&o.build.to_string()) || text.contains(&o.build.name()));
-    let Some(out) = current
-        .filter(keyed)
-        .or(named)
-        .or(targets.iter().find(keyed))
-    else {
-        return err;
-    };
-    let columns: Vec<&str> = out.shape.entity.iter().map(|e| e.name.as_str()).collect();
-    let what = if out.append {
-        "an entity already in the table, or a NULL or repeated entity key"
-    } else {
-        "a NULL or repeated entity key (keys the database's collation treats as equal count as repeated)"
-    };
-    Error::Job(format!(
-        "{} has primary key ({}) and the load brought {what}: {}",
-        out.shape.table,
-        columns.join(", "),
-        text.lines().next().unwrap_or_default()
-    ))
 }
 
 async fn plan_output(
@@ -525,7 +334,7 @@ async fn plan_output(
     })
 }
 
-fn build_shape(out: &Output) -> TableShape {
+pub(super) fn build_shape(out: &Output) -> TableShape {
     TableShape {
         table: out.build.clone(),
         ..out.shape.clone()
@@ -564,35 +373,4 @@ fn side_shape(dialect: &dyn Dialect, side: &SideTable) -> TableShape {
         // A transform's companion rows are not one per entity (a grid has many cells).
         primary_key: false,
     }
-}
-
-fn row_counts(rows: &[Vec<Value>]) -> Vec<u64> {
-    rows.first()
-        .map(|r| {
-            r.iter()
-                .map(|v| v.as_i64().unwrap_or(0).max(0) as u64)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn check_counts(out: &Output, rows: u64, cells: &[u64], got: &[u64]) -> Result<()> {
-    let table = &out.shape.table;
-    let got_rows = got.first().copied().unwrap_or(0);
-    if got_rows != rows {
-        return Err(Error::Job(format!(
-            "verification failed: {table} would have {got_rows} rows but the source has {rows} distinct entities"
-        )));
-    }
-    for (c, col) in out.shape.columns.iter().enumerate() {
-        let want = cells.get(c).copied().unwrap_or(0);
-        let have = got.get(c + 1).copied().unwrap_or(0);
-        if want != have {
-            return Err(Error::Job(format!(
-                "verification failed: column {} of {table} (attribute '{}') holds {have} values, the source has {want} entities with a value",
-                col.column, col.attribute
-            )));
-        }
-    }
-    Ok(())
 }

@@ -5,6 +5,7 @@
 //! rename), and verification runs before commit. Any failure rolls back and says so: no
 //! half-built target, and the source is only ever read.
 
+mod keys;
 mod load;
 pub mod progress;
 pub mod session;

@@ -1,0 +1,85 @@
+//! The entity key as primary key, seen from the load: refuse NULL keys before anything is
+//! written, and turn the database's constraint errors into one line naming the table and its
+//! key columns (the database's own words follow).
+
+use super::load::Output;
+use crate::dialect::Dialect;
+use crate::error::{Error, Result};
+
+/// A keyed table cannot take a NULL entity key: say so before anything is written, naming
+/// the table and the column, rather than letting the constraint fail mid-load.
+pub(super) fn refuse_null_keys(
+    dialect: &dyn Dialect,
+    out: &Output,
+    null_keys: &[u64],
+) -> Result<()> {
+    if out.append
+        || !out.shape.primary_key
+        || dialect.primary_key_problem(&out.shape.entity).is_some()
+    {
+        return Ok(());
+    }
+    let Some((column, n)) = out.shape.entity.iter().zip(null_keys).find(|(_, &n)| n > 0) else {
+        return Ok(());
+    };
+    Err(Error::Job(format!(
+        "entity column {} is NULL in {n} source rows, but it is part of the primary key of {}; \
+         nothing was written: filter those rows out (source.where: … IS NOT NULL)",
+        column.name, out.shape.table
+    )))
+}
+
+/// A constraint error of the entity key, as the database words it.
+fn is_key_violation(message: &str) -> bool {
+    [
+        "UNIQUE constraint failed",
+        "NOT NULL constraint failed",
+        "duplicate key value violates unique constraint",
+        "violates not-null constraint",
+        "Duplicate entry",
+        "cannot be null",
+        "Violation of PRIMARY KEY constraint",
+        "Cannot insert the value NULL",
+    ]
+    .iter()
+    .any(|p| message.contains(p))
+}
+
+/// Turn a primary-key violation during the load into one line naming the table and its key
+/// columns (the database's own words follow); other errors pass through unchanged.
+pub(super) fn explain_key_violation(
+    err: Error,
+    dialect: &dyn Dialect,
+    targets: &[Output],
+    current: Option<&Output>,
+) -> Error {
+    let text = err.to_string();
+    if !is_key_violation(&text) {
+        return err;
+    }
+    let keyed =
+        |o: &&Output| o.shape.primary_key && dialect.primary_key_problem(&o.shape.entity).is_none();
+    let named = targets
+        .iter()
+        .filter(keyed)
+        .find(|o| text.contains(&o.build.to_string()) || text.contains(&o.build.name()));
+    let Some(out) = current
+        .filter(keyed)
+        .or(named)
+        .or(targets.iter().find(keyed))
+    else {
+        return err;
+    };
+    let columns: Vec<&str> = out.shape.entity.iter().map(|e| e.name.as_str()).collect();
+    let what = if out.append {
+        "an entity already in the table, or a NULL or repeated entity key"
+    } else {
+        "a NULL or repeated entity key (keys the database's collation treats as equal count as repeated)"
+    };
+    Error::Job(format!(
+        "{} has primary key ({}) and the load brought {what}: {}",
+        out.shape.table,
+        columns.join(", "),
+        text.lines().next().unwrap_or_default()
+    ))
+}
