@@ -303,7 +303,8 @@ impl Load {
     }
 }
 
-async fn plan_output(
+/// Existence checks and `if_exists` for one table: where it is built and what must happen.
+pub(super) async fn plan_output(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
     if_exists: IfExists,

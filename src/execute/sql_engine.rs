@@ -18,8 +18,6 @@ use crate::transform::Transform;
 
 use super::{first_int, LoadStats, Outcome, RunOptions, Session};
 
-const STAGING_SUFFIX: &str = "__eavpivot_new";
-
 /// The job's `sudoku_solve` settings when it asks for the in-database engine.
 pub fn wanted(job: &Job) -> Option<&SudokuSolveSpec> {
     job.transforms.iter().find_map(|t| match t {
@@ -129,36 +127,21 @@ pub async fn run_job(
     })
 }
 
-/// Existence checks and `if_exists`, before any write (as the ordinary load does).
+/// Existence checks and `if_exists`, before any write: the ordinary load's own decision.
 async fn prepare(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
     if_exists: IfExists,
     shape: TableShape,
 ) -> Result<Build> {
-    let exists = first_int(&session.inspect(&dialect.table_exists(&shape.table)).await?) > 0;
-    if exists && if_exists == IfExists::Fail {
-        return Err(Error::Job(format!(
-            "target table {} already exists (target.if_exists: fail): drop it, or set if_exists to replace or append",
-            shape.table
-        )));
-    }
-    let append = exists && if_exists == IfExists::Append;
-    let staged = !append && (exists || !dialect.transactional_ddl());
-    let target = shape.table.clone();
-    let mut build = Build {
-        shape,
-        target,
-        exists,
-        append,
-        stale_staging: false,
-    };
-    if staged {
-        build.shape.table = build.target.with_suffix(STAGING_SUFFIX);
-        let sql = dialect.table_exists(&build.shape.table);
-        build.stale_staging = first_int(&session.inspect(&sql).await?) > 0;
-    }
-    Ok(build)
+    let out = super::load::plan_output(session, dialect, if_exists, shape).await?;
+    Ok(Build {
+        shape: super::load::build_shape(&out),
+        target: out.shape.table,
+        exists: out.exists,
+        append: out.append,
+        stale_staging: out.stale_staging,
+    })
 }
 
 /// CREATE, INSERT … SELECT, verify, swap, commit; returns rows and non-null cells written.
