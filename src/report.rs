@@ -23,6 +23,8 @@ pub struct ColumnReport {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// Always true here; a failed run under `--json` prints `{"ok": false, "exit_code", "error"}`.
+    pub ok: bool,
     pub job: String,
     pub dry_run: bool,
     pub dialect: String,
@@ -63,6 +65,7 @@ impl Report {
         elapsed: Duration,
     ) -> Report {
         Report {
+            ok: true,
             job: job.name.clone(),
             dry_run,
             dialect: dialect.name().to_string(),

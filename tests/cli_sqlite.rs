@@ -408,3 +408,35 @@ fn unknown_connection_scheme_is_a_usage_error() {
         .stderr(predicate::str::contains("not understood"))
         .stderr(predicate::str::contains("hunter2").not());
 }
+
+#[test]
+fn json_failure_is_an_object_too() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = sample_db(dir.path());
+    let job = job_file(
+        dir.path(),
+        &[("  table: ITEM_DETAIL", "  table: ITEM_DETAILS")],
+    );
+    let out = run(dir.path(), &job, &db, &["--json"])
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let object: serde_json::Value =
+        serde_json::from_slice(&out).expect("stdout is one JSON object");
+    assert_eq!(object["ok"], false);
+    assert_eq!(object["exit_code"], 1);
+    assert!(
+        object["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("ITEM_DETAILS")),
+        "{object}"
+    );
+    let ok = run(dir.path(), &job_file(dir.path(), &[]), &db, &["--json"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: serde_json::Value = serde_json::from_slice(&ok).expect("report");
+    assert_eq!(report["ok"], true);
+}

@@ -83,15 +83,20 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            let code = if let Some(e) = err.downcast_ref::<crate::Error>() {
-                e.exit_code()
-            } else if err.is::<crate::config::ConfigError>() || err.is::<clap::Error>() {
-                2
-            } else {
-                1
-            };
+            let code = exit_code_of(&err);
             eprintln!("eavpivot: error: {err:#}");
             ExitCode::from(code)
         }
+    }
+}
+
+/// 2 when the command line or job file is at fault, 1 when the job failed.
+pub fn exit_code_of(err: &anyhow::Error) -> u8 {
+    if let Some(e) = err.downcast_ref::<crate::Error>() {
+        e.exit_code()
+    } else if err.is::<crate::config::ConfigError>() || err.is::<clap::Error>() {
+        2
+    } else {
+        1
     }
 }

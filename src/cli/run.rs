@@ -55,6 +55,18 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let result = run_job_file(args);
+    if let (true, Err(err)) = (args.json, &result) {
+        // Scripts reading --json get an object on failure too; the error line still goes to stderr.
+        let code = super::exit_code_of(err);
+        let object =
+            serde_json::json!({ "ok": false, "exit_code": code, "error": format!("{err:#}") });
+        print_stdout(&format!("{object}\n"))?;
+    }
+    result
+}
+
+fn run_job_file(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let job = config::load_job(&args.job)?;
     let spec = ConnectionSpec::parse(args.connection.connection.as_deref())?;
     let options = connect_options(&args.connection);
