@@ -276,7 +276,6 @@ impl Load {
             .iter_mut()
             .flat_map(|t| t.side_tables())
             .collect();
-        let _ = plan;
         Ok((stats, sides, reports))
     }
 
