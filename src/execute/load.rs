@@ -280,12 +280,12 @@ impl Load {
     }
 
     async fn load_sides(&self, session: &mut Session<'_>, side_rows: Vec<SideTable>) -> Result<()> {
-        for (out, side) in self.sides.iter().zip(side_rows) {
+        let dialect = session.backend.dialect();
+        for (i, out) in self.sides.iter().enumerate() {
             let target = load_target(&build_shape(out));
-            if session.dry_run {
-                continue;
-            }
-            session.backend.load_rows(&target, &side.rows).await?;
+            let shape = dialect.insert_values(&target.table, &target.columns, 1);
+            let rows = side_rows.get(i).map_or(&[][..], |s| s.rows.as_slice());
+            session.load_rows(&target, rows, &shape).await?;
         }
         Ok(())
     }

@@ -81,6 +81,25 @@ impl<'a> Session<'a> {
         self.backend.query(sql).await.map(Some)
     }
 
+    /// Rows for a companion table, loaded in batches; in a dry run only the statement shape
+    /// (one row's worth of parameters) is recorded.
+    pub async fn load_rows(
+        &mut self,
+        target: &LoadTarget,
+        rows: &[Vec<Value>],
+        statement_shape: &str,
+    ) -> Result<u64> {
+        self.record(
+            StatementKind::Change,
+            statement_shape,
+            Some("companion table rows loaded in batches, statement shape for one row".into()),
+        );
+        if self.dry_run {
+            return Ok(0);
+        }
+        self.backend.load_rows(target, rows).await
+    }
+
     /// The streaming load; in a dry run, the read query and one load statement are recorded.
     pub async fn stream(
         &mut self,

@@ -60,6 +60,9 @@ SELECT s.e0, s.e1, s.a, s.v FROM (SELECT puzzle AS e0, row AS e1, col AS a, valu
 -- stream: wide rows loaded in batches, statement shape for one row
 INSERT INTO SUDOKU_GRID ("puzzle", "row", "1", "2", "3", "4", "5", "6", "7", "8", "9") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11);
 
+-- companion table rows loaded in batches, statement shape for one row
+INSERT INTO SUDOKU_GRID_status ("puzzle", "status", "solutions", "search_nodes", "givens", "detail") VALUES ($1, $2, $3, $4, $5, $6);
+
 -- verify: rows and non-null cells written (must match the source)
 SELECT COUNT(*), COUNT("1"), COUNT("2"), COUNT("3"), COUNT("4"), COUNT("5"), COUNT("6"), COUNT("7"), COUNT("8"), COUNT("9") FROM SUDOKU_GRID;
 
