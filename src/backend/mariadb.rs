@@ -25,7 +25,7 @@ use mysql_async::consts::{ColumnFlags, ColumnType};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Column, Conn, Opts, OptsBuilder, Row};
 
-use super::{Backend, ConnectOptions, LoadTarget, RowPipeline};
+use super::{flush_rows, load_ready, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, MariaDb};
 use crate::error::{Error, Result};
 use crate::value::Value;
@@ -174,8 +174,7 @@ impl Backend for MariaDbBackend {
     ) -> Result<Vec<u64>> {
         let mut reader = open(&self.opts, self.timeout).await?;
         let mut loaded = vec![0u64; targets.len()];
-        let width: usize = targets.iter().map(|t| t.columns.len()).sum();
-        let batch_rows = (CELLS_PER_FLUSH / width.max(1)).clamp(MIN_FLUSH_ROWS, MAX_FLUSH_ROWS);
+        let batch_rows = flush_rows(targets, CELLS_PER_FLUSH, MIN_FLUSH_ROWS, MAX_FLUSH_ROWS);
         {
             let mut result = reader
                 .query_iter(read_sql)
@@ -188,33 +187,19 @@ impl Backend for MariaDbBackend {
             {
                 pipeline.push(decode_row(row)?)?;
                 if pipeline.ready_rows() >= batch_rows {
-                    self.flush(pipeline, targets, &mut loaded).await?;
+                    load_ready(self, pipeline, targets, &mut loaded).await?;
                 }
             }
         }
         // Closing politely; a failure here loses nothing, the reads are complete.
         let _ = reader.disconnect().await;
         pipeline.finish()?;
-        self.flush(pipeline, targets, &mut loaded).await?;
+        load_ready(self, pipeline, targets, &mut loaded).await?;
         Ok(loaded)
     }
 }
 
 impl MariaDbBackend {
-    async fn flush(
-        &mut self,
-        pipeline: &mut dyn RowPipeline,
-        targets: &[LoadTarget],
-        loaded: &mut [u64],
-    ) -> Result<()> {
-        for (i, rows) in pipeline.take_ready().into_iter().enumerate() {
-            if let Some(target) = targets.get(i) {
-                loaded[i] += self.load(target, &rows).await?;
-            }
-        }
-        Ok(())
-    }
-
     async fn load(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {
         if rows.is_empty() {
             return Ok(0);

@@ -70,6 +70,30 @@ pub trait Backend: Send {
     ) -> Result<Vec<u64>>;
 }
 
+/// Wide rows collected before a streamed load: about `cells` cells (rows × columns over all
+/// targets), kept within `min..=max` rows, so memory stays flat whatever the width.
+pub(crate) fn flush_rows(targets: &[LoadTarget], cells: usize, min: usize, max: usize) -> usize {
+    let width: usize = targets.iter().map(|t| t.columns.len()).sum();
+    (cells / width.max(1)).clamp(min, max)
+}
+
+/// Load every table's ready wide rows through [`Backend::load_rows`], adding to `loaded`:
+/// the flush step of the server backends' `stream_into` loops, which read on a second
+/// connection and so can load on this one mid-scan.
+pub(crate) async fn load_ready(
+    backend: &mut dyn Backend,
+    pipeline: &mut dyn RowPipeline,
+    targets: &[LoadTarget],
+    loaded: &mut [u64],
+) -> Result<()> {
+    for (i, rows) in pipeline.take_ready().into_iter().enumerate() {
+        if let Some(target) = targets.get(i) {
+            loaded[i] += backend.load_rows(target, &rows).await?;
+        }
+    }
+    Ok(())
+}
+
 /// Open a connection to what `spec` names.
 pub async fn connect(spec: &ConnectionSpec, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
     match &spec.driver {

@@ -19,7 +19,7 @@ use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{to_sql_checked, Format, IsNull, ToSql, Type};
 use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
 
-use super::{Backend, ConnectOptions, LoadTarget, RowPipeline};
+use super::{load_ready, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, Postgres};
 use crate::error::{Error, Result};
 use crate::value::Value;
@@ -142,28 +142,14 @@ impl Backend for PostgresBackend {
                     .collect::<Result<Vec<_>>>()?;
                 pipeline.push(values)?;
                 if pipeline.ready_rows() >= BATCH_ROWS {
-                    flush(&self.client, pipeline, targets, &mut loaded).await?;
+                    load_ready(self, pipeline, targets, &mut loaded).await?;
                 }
             }
         }
         pipeline.finish()?;
-        flush(&self.client, pipeline, targets, &mut loaded).await?;
+        load_ready(self, pipeline, targets, &mut loaded).await?;
         Ok(loaded)
     }
-}
-
-async fn flush(
-    client: &Client,
-    pipeline: &mut dyn RowPipeline,
-    targets: &[LoadTarget],
-    loaded: &mut [u64],
-) -> Result<()> {
-    for (i, rows) in pipeline.take_ready().into_iter().enumerate() {
-        if let Some(target) = targets.get(i) {
-            loaded[i] += load(client, target, &rows).await?;
-        }
-    }
-    Ok(())
 }
 
 /// The result column types of `sql`, from describing it without running it.

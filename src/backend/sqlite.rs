@@ -20,7 +20,7 @@ use async_trait::async_trait;
 use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 
-use super::{Backend, LoadTarget, RowPipeline};
+use super::{flush_rows, Backend, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, Sqlite};
 use crate::error::{Error, Result};
 use crate::value::Value;
@@ -166,8 +166,7 @@ impl Backend for SqliteBackend {
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
         let mut loaded = vec![0u64; targets.len()];
-        let width: usize = targets.iter().map(|t| t.columns.len()).sum();
-        let batch_rows = (CELLS_PER_FLUSH / width.max(1)).clamp(MIN_FLUSH_ROWS, MAX_FLUSH_ROWS);
+        let batch_rows = flush_rows(targets, CELLS_PER_FLUSH, MIN_FLUSH_ROWS, MAX_FLUSH_ROWS);
         let mut stmt = self
             .conn
             .prepare(read_sql)
@@ -194,6 +193,8 @@ impl Backend for SqliteBackend {
 }
 
 impl SqliteBackend {
+    /// [`super::load_ready`], synchronously: the read statement borrows the connection, so the
+    /// load goes through `&self` on that same connection (SQLite allows it mid-scan).
     fn flush(
         &self,
         pipeline: &mut dyn RowPipeline,

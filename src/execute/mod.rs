@@ -99,19 +99,34 @@ pub async fn run_job(
         }
     };
 
+    stats.conflicts = stats.conflicts.max(conflicts);
+    finish(session, job, plan, &discovery, &stats, options, started).await
+}
+
+/// After commit (or at the end of a dry run): read the preview and write the report. Shared by
+/// every way of running a job, so their reports cannot drift apart.
+async fn finish(
+    session: Session<'_>,
+    job: &Job,
+    plan: Plan,
+    discovery: &plan::Discovery,
+    stats: &LoadStats,
+    options: &RunOptions,
+    started: Instant,
+) -> Result<Outcome> {
+    let dialect = session.backend.dialect();
     let preview = if options.dry_run || options.preview_rows == 0 {
         None
     } else {
         Some(Preview::read(session.backend, dialect, &plan, options.preview_rows).await?)
     };
-    stats.conflicts = stats.conflicts.max(conflicts);
     let report = Report::new(
         job,
         dialect,
         &plan,
-        &discovery,
+        discovery,
         &session.log,
-        &stats,
+        stats,
         options.dry_run,
         started.elapsed(),
     );

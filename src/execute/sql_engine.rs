@@ -12,7 +12,6 @@ use crate::config::{IfExists, Job, SudokuSolveSpec, TableRef, TransformSpec};
 use crate::dialect::{sudoku_sql, Dialect, TableShape};
 use crate::error::{Error, Result};
 use crate::plan::{self, Strategy};
-use crate::report::{Preview, Report};
 use crate::transform::sudoku::SudokuTransform;
 use crate::transform::Transform;
 
@@ -91,11 +90,6 @@ pub async fn run_job(
         }
     };
 
-    let preview = if options.dry_run || options.preview_rows == 0 {
-        None
-    } else {
-        Some(Preview::read(session.backend, dialect, &plan, options.preview_rows).await?)
-    };
     let solved = rows_written / side as u64;
     let stats = LoadStats {
         rows_written,
@@ -110,21 +104,7 @@ pub async fn run_job(
             "not_written": puzzles.saturating_sub(solved),
         })],
     };
-    let report = Report::new(
-        job,
-        dialect,
-        &plan,
-        &discovery,
-        &session.log,
-        &stats,
-        options.dry_run,
-        started.elapsed(),
-    );
-    Ok(Outcome {
-        report,
-        plan,
-        preview,
-    })
+    super::finish(session, job, plan, &discovery, &stats, options, started).await
 }
 
 /// Existence checks and `if_exists`, before any write: the ordinary load's own decision.

@@ -365,12 +365,13 @@ pub fn conflict_error(count: u64, samples: &[String]) -> Error {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::config::TableRef;
     use crate::dialect::{EntityColumn, PivotColumn, Sqlite};
 
-    fn shape(table: &str, attributes: &[&str]) -> TableShape {
+    /// A one-key (`id`) text table for pivot tests; verify.rs uses it too.
+    pub(crate) fn shape(table: &str, attributes: &[&str]) -> TableShape {
         TableShape {
             table: TableRef::parse(table).expect("table name"),
             entity: vec![EntityColumn {

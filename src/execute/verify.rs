@@ -273,29 +273,14 @@ fn check_counts(out: &Output, rows: u64, cells: &[u64], got: &[u64]) -> Result<(
 mod tests {
     use super::*;
     use crate::backend::RowPipeline;
-    use crate::config::{Aggregate, TableRef};
-    use crate::dialect::{EntityColumn, PivotColumn, Sqlite};
+    use crate::config::Aggregate;
+    use crate::dialect::Sqlite;
     use crate::execute::stream::Pivoter;
     use crate::plan::Discovered;
     use crate::value::Value;
 
     fn shape(attributes: &[&str]) -> TableShape {
-        TableShape {
-            table: TableRef::parse("w").expect("table name"),
-            entity: vec![EntityColumn {
-                name: "id".into(),
-                sql_type: None,
-            }],
-            columns: attributes
-                .iter()
-                .map(|a| PivotColumn {
-                    attribute: a.to_string(),
-                    column: a.to_string(),
-                })
-                .collect(),
-            column_type: "TEXT".into(),
-            primary_key: true,
-        }
+        crate::execute::stream::tests::shape("w", attributes)
     }
 
     type Row = (Value, &'static str, Option<&'static str>);

@@ -24,7 +24,7 @@ use tiberius::{Client, Query};
 use tokio::net::TcpStream;
 use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 
-use super::{Backend, ConnectOptions, LoadTarget, RowPipeline};
+use super::{load_ready, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, MsSql};
 use crate::error::{Error, Result};
 use crate::value::Value;
@@ -171,20 +171,6 @@ impl MsSqlBackend {
         }
         Ok(loaded)
     }
-
-    async fn flush(
-        &mut self,
-        pipeline: &mut dyn RowPipeline,
-        targets: &[LoadTarget],
-        loaded: &mut [u64],
-    ) -> Result<()> {
-        for (i, rows) in pipeline.take_ready().into_iter().enumerate() {
-            if let Some(target) = targets.get(i) {
-                loaded[i] += self.load(target, &rows).await?;
-            }
-        }
-        Ok(())
-    }
 }
 
 #[async_trait]
@@ -262,14 +248,14 @@ impl Backend for MsSqlBackend {
             while let Some(row) = rows.try_next().await.map_err(|e| db_error(context, e))? {
                 pipeline.push(row.into_iter().map(values::from_column).collect())?;
                 if pipeline.ready_rows() >= BATCH_ROWS {
-                    self.flush(pipeline, targets, &mut loaded).await?;
+                    load_ready(self, pipeline, targets, &mut loaded).await?;
                 }
             }
         }
         // Closing politely is a courtesy; the rows are already read.
         let _ = reader.close().await;
         pipeline.finish()?;
-        self.flush(pipeline, targets, &mut loaded).await?;
+        load_ready(self, pipeline, targets, &mut loaded).await?;
         Ok(loaded)
     }
 }
