@@ -10,7 +10,9 @@ use std::process::Output;
 
 use assert_cmd::Command;
 use eavpivot::dialect::{Dialect, MsSql};
-use tds_peer::{contains, starts_with, ColType, Column, Received, Response, Script, TdsPeer};
+use tds_peer::{
+    contains, starts_with, BulkColumn, ColType, Column, Received, Response, Script, TdsPeer, Value,
+};
 
 const PASSWORD: &str = "s3cret-Pw";
 
@@ -362,9 +364,52 @@ fn unknown_database_is_one_clear_line() {
     );
 }
 
-#[test]
-fn stream_reads_on_a_second_connection_and_loads_with_bound_parameters() {
+/// The stream job's key–value rows as the ordered read returns them: (item, attribute, value).
+type Kv<'a> = (i64, &'a str, Option<&'a str>);
+
+/// A server for JOB run with `--strategy stream`: discovery finds `attrs`, the ordered read
+/// (on its own connection) returns `rows`, and the metadata query a bulk load starts with
+/// (`SELECT TOP 0 <columns> FROM dbo.WIDE`) is answered with `wide`, the target's columns as
+/// SQL Server would describe them.
+fn stream_server(attrs: &[&str], rows: &[Kv], wide: Vec<Column>) -> Script {
+    let discovered = attrs
+        .iter()
+        .map(|a| {
+            let n = |all: bool| {
+                let of_a = rows.iter().filter(|r| r.1 == *a);
+                of_a.filter(|r| all || r.2.is_some()).count() as i64
+            };
+            vec![text(&format!("{a}|")), int(n(true)), int(n(false))]
+        })
+        .collect();
+    // The target check: rows, then non-NULL cells per attribute column.
+    let mut entities: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    entities.dedup();
+    let mut counts = vec![int(entities.len() as i64)];
+    counts.extend(attrs.iter().map(|a| {
+        let filled = rows.iter().filter(|r| r.1 == *a && r.2.is_some()).count();
+        int(filled as i64)
+    }));
+    let verified = Response::rows(
+        vec![Column::new("", ColType::Int); counts.len()],
+        vec![counts],
+    );
+    let read = rows
+        .iter()
+        .map(|(e, a, v)| vec![int(*e), text(&format!("{a}|")), v.and_then(text)])
+        .collect();
     let mut rules = Script::new()
+        .on(
+            contains("AS n_rows"),
+            Response::rows(
+                vec![
+                    Column::new("a", ColType::NVarCharMax),
+                    Column::new("n_rows", ColType::Int),
+                    Column::new("n_values", ColType::Int),
+                ],
+                discovered,
+            ),
+        )
         .on(
             contains("ORDER BY s.e0"),
             Response::rows(
@@ -373,17 +418,36 @@ fn stream_reads_on_a_second_connection_and_loads_with_bound_parameters() {
                     Column::new("a", ColType::NVarCharMax),
                     Column::new("v", ColType::NVarChar),
                 ],
-                vec![
-                    vec![int(1), text("Color|"), text("Red")],
-                    vec![int(1), text("Size|"), text("M")],
-                    vec![int(2), text("Color|"), text("Blue")],
-                    vec![int(3), text("Color|"), None],
-                ],
+                read,
             ),
         )
+        .on(
+            starts_with("SELECT TOP 0"),
+            Response::rows(wide, Vec::new()),
+        )
+        .on(starts_with("SELECT COUNT(*), COUNT("), verified)
         .rules;
     rules.extend(eav_server().rules);
-    let peer = TdsPeer::start(Script { rules });
+    Script { rules }
+}
+
+/// The wide table as `CREATE TABLE` makes it: `[item_id] INT NOT NULL`, then one
+/// `NVARCHAR(MAX)` column per attribute.
+fn created_columns(attrs: &[&str]) -> Vec<Column> {
+    let mut columns = vec![Column::new("item_id", ColType::IntNotNull)];
+    columns.extend(attrs.iter().map(|a| Column::new(a, ColType::NVarCharMax)));
+    columns
+}
+
+/// Color on items 1 and 2, Size on item 1, a NULL Color on item 3.
+const COLOR_SIZE_ROWS: [Kv; 4] = [
+    (1, "Color", Some("Red")),
+    (1, "Size", Some("M")),
+    (2, "Color", Some("Blue")),
+    (3, "Color", None),
+];
+
+fn run_stream(peer: &TdsPeer, label: &str) -> serde_json::Value {
     let (_dir, job) = job_file();
     let out = eavpivot(
         &[
@@ -395,34 +459,274 @@ fn stream_reads_on_a_second_connection_and_loads_with_bound_parameters() {
         ],
         &url(peer.port(), PASSWORD),
     );
-    show("stream", &peer, &out);
-    assert!(out.status.success());
-    let received = peer.received();
-    let logins = received
+    show(label, peer, &out);
+    assert!(out.status.success(), "exit {:?}", out.status.code());
+    assert_no_password(&out, PASSWORD);
+    serde_json::from_slice(&out.stdout).expect("--json output")
+}
+
+fn label(r: &Received) -> String {
+    match r {
+        Received::Batch(s) if s.ends_with("BEGIN TRANSACTION") => "BEGIN".into(),
+        Received::Batch(s) if s.starts_with("CREATE TABLE dbo.WIDE") => "CREATE".into(),
+        Received::Batch(s) if s.starts_with("SELECT TOP 0") => "SELECT TOP 0".into(),
+        Received::Batch(s) if s.starts_with("INSERT BULK dbo.WIDE") => "INSERT BULK".into(),
+        Received::Batch(s) if s.starts_with("SELECT COUNT(*), COUNT(") => "verify".into(),
+        Received::Batch(s) if s == "COMMIT TRANSACTION" => "COMMIT".into(),
+        Received::BulkLoad { .. } => "bulk rows".into(),
+        Received::Rpc { sql: Some(s), .. } if s.starts_with("INSERT INTO dbo.WIDE") => {
+            "INSERT (sp_executesql)".into()
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// What the connection that began the transaction received from BEGIN on, as labels; and
+/// the connections the ordered read came on.
+fn load_connection(peer: &TdsPeer) -> (Vec<String>, Vec<usize>) {
+    let log = peer.received_by_connection();
+    let (start, conn) = log
         .iter()
-        .filter(|r| matches!(r, Received::Login { accepted: true, .. }))
-        .count();
-    assert_eq!(logins, 2, "the read runs on its own connection");
-    let load = received
+        .enumerate()
+        .find_map(|(i, (c, r))| (label(r) == "BEGIN").then_some((i, *c)))
+        .expect("a BEGIN was sent");
+    let story = log[start..]
         .iter()
+        .filter(|(c, _)| *c == conn)
+        .map(|(_, r)| label(r))
+        .collect();
+    let readers = log
+        .iter()
+        .filter(|(_, r)| matches!(r, Received::Batch(s) if s.contains("ORDER BY s.e0")))
+        .map(|(c, _)| *c)
+        .filter(|c| *c != conn)
+        .collect();
+    (story, readers)
+}
+
+/// Decoded bulk-load rows, `None` = NULL.
+type Rows = Vec<Vec<Option<Value>>>;
+
+/// The first parameterised INSERT the peer received: its SQL and its parameter values.
+fn first_insert(peer: &TdsPeer) -> (String, Vec<Option<String>>) {
+    peer.received()
+        .into_iter()
         .find_map(|r| match r {
             Received::Rpc {
                 sql: Some(sql),
                 params,
                 ..
-            } if sql.starts_with("INSERT INTO dbo.WIDE") => Some((sql, params)),
+            } => Some((sql, params.into_iter().map(|(_, v)| v).collect())),
             _ => None,
         })
-        .expect("the wide rows are loaded with sp_executesql");
+        .expect("the rows go by sp_executesql")
+}
+
+/// Every bulk load the peer received: its INSERT BULK statement, columns and rows.
+fn bulk_loads(peer: &TdsPeer) -> Vec<(String, Vec<BulkColumn>, Rows)> {
+    peer.received()
+        .into_iter()
+        .filter_map(|r| match r {
+            Received::BulkLoad {
+                statement,
+                columns,
+                rows,
+            } => Some((statement, columns, rows)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn wide_table() -> eavpivot::config::TableRef {
+    eavpivot::config::TableRef::parse("dbo.WIDE").expect("table")
+}
+
+#[test]
+fn stream_reads_on_a_second_connection_and_bulk_loads_inside_the_transaction() {
+    let attrs = ["Color", "Size"];
+    let peer = TdsPeer::start(stream_server(
+        &attrs,
+        &COLOR_SIZE_ROWS,
+        created_columns(&attrs),
+    ));
+    let json = run_stream(&peer, "stream, bulk load");
+    assert_eq!(json["rows_written"], 3);
+    let logins = peer
+        .received()
+        .iter()
+        .filter(|r| matches!(r, Received::Login { accepted: true, .. }))
+        .count();
+    assert_eq!(logins, 2, "the read runs on its own connection");
+
+    let (story, readers) = load_connection(&peer);
+    assert_eq!(readers.len(), 1, "read on another connection than the load");
     assert_eq!(
-        load.0,
-        &MsSql.insert_values(
-            &eavpivot::config::TableRef::parse("dbo.WIDE").expect("table"),
-            &["item_id".into(), "Color".into(), "Size".into()],
+        story,
+        [
+            "BEGIN",
+            "CREATE",
+            // eavpivot's own look at the column types, then tiberius's before INSERT BULK.
+            "SELECT TOP 0",
+            "SELECT TOP 0",
+            "INSERT BULK",
+            "bulk rows",
+            "verify",
+            "COMMIT"
+        ],
+        "bulk load on the load's connection, between BEGIN and COMMIT"
+    );
+    let sent = peer.statements();
+    assert!(sent
+        .iter()
+        .filter(|s| s.starts_with("SELECT TOP 0"))
+        .all(|s| s == "SELECT TOP 0 [item_id], [Color], [Size] FROM dbo.WIDE"));
+
+    let loads = bulk_loads(&peer);
+    assert_eq!(loads.len(), 1, "one batch");
+    let (statement, columns, rows) = &loads[0];
+    assert_eq!(
+        statement,
+        "INSERT BULK dbo.WIDE ([item_id] int, [Color] nvarchar(max), [Size] nvarchar(max)) \
+         WITH (CHECK_CONSTRAINTS, KEEP_NULLS, FIRE_TRIGGERS)"
+    );
+    assert_eq!(
+        columns,
+        &[
+            BulkColumn::new("item_id", "INT4", false),
+            BulkColumn::new("Color", "NVARCHAR(max)", true),
+            BulkColumn::new("Size", "NVARCHAR(max)", true),
+        ]
+    );
+    assert_eq!(
+        rows,
+        &[
+            vec![int(1), text("Red"), text("M")],
+            vec![int(2), text("Blue"), None],
+            vec![int(3), None, None],
+        ]
+    );
+    assert!(
+        !peer
+            .received()
+            .iter()
+            .any(|r| matches!(r, Received::Rpc { .. })),
+        "no parameterised INSERT when the bulk load fits"
+    );
+}
+
+#[test]
+fn quotes_hyphens_spaces_and_unicode_in_column_names_still_bulk_load() {
+    // Bracket-quoted, these pass tiberius's identifier guard: only control characters fail it.
+    // In the order eavpivot makes the columns (by attribute): the metadata must match it.
+    let attrs = ["Größe x]", "a-b", "it's"];
+    let rows = [
+        (1, "it's", Some("q")),
+        (1, "a-b", Some("h")),
+        (2, "Größe x]", Some("ü")),
+    ];
+    let peer = TdsPeer::start(stream_server(&attrs, &rows, created_columns(&attrs)));
+    let json = run_stream(&peer, "stream, unusual names");
+    assert_eq!(json["rows_written"], 2);
+    let (story, _) = load_connection(&peer);
+    assert!(story.contains(&"bulk rows".to_string()), "{story:?}");
+    assert!(peer
+        .statements()
+        .contains(&"SELECT TOP 0 [item_id], [Größe x]]], [a-b], [it's] FROM dbo.WIDE".to_string()));
+    let loads = bulk_loads(&peer);
+    let (statement, _, rows) = &loads[0];
+    assert!(
+        statement.starts_with(
+            "INSERT BULK dbo.WIDE ([item_id] int, [Größe x]]] nvarchar(max), [a-b] nvarchar(max), \
+             [it's] nvarchar(max))"
+        ),
+        "{statement}"
+    );
+    assert_eq!(
+        rows,
+        &[
+            vec![int(1), None, text("h"), text("q")],
+            vec![int(2), text("ü"), None, None],
+        ]
+    );
+}
+
+#[test]
+fn a_column_name_tiberius_refuses_falls_back_to_bound_parameters() {
+    // A tab is fine for SQL Server inside [...], but tiberius's guard refuses any control
+    // character: the load falls back before anything about bulk is sent.
+    let attrs = ["Color", "Note\tA"];
+    let rows = [
+        (1, "Color", Some("Red")),
+        (1, "Note\tA", Some("x")),
+        (2, "Color", Some("Blue")),
+        (3, "Note\tA", None),
+    ];
+    let peer = TdsPeer::start(stream_server(&attrs, &rows, created_columns(&attrs)));
+    let json = run_stream(&peer, "stream, refused name");
+    assert_eq!(json["rows_written"], 3);
+    let (story, readers) = load_connection(&peer);
+    assert_eq!(readers.len(), 1);
+    assert_eq!(
+        story,
+        [
+            "BEGIN",
+            "CREATE",
+            "INSERT (sp_executesql)",
+            "verify",
+            "COMMIT"
+        ]
+    );
+    let (sql, params) = first_insert(&peer);
+    let values: Vec<Option<&str>> = params.iter().map(Option::as_deref).collect();
+    assert_eq!(
+        sql,
+        MsSql.insert_values(
+            &wide_table(),
+            &["item_id".into(), "Color".into(), "Note\tA".into()],
             3
         )
     );
-    let values: Vec<Option<&str>> = load.1.iter().map(|(_, v)| v.as_deref()).collect();
+    assert_eq!(
+        values,
+        [
+            Some("1"),
+            Some("Red"),
+            Some("x"),
+            Some("2"),
+            Some("Blue"),
+            None,
+            Some("3"),
+            None,
+            None
+        ]
+    );
+    assert!(bulk_loads(&peer).is_empty());
+}
+
+#[test]
+fn a_column_bulk_would_not_fill_exactly_falls_back_to_bound_parameters() {
+    // An appended-to table may have other types than eavpivot would create: NVARCHAR(4000),
+    // which tiberius would declare as nvarchar(max) in INSERT BULK.
+    let attrs = ["Color", "Size"];
+    let mut wide = created_columns(&attrs);
+    wide[2] = Column::new("Size", ColType::NVarChar);
+    let peer = TdsPeer::start(stream_server(&attrs, &COLOR_SIZE_ROWS, wide));
+    let json = run_stream(&peer, "stream, inexact column");
+    assert_eq!(json["rows_written"], 3);
+    let (story, _) = load_connection(&peer);
+    assert_eq!(
+        story,
+        [
+            "BEGIN",
+            "CREATE",
+            "SELECT TOP 0",
+            "INSERT (sp_executesql)",
+            "verify",
+            "COMMIT"
+        ]
+    );
+    let (_, params) = first_insert(&peer);
+    let values: Vec<Option<&str>> = params.iter().map(Option::as_deref).collect();
     assert_eq!(
         values,
         [
@@ -437,6 +741,92 @@ fn stream_reads_on_a_second_connection_and_loads_with_bound_parameters() {
             None
         ]
     );
-    let sent = peer.statements();
-    assert_eq!(sent.last().map(String::as_str), Some("COMMIT TRANSACTION"));
+    assert!(bulk_loads(&peer).is_empty());
+}
+
+#[test]
+fn a_long_stream_bulk_loads_batch_by_batch_on_the_same_connection() {
+    // 2,500 entities: the backend loads every 2,000 wide rows, so two bulk loads, the
+    // first spanning many TDS packets.
+    let colors: Vec<String> = (0..2500).map(|i| format!("colour {i}")).collect();
+    let rows: Vec<Kv> = (0..2500)
+        .flat_map(|i| {
+            let size = (i % 2 == 0).then_some("M");
+            [
+                (i as i64 + 1, "Color", Some(colors[i].as_str())),
+                (i as i64 + 1, "Size", size),
+            ]
+        })
+        .collect();
+    let attrs = ["Color", "Size"];
+    let peer = TdsPeer::start(stream_server(&attrs, &rows, created_columns(&attrs)));
+    let json = run_stream(&peer, "stream, two batches");
+    assert_eq!(json["rows_written"], 2500);
+    let (story, _) = load_connection(&peer);
+    let batch = ["SELECT TOP 0", "SELECT TOP 0", "INSERT BULK", "bulk rows"];
+    let expected: Vec<&str> = ["BEGIN", "CREATE"]
+        .into_iter()
+        .chain(batch)
+        .chain(batch)
+        .chain(["verify", "COMMIT"])
+        .collect();
+    assert_eq!(story, expected);
+    let loads = bulk_loads(&peer);
+    let sizes: Vec<usize> = loads.iter().map(|(_, _, rows)| rows.len()).collect();
+    assert_eq!(sizes, [2000, 500]);
+    let all: Vec<&Vec<Option<Value>>> = loads.iter().flat_map(|(_, _, rows)| rows).collect();
+    for (i, row) in all.iter().enumerate() {
+        let size = (i % 2 == 0).then(|| "M".into());
+        let expected = vec![int(i as i64 + 1), text(&colors[i]), size];
+        assert_eq!(**row, expected, "row {i}");
+    }
+}
+
+#[test]
+fn a_failing_fallback_insert_names_the_table_and_why_bulk_was_not_used() {
+    let attrs = ["Color", "Note\tA"];
+    let rows = [(1, "Color", Some("Red")), (1, "Note\tA", Some("x"))];
+    let mut rules = Script::new()
+        .on(
+            starts_with("INSERT INTO dbo.WIDE"),
+            Response::error(8152, "String or binary data would be truncated."),
+        )
+        .rules;
+    rules.extend(stream_server(&attrs, &rows, created_columns(&attrs)).rules);
+    let peer = TdsPeer::start(Script { rules });
+    let (_dir, job) = job_file();
+    let out = eavpivot(
+        &[
+            "run",
+            job.to_str().expect("utf-8 path"),
+            "--strategy",
+            "stream",
+        ],
+        &url(peer.port(), PASSWORD),
+    );
+    show("stream, failing fallback", &peer, &out);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("error"))
+        .expect("an error line");
+    assert!(
+        line.contains(
+            "loading rows into dbo.WIDE (by INSERT: tiberius refuses the table or a column name \
+             for a bulk load): SQL Server error 8152"
+        ),
+        "{stderr}"
+    );
+    assert!(line.contains("rolled back"), "{stderr}");
+    let (story, _) = load_connection(&peer);
+    assert_eq!(
+        story,
+        [
+            "BEGIN",
+            "CREATE",
+            "INSERT (sp_executesql)",
+            "Batch(\"IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION\")"
+        ]
+    );
 }

@@ -4,7 +4,9 @@
 #[path = "common/tds_peer.rs"]
 mod tds_peer;
 
-use tds_peer::{contains, starts_with, when, ColType, Column, Received, Response, Script, TdsPeer};
+use tds_peer::{
+    contains, starts_with, when, BulkColumn, ColType, Column, Received, Response, Script, TdsPeer,
+};
 use tiberius::{AuthMethod, Client, ColumnData, Config, EncryptionLevel, IntoRow, TokenRow};
 use tokio::net::TcpStream;
 use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
@@ -356,16 +358,129 @@ async fn bulk_insert_rows_are_recorded() {
         received[1],
         Received::Batch("SELECT TOP 0 * FROM dbo.wide".into())
     );
-    match &received[2] {
-        Received::Batch(sql) => assert!(sql.starts_with("INSERT BULK dbo.wide"), "{sql}"),
+    let insert_bulk = match &received[2] {
+        Received::Batch(sql) => sql.clone(),
         other => panic!("expected INSERT BULK, got {other:?}"),
-    }
-    let s = |v: &str| Some(v.to_string());
+    };
+    assert_eq!(
+        insert_bulk,
+        "INSERT BULK dbo.wide ([entity] nvarchar(max), [n] int, [big] bigint)"
+    );
     assert_eq!(
         received[3],
-        Received::BulkRows {
-            rows: vec![vec![s("e1"), s("1"), s("10")], vec![None, None, s("-3")]]
+        Received::BulkLoad {
+            statement: insert_bulk,
+            columns: vec![
+                BulkColumn::new("entity", "NVARCHAR(8000)", true),
+                BulkColumn::new("n", "INTN(4)", true),
+                BulkColumn::new("big", "INTN(8)", true),
+            ],
+            rows: vec![
+                vec![Some("e1".into()), Some(1.into()), Some(10i64.into())],
+                vec![None, None, Some((-3i64).into())],
+            ]
         }
+    );
+}
+
+/// Every scripted column type through a bulk load: the peer decodes each by
+/// the COLMETADATA the client sent, fixed-length NOT NULL INT4 included.
+#[tokio::test]
+async fn bulk_load_decodes_every_column_type_with_nulls() {
+    let columns = vec![
+        Column::new("id", ColType::IntNotNull),
+        Column::new("n", ColType::Int),
+        Column::new("big", ColType::BigInt),
+        Column::new("flag", ColType::Bit),
+        Column::new("score", ColType::Float),
+        Column::new("short", ColType::NVarChar),
+        Column::new("long", ColType::NVarCharMax),
+    ];
+    let peer = TdsPeer::start(Script::new().on(
+        starts_with("SELECT TOP 0 [id], [n]"),
+        Response::rows(columns, vec![]),
+    ));
+    let mut client = connect(&peer).await;
+    let names = [
+        "[id]", "[n]", "[big]", "[flag]", "[score]", "[short]", "[long]",
+    ];
+    let mut bulk = client
+        .bulk_insert_columns("dbo.t", &names)
+        .await
+        .expect("bulk start");
+    let long = "ü".repeat(5000);
+    bulk.send((7i32, -2i32, i64::MIN, true, 0.1f64, "kurz", long.as_str()).into_row())
+        .await
+        .expect("row 1");
+    let mut row = TokenRow::new();
+    row.push(ColumnData::I32(Some(8)));
+    for null in [
+        ColumnData::I32(None),
+        ColumnData::I64(None),
+        ColumnData::Bit(None),
+        ColumnData::F64(None),
+        ColumnData::String(None),
+        ColumnData::String(None),
+    ] {
+        row.push(null);
+    }
+    bulk.send(row).await.expect("row 2");
+    let mut row = TokenRow::new();
+    row.push(ColumnData::I32(Some(9)));
+    row.push(ColumnData::I32(Some(0)));
+    row.push(ColumnData::I64(Some(0)));
+    row.push(ColumnData::Bit(Some(false)));
+    row.push(ColumnData::F64(Some(-0.0)));
+    row.push(ColumnData::String(Some("".into())));
+    row.push(ColumnData::String(Some("".into())));
+    bulk.send(row).await.expect("row 3");
+    assert_eq!(bulk.finalize().await.expect("finalize").total(), 3);
+
+    let Some((conn, Received::BulkLoad { columns, rows, .. })) =
+        peer.received_by_connection().pop()
+    else {
+        panic!("no bulk load recorded: {:?}", peer.received());
+    };
+    assert_eq!(conn, 1);
+    let described: Vec<(&str, &str, bool)> = columns
+        .iter()
+        .map(|c| (c.name.as_str(), c.ty.as_str(), c.nullable))
+        .collect();
+    assert_eq!(
+        described,
+        [
+            ("id", "INT4", false),
+            ("n", "INTN(4)", true),
+            ("big", "INTN(8)", true),
+            ("flag", "BITN", true),
+            ("score", "FLTN(8)", true),
+            ("short", "NVARCHAR(8000)", true),
+            ("long", "NVARCHAR(max)", true),
+        ]
+    );
+    assert_eq!(
+        rows,
+        vec![
+            vec![
+                Some(7.into()),
+                Some((-2).into()),
+                Some(i64::MIN.into()),
+                Some(true.into()),
+                Some(0.1.into()),
+                Some("kurz".into()),
+                Some(long.into()),
+            ],
+            vec![Some(8.into()), None, None, None, None, None, None],
+            vec![
+                Some(9.into()),
+                Some(0.into()),
+                Some(0i64.into()),
+                Some(false.into()),
+                Some((-0.0).into()),
+                Some("".into()),
+                Some("".into()),
+            ],
+        ]
     );
 }
 

@@ -6,8 +6,15 @@
 //! written from the MS-TDS specification, speaks just enough of the protocol
 //! for tiberius to log in, send SQL batches, RPCs (`sp_executesql`), attention
 //! signals and bulk loads, and read scripted result sets, row counts and
-//! errors. It records everything it receives (never the password) so tests can
-//! assert the exact statement sequence.
+//! errors. It records everything it receives (never the password), with the
+//! connection it came on, so tests can assert the exact statement sequence.
+//!
+//! Bulk loads: script the metadata query (`SELECT TOP 0 <columns> FROM
+//! <table>`) with an empty result set whose columns are the table's; the
+//! `INSERT BULK` batch gets a plain DONE; the BulkLoad message that must follow
+//! it on the same connection (COLMETADATA, ROW/NBCROW tokens, DONE) is decoded
+//! by the client's own COLMETADATA into typed [`Value`]s, recorded as
+//! [`Received::BulkLoad`], and answered with DONE carrying the row count.
 //!
 //! It listens on `127.0.0.1:<ephemeral>` in its own thread with its own tokio
 //! runtime, so it also serves the eavpivot binary run as a subprocess.
@@ -40,14 +47,14 @@ mod tokens;
 mod wire;
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use script::{
-    contains, contains_ignore_case, starts_with, when, ColType, Column, Matcher, Received,
-    Response, Rule, Script, Value,
+    contains, contains_ignore_case, starts_with, when, BulkColumn, ColType, Column, Matcher,
+    Received, Response, Rule, Script, Value,
 };
 
 use session::Shared;
@@ -76,6 +83,7 @@ impl TdsPeer {
         let shared = Arc::new(Shared {
             script,
             received: Mutex::new(Vec::new()),
+            connections: AtomicUsize::new(0),
         });
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
@@ -103,6 +111,12 @@ impl TdsPeer {
 
     /// A snapshot of everything received so far, in order, across connections.
     pub fn received(&self) -> Vec<Received> {
+        self.shared.log().iter().map(|(_, r)| r.clone()).collect()
+    }
+
+    /// The same, each with the number of the connection it came on: 1 for
+    /// the first connection the peer accepted, 2 for the next, and so on.
+    pub fn received_by_connection(&self) -> Vec<(usize, Received)> {
         self.shared.log().clone()
     }
 
@@ -112,7 +126,7 @@ impl TdsPeer {
         self.shared
             .log()
             .iter()
-            .filter_map(|r| match r {
+            .filter_map(|(_, r)| match r {
                 Received::Batch(sql) => Some(sql.clone()),
                 Received::Rpc { proc, sql, .. } => Some(sql.clone().unwrap_or(proc.clone())),
                 _ => None,

@@ -3,15 +3,16 @@
 //! Every statement goes as one SQL batch (`simple_query`), never wrapped in `sp_executesql`:
 //! `SET XACT_ABORT ON` and `BEGIN TRANSACTION` must outlive the request that carries them, and
 //! tiberius has no transaction API of its own (refinery's tiberius driver does the same).
-//! Bound parameters (`@P1…`) are used only for streamed rows, which travel as `sp_executesql`
-//! RPCs with multi-row `INSERT … VALUES`: slower than the bulk protocol, but the server converts
-//! each value to its column's type, so an `INT` key and an `NVARCHAR(MAX)` cell need no
-//! client-side type matching.
+//! Loaded rows (streamed wide rows, companion tables) go by the bulk-load protocol when every
+//! cell converts exactly to its column's type ([`bulk`] says when), and otherwise as
+//! `sp_executesql` RPCs with multi-row `INSERT … VALUES` and bound parameters (`@P1…`), which
+//! the server converts itself. Both run on this connection, inside its open transaction.
 //!
 //! The streaming strategy reads on a second connection (opened from the same [`Target`])
 //! while the first holds the load's transaction: one TDS connection cannot interleave a
 //! running result set with other requests.
 
+mod bulk;
 mod target;
 mod values;
 
@@ -152,7 +153,24 @@ impl MsSqlBackend {
             .map_err(|e| db_error(context, e))
     }
 
+    /// One batch: by bulk load when it converts exactly, else by parameterised INSERT.
     async fn load(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        match bulk::route(&mut self.client, target, rows).await? {
+            bulk::Route::Bulk(bulk_rows) => bulk::load(&mut self.client, target, bulk_rows).await,
+            bulk::Route::Insert(why) => self.insert(target, rows, &why).await,
+        }
+    }
+
+    /// Multi-row `INSERT … VALUES` RPCs; an error names the table and why bulk was not used.
+    async fn insert(
+        &mut self,
+        target: &LoadTarget,
+        rows: &[Vec<Value>],
+        why: &bulk::Fallback,
+    ) -> Result<u64> {
         let width = target.columns.len().max(1);
         let per_statement = (MAX_PARAMS / width).clamp(1, MAX_VALUES_ROWS);
         let mut loaded = 0;
@@ -162,7 +180,7 @@ impl MsSqlBackend {
             for value in chunk.iter().flatten() {
                 query.bind(values::to_column(value));
             }
-            let context = format!("loading rows into {}", target.table);
+            let context = format!("loading rows into {} (by INSERT: {why})", target.table);
             let result = query
                 .execute(&mut self.client)
                 .await

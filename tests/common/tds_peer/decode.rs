@@ -3,6 +3,7 @@
 
 use std::io;
 
+use super::script::Value;
 use super::wire::{from_utf16, invalid, Reader};
 
 /// How a value of a type is framed on the wire.
@@ -23,6 +24,11 @@ enum Framing {
 pub struct TypeInfo {
     ty: u8,
     framing: Framing,
+    /// The maximum length in bytes the TYPE_INFO declares (0xFFFF for MAX),
+    /// or the width of a fixed-length type.
+    max_len: u16,
+    /// Precision of DECIMAL/NUMERIC.
+    precision: u8,
     /// Scale of DECIMAL/NUMERIC and of TIME/DATETIME2/DATETIMEOFFSET.
     scale: u8,
 }
@@ -41,20 +47,21 @@ fn fixed_len(ty: u8) -> Option<usize> {
 impl TypeInfo {
     pub fn decode(r: &mut Reader<'_>) -> io::Result<TypeInfo> {
         let ty = r.u8()?;
-        let mut scale = 0;
+        let (mut scale, mut precision, mut max_len) = (0, 0, 0);
         let framing = if let Some(n) = fixed_len(ty) {
+            max_len = n as u16;
             Framing::Fixed(n)
         } else {
             match ty {
                 // GUID, INTN, BITN, FLTN, MONEYN, DATETIMN: max length byte.
                 0x24 | 0x26 | 0x68 | 0x6D | 0x6E | 0x6F => {
-                    r.u8()?;
+                    max_len = u16::from(r.u8()?);
                     Framing::ByteLen
                 }
                 // DECIMALN, NUMERICN (and the legacy DECIMAL/NUMERIC).
                 0x6A | 0x6C | 0x37 | 0x3F => {
-                    r.u8()?;
-                    r.u8()?; // precision
+                    max_len = u16::from(r.u8()?);
+                    precision = r.u8()?;
                     scale = r.u8()?;
                     Framing::ByteLen
                 }
@@ -65,12 +72,15 @@ impl TypeInfo {
                     Framing::ByteLen
                 }
                 // BIGVARBINARY, BIGBINARY (no collation).
-                0xA5 | 0xAD => ushort_or_plp(r.u16()?),
+                0xA5 | 0xAD => {
+                    max_len = r.u16()?;
+                    ushort_or_plp(max_len)
+                }
                 // BIGVARCHAR, BIGCHAR, NVARCHAR, NCHAR (with collation).
                 0xA7 | 0xAF | 0xE7 | 0xEF => {
-                    let max = r.u16()?;
+                    max_len = r.u16()?;
                     r.bytes(5)?;
-                    ushort_or_plp(max)
+                    ushort_or_plp(max_len)
                 }
                 0xF1 => {
                     // XML: optional schema info.
@@ -88,12 +98,106 @@ impl TypeInfo {
                 }
             }
         };
-        Ok(TypeInfo { ty, framing, scale })
+        Ok(TypeInfo {
+            ty,
+            framing,
+            max_len,
+            precision,
+            scale,
+        })
+    }
+
+    /// The type as MS-TDS 2.2.5.4 names it, with its length in bytes where it
+    /// has one (`INT4`, `INTN(8)`, `NVARCHAR(max)`, `DECIMALN(10,2)`).
+    pub fn describe(&self) -> String {
+        let sized = |name: &str| match self.max_len {
+            0xFFFF => format!("{name}(max)"),
+            n => format!("{name}({n})"),
+        };
+        match self.ty {
+            0x1F => "NULL".into(),
+            0x30 => "INT1".into(),
+            0x32 => "BIT".into(),
+            0x34 => "INT2".into(),
+            0x38 => "INT4".into(),
+            0x7F => "INT8".into(),
+            0x3A => "DATETIM4".into(),
+            0x3B => "FLT4".into(),
+            0x3C => "MONEY".into(),
+            0x3D => "DATETIME".into(),
+            0x3E => "FLT8".into(),
+            0x7A => "MONEY4".into(),
+            0x24 => "GUID".into(),
+            0x26 => sized("INTN"),
+            0x68 => "BITN".into(),
+            0x6D => sized("FLTN"),
+            0x6E => sized("MONEYN"),
+            0x6F => sized("DATETIMN"),
+            0x6A | 0x37 => format!("DECIMALN({},{})", self.precision, self.scale),
+            0x6C | 0x3F => format!("NUMERICN({},{})", self.precision, self.scale),
+            0x28 => "DATEN".into(),
+            0x29 => format!("TIMEN({})", self.scale),
+            0x2A => format!("DATETIME2N({})", self.scale),
+            0x2B => format!("DATETIMEOFFSETN({})", self.scale),
+            0xA5 => sized("BIGVARBIN"),
+            0xAD => sized("BIGBINARY"),
+            0xA7 => sized("BIGVARCHR"),
+            0xAF => sized("BIGCHAR"),
+            0xE7 => sized("NVARCHAR"),
+            0xEF => sized("NCHAR"),
+            0xF1 => "XML".into(),
+            other => format!("0x{other:02X}"),
+        }
+    }
+
+    /// Reads one value of this type as a typed [`Value`] (`None` = NULL):
+    /// integers as `Int`, bits as `Bit`, floats as `Float`, character data as
+    /// `Str`, anything else as `Str` of its [`TypeInfo::read_value`] text.
+    pub fn read_typed(&self, r: &mut Reader<'_>) -> io::Result<Option<Value>> {
+        let Some(d) = self.read_raw(r)? else {
+            return Ok(None);
+        };
+        let width = |ok: &[usize]| {
+            if ok.contains(&d.len()) {
+                Ok(())
+            } else {
+                Err(invalid(format!(
+                    "a {} value of {} bytes",
+                    self.describe(),
+                    d.len()
+                )))
+            }
+        };
+        Ok(Some(match self.ty {
+            0x30 => Value::Int(i64::from(d[0])), // tinyint is unsigned
+            0x26 if d.len() == 1 => Value::Int(i64::from(d[0])),
+            0x34 | 0x38 | 0x7F | 0x26 => {
+                width(&[2, 4, 8])?;
+                Value::Int(le_int(&d) as i64)
+            }
+            0x32 | 0x68 => {
+                width(&[1])?;
+                Value::Bit(d[0] != 0)
+            }
+            0x3B | 0x6D if d.len() == 4 => Value::Float(f64::from(f32::from_le_bytes(first(&d)))),
+            0x3E | 0x6D => {
+                width(&[8])?;
+                Value::Float(f64::from_le_bytes(first(&d)))
+            }
+            _ => Value::Str(render(self.ty, self.scale, &d)),
+        }))
     }
 
     /// Reads one value of this type and renders it as text (`None` = NULL).
     pub fn read_value(&self, r: &mut Reader<'_>) -> io::Result<Option<String>> {
-        let data: Vec<u8> = match self.framing {
+        Ok(self
+            .read_raw(r)?
+            .map(|data| render(self.ty, self.scale, &data)))
+    }
+
+    /// The bytes of one value as framed on the wire (`None` = NULL).
+    fn read_raw(&self, r: &mut Reader<'_>) -> io::Result<Option<Vec<u8>>> {
+        Ok(Some(match self.framing {
             Framing::Fixed(0) => return Ok(None),
             Framing::Fixed(n) => r.bytes(n)?.to_vec(),
             Framing::ByteLen => match r.u8()? {
@@ -104,12 +208,8 @@ impl TypeInfo {
                 0xFFFF => return Ok(None),
                 n => r.bytes(usize::from(n))?.to_vec(),
             },
-            Framing::Plp => match read_plp(r)? {
-                None => return Ok(None),
-                Some(d) => d,
-            },
-        };
-        Ok(Some(render(self.ty, self.scale, &data)))
+            Framing::Plp => return read_plp(r),
+        }))
     }
 }
 

@@ -4,7 +4,7 @@
 use std::io;
 
 use super::decode::TypeInfo;
-use super::script::Received;
+use super::script::{BulkColumn, Received, Value};
 use super::wire::{from_utf16, invalid, Reader};
 
 /// The UTF-16 text of a SQL batch after its ALL_HEADERS.
@@ -66,27 +66,55 @@ pub fn parse_rpc(payload: &[u8]) -> io::Result<Received> {
     Ok(Received::Rpc { proc, sql, params })
 }
 
-/// The rows of a bulk load: COLMETADATA, ROW tokens, then a DONE.
-pub fn parse_bulk(payload: &[u8]) -> io::Result<Vec<Vec<Option<String>>>> {
+/// Decoded bulk-load rows, `None` = NULL.
+type Rows = Vec<Vec<Option<Value>>>;
+
+/// A bulk load's COLMETADATA columns and its rows (MS-TDS 2.2.6.1): the
+/// COLMETADATA token, then ROW (0xD1) or NBCROW (0xD2) tokens, then a DONE.
+/// Values are decoded by the column types of that COLMETADATA.
+pub fn parse_bulk(payload: &[u8]) -> io::Result<(Vec<BulkColumn>, Rows)> {
     let mut r = Reader::new(payload);
     if r.u8()? != 0x81 {
         return Err(invalid("bulk load does not start with COLMETADATA"));
     }
     let count = r.u16()?;
+    let mut columns = Vec::new();
     let mut types = Vec::new();
     for _ in 0..count {
         r.u32()?; // user type
-        r.u16()?; // flags
-        types.push(TypeInfo::decode(&mut r)?);
-        r.b_varchar()?; // column name
+        let flags = r.u16()?;
+        let ty = TypeInfo::decode(&mut r)?;
+        let name = r.b_varchar()?;
+        columns.push(BulkColumn {
+            name,
+            ty: ty.describe(),
+            nullable: flags & 0x0001 != 0,
+        });
+        types.push(ty);
     }
     let mut rows = Vec::new();
-    while !r.is_empty() {
+    loop {
         match r.u8()? {
             0xD1 => {
                 let row = types
                     .iter()
-                    .map(|t| t.read_value(&mut r))
+                    .map(|t| t.read_typed(&mut r))
+                    .collect::<io::Result<Vec<_>>>()?;
+                rows.push(row);
+            }
+            0xD2 => {
+                // A bit per column, least significant first: set = NULL, no value sent.
+                let bitmap = r.bytes(types.len().div_ceil(8))?;
+                let row = types
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        if bitmap[i / 8] & (1 << (i % 8)) != 0 {
+                            Ok(None)
+                        } else {
+                            t.read_typed(&mut r)
+                        }
+                    })
                     .collect::<io::Result<Vec<_>>>()?;
                 rows.push(row);
             }
@@ -98,5 +126,5 @@ pub fn parse_bulk(payload: &[u8]) -> io::Result<Vec<Vec<Option<String>>>> {
             }
         }
     }
-    Ok(rows)
+    Ok((columns, rows))
 }

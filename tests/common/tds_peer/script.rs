@@ -76,6 +76,10 @@ pub enum ColType {
     Bit,
     /// `float`: FLTN (0x6D) of length 8, NULL = length 0.
     Float,
+    /// `int NOT NULL`: the fixed-length INT4 (0x38), no length prefix, never
+    /// NULL; described without the nullable flag, as SQL Server describes a
+    /// `NOT NULL` column.
+    IntNotNull,
 }
 
 /// A result-set column.
@@ -236,8 +240,40 @@ pub enum Received {
     },
     /// An attention (cancel) signal (packet type 6).
     Attention,
-    /// The rows of one bulk load (packet type 7), each value as text.
-    BulkRows { rows: Vec<Vec<Option<String>>> },
+    /// One bulk load (packet type 7): the `INSERT BULK` statement that
+    /// announced it on the same connection, the columns of the COLMETADATA
+    /// the client sent, and its ROW/NBCROW tokens decoded by those columns'
+    /// types (`None` = NULL). See [`BulkColumn`] for how values are decoded.
+    BulkLoad {
+        statement: String,
+        columns: Vec<BulkColumn>,
+        rows: Vec<Vec<Option<Value>>>,
+    },
     /// A message of a type the peer does not understand; answered with DONE.
     Other { packet_type: u8 },
+}
+
+/// A column of a client's bulk-load COLMETADATA.
+///
+/// `ty` names the TDS type as MS-TDS 2.2.5.4 does, with the maximum length in
+/// bytes where it has one: `INT4`, `INTN(8)`, `NVARCHAR(max)`,
+/// `NVARCHAR(100)`, `BIGVARCHR(255)`, `FLTN(8)`, `BITN`, `DECIMALN(10,2)`.
+/// Values decode as [`Value::Int`] (integer types), [`Value::Bit`],
+/// [`Value::Float`] and [`Value::Str`] (character types); any other type
+/// becomes [`Value::Str`] with its text rendering (binary as `0x…` hex).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BulkColumn {
+    pub name: String,
+    pub ty: String,
+    pub nullable: bool,
+}
+
+impl BulkColumn {
+    pub fn new(name: &str, ty: &str, nullable: bool) -> BulkColumn {
+        BulkColumn {
+            name: name.to_string(),
+            ty: ty.to_string(),
+            nullable,
+        }
+    }
 }

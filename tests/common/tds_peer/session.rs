@@ -1,6 +1,7 @@
 //! One client connection: PRELOGIN, LOGIN7, then requests until EOF.
 
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::net::TcpStream;
@@ -14,23 +15,42 @@ use super::wire::{self, invalid, read_message, write_message, DEFAULT_PACKET_SIZ
 /// State shared by the listener, every connection and the [`super::TdsPeer`].
 pub struct Shared {
     pub script: Script,
-    pub received: Mutex<Vec<Received>>,
+    /// Everything received, each with the number of the connection it came
+    /// on (1 for the first connection accepted).
+    pub received: Mutex<Vec<(usize, Received)>>,
+    pub connections: AtomicUsize,
 }
 
 impl Shared {
-    pub fn log(&self) -> MutexGuard<'_, Vec<Received>> {
+    pub fn log(&self) -> MutexGuard<'_, Vec<(usize, Received)>> {
         // A panicking test thread must not hide what was recorded.
         self.received.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
 
+/// One connection's state.
+struct Conn<'a> {
+    shared: &'a Shared,
+    id: usize,
+    /// The `INSERT BULK` batch whose bulk-load data has not arrived yet.
+    insert_bulk: Option<String>,
+}
+
+impl Conn<'_> {
     fn record(&self, r: Received) {
-        self.log().push(r);
+        self.shared.log().push((self.id, r));
     }
 }
 
 /// Serves one connection; errors are logged and end the connection.
 pub async fn run(mut sock: TcpStream, shared: Arc<Shared>) {
-    if let Err(e) = serve(&mut sock, &shared).await {
+    let id = shared.connections.fetch_add(1, Ordering::SeqCst) + 1;
+    let mut conn = Conn {
+        shared: &shared,
+        id,
+        insert_bulk: None,
+    };
+    if let Err(e) = serve(&mut sock, &mut conn).await {
         if !matches!(
             e.kind(),
             io::ErrorKind::UnexpectedEof
@@ -42,7 +62,7 @@ pub async fn run(mut sock: TcpStream, shared: Arc<Shared>) {
     }
 }
 
-async fn serve(sock: &mut TcpStream, shared: &Shared) -> io::Result<()> {
+async fn serve(sock: &mut TcpStream, conn: &mut Conn<'_>) -> io::Result<()> {
     sock.set_nodelay(true)?;
 
     let Some(msg) = read_message(sock).await? else {
@@ -76,7 +96,7 @@ async fn serve(sock: &mut TcpStream, shared: &Shared) -> io::Result<()> {
     }
     let login = parse_login7(&msg.payload)?;
     let (tokens, accepted) = login.response();
-    shared.record(Received::Login {
+    conn.record(Received::Login {
         user: login.user.clone(),
         database: login.database.clone(),
         app_name: login.app_name.clone(),
@@ -89,7 +109,7 @@ async fn serve(sock: &mut TcpStream, shared: &Shared) -> io::Result<()> {
 
     let packet_size = login.packet_size;
     while let Some(msg) = read_message(sock).await? {
-        let reply = answer(msg.ty, &msg.payload, shared);
+        let reply = answer(msg.ty, &msg.payload, conn);
         write_message(sock, wire::TABULAR_RESULT, &reply, packet_size).await?;
     }
     Ok(())
@@ -103,12 +123,20 @@ fn decode_failure(what: &str, e: &io::Error, in_rpc: bool) -> Vec<u8> {
 }
 
 /// Records one request and builds its answer.
-fn answer(ty: u8, payload: &[u8], shared: &Shared) -> Vec<u8> {
+fn answer(ty: u8, payload: &[u8], conn: &mut Conn<'_>) -> Vec<u8> {
+    let script = &conn.shared.script;
     match ty {
         wire::SQL_BATCH => match parse_batch(payload) {
             Ok(text) => {
-                let response = shared.script.respond(&text);
-                shared.record(Received::Batch(text));
+                let response = script.respond(&text);
+                let starts_bulk = text
+                    .trim_start()
+                    .get(..11)
+                    .is_some_and(|head| head.eq_ignore_ascii_case("INSERT BULK"));
+                if starts_bulk && !matches!(response, Response::Error { .. }) {
+                    conn.insert_bulk = Some(text.clone());
+                }
+                conn.record(Received::Batch(text));
                 encode_response(response, false)
             }
             Err(e) => decode_failure("SQL batch", &e, false),
@@ -119,30 +147,41 @@ fn answer(ty: u8, payload: &[u8], shared: &Shared) -> Vec<u8> {
                     Received::Rpc { proc, sql, .. } => sql.clone().unwrap_or_else(|| proc.clone()),
                     _ => String::new(),
                 };
-                let response = shared.script.respond(&key);
-                shared.record(rpc);
+                let response = script.respond(&key);
+                conn.record(rpc);
                 encode_response(response, true)
             }
             Err(e) => decode_failure("RPC", &e, true),
         },
         wire::ATTENTION => {
-            shared.record(Received::Attention);
+            conn.record(Received::Attention);
             let mut t = Tokens::default();
             t.done(DONE, DONE_ATTN, 0, 0);
             t.0
         }
-        wire::BULK_LOAD => match parse_bulk(payload) {
-            Ok(rows) => {
-                let n = rows.len() as u64;
-                shared.record(Received::BulkRows { rows });
-                let mut t = Tokens::default();
-                t.done(DONE, DONE_COUNT, 0, n);
-                t.0
+        wire::BULK_LOAD => {
+            // Like SQL Server, accept bulk-load data only right after an INSERT BULK.
+            let Some(statement) = conn.insert_bulk.take() else {
+                let e = invalid("no INSERT BULK was accepted on this connection before it");
+                return decode_failure("bulk load", &e, false);
+            };
+            match parse_bulk(payload) {
+                Ok((columns, rows)) => {
+                    let n = rows.len() as u64;
+                    conn.record(Received::BulkLoad {
+                        statement,
+                        columns,
+                        rows,
+                    });
+                    let mut t = Tokens::default();
+                    t.done(DONE, DONE_COUNT, 0, n);
+                    t.0
+                }
+                Err(e) => decode_failure("bulk load", &e, false),
             }
-            Err(e) => decode_failure("bulk load", &e, false),
-        },
+        }
         other => {
-            shared.record(Received::Other { packet_type: other });
+            conn.record(Received::Other { packet_type: other });
             let mut t = Tokens::default();
             t.done(DONE, DONE_FINAL, 0, 0);
             t.0

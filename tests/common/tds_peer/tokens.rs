@@ -30,6 +30,8 @@ pub const COLLATION: [u8; 5] = [0x09, 0x04, 0xD0, 0x00, 0x34];
 /// Column flags: nullable (0x01) and updateable-unknown (0x08), so tiberius'
 /// `bulk_insert` treats every scripted column as a bulk target.
 const COLUMN_FLAGS: u16 = 0x0009;
+/// The same without nullable, for `NOT NULL` columns.
+const COLUMN_FLAGS_NOT_NULL: u16 = 0x0008;
 const SERVER_NAME: &str = "tds-peer";
 /// TDS 7.4, big-endian on the wire inside LOGINACK.
 const TDS_74: u32 = 0x7400_0004;
@@ -115,7 +117,11 @@ impl Tokens {
         self.u16(u16::try_from(columns.len()).unwrap_or(u16::MAX));
         for c in columns {
             self.0.extend_from_slice(&0u32.to_le_bytes()); // user type
-            self.u16(COLUMN_FLAGS);
+            self.u16(if c.ty == ColType::IntNotNull {
+                COLUMN_FLAGS_NOT_NULL
+            } else {
+                COLUMN_FLAGS
+            });
             match c.ty {
                 ColType::NVarChar => {
                     self.0.push(0xE7);
@@ -131,6 +137,7 @@ impl Tokens {
                 ColType::BigInt => self.0.extend_from_slice(&[0x26, 8]),
                 ColType::Bit => self.0.extend_from_slice(&[0x68, 1]),
                 ColType::Float => self.0.extend_from_slice(&[0x6D, 8]),
+                ColType::IntNotNull => self.0.push(0x38),
             }
             self.b_varchar(&c.name);
         }
@@ -156,6 +163,7 @@ impl Tokens {
         let bad = |v: &Value| format!("value {v:?} does not fit column {} ({:?})", c.name, c.ty);
         let Some(v) = v else {
             match c.ty {
+                ColType::IntNotNull => return Err(format!("NULL in NOT NULL column {}", c.name)),
                 ColType::NVarChar => self.u16(0xFFFF),
                 ColType::NVarCharMax => self.0.extend_from_slice(&u64::MAX.to_le_bytes()),
                 _ => self.0.push(0),
@@ -188,14 +196,17 @@ impl Tokens {
                     self.0.extend_from_slice(&0u32.to_le_bytes()); // PLP terminator
                 }
             }
-            ColType::Int | ColType::BigInt => {
+            ColType::Int | ColType::BigInt | ColType::IntNotNull => {
                 let i = match v {
                     Value::Int(i) => *i,
                     Value::Bit(b) => i64::from(*b),
                     Value::Str(s) => s.trim().parse().map_err(|_| bad(v))?,
                     Value::Float(_) => return Err(bad(v)),
                 };
-                if c.ty == ColType::Int {
+                if c.ty == ColType::IntNotNull {
+                    let i = i32::try_from(i).map_err(|_| bad(v))?;
+                    self.0.extend_from_slice(&i.to_le_bytes());
+                } else if c.ty == ColType::Int {
                     let i = i32::try_from(i).map_err(|_| bad(v))?;
                     self.0.push(4);
                     self.0.extend_from_slice(&i.to_le_bytes());
