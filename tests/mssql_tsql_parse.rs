@@ -5,6 +5,9 @@
 //! backend (no server). One gap of the parser is handled openly: it does not know
 //! `BEGIN TRY … END TRY BEGIN CATCH … END CATCH`, so the script is checked to have exactly that
 //! frame, one marker per line, and the three parts inside it are parsed on their own.
+//! `INSERT BULK` (the stream's bulk load) is a statement only a bulk-load client may send, so no
+//! T-SQL parser takes it: its table and column list are parsed as those of an `INSERT INTO`,
+//! and the rest must be exactly the bulk options tiberius is given.
 
 #[path = "support/scripted_backend.rs"]
 mod scripted_backend;
@@ -40,7 +43,15 @@ fn bundled_jobs() -> Vec<Job> {
         .collect()
 }
 
+const BULK_OPTIONS: &str = " WITH (CHECK_CONSTRAINTS, KEEP_NULLS, FIRE_TRIGGERS)";
+
 fn parse(what: &str, sql: &str) {
+    if let Some(rest) = sql.strip_prefix("INSERT BULK ") {
+        let target = rest
+            .strip_suffix(BULK_OPTIONS)
+            .unwrap_or_else(|| panic!("{what}: INSERT BULK without the bulk options: {sql}"));
+        return parse(what, &format!("INSERT INTO {target} SELECT 1"));
+    }
     if let Err(e) = Parser::parse_sql(&MsSqlDialect {}, sql) {
         panic!("T-SQL that sqlparser's MsSqlDialect rejects ({what}): {e}\n----\n{sql}\n----");
     }
@@ -111,12 +122,22 @@ async fn every_statement_of_every_bundled_job_parses() {
         parse("count conflicts", &d.count_conflicts(&job));
         let cols: Vec<String> = vec!["ITEM_ID".into(), "Color ]x".into(), "Weight (kg)".into()];
         parse("stream load", &d.insert_values(&job.target.table, &cols, 3));
+        parse("bulk load", &d.stream_load(&job.target.table, &cols).0);
         let staging = job.target.table.with_suffix("__eavpivot_new");
         for sql in d.swap_in(&staging, &job.target.table, true) {
             parse("swap in", &sql);
         }
         parse("drop", &d.drop_table(&staging));
     }
+}
+
+#[test]
+#[should_panic(expected = "rejects")]
+fn a_bulk_load_with_a_broken_column_list_is_caught() {
+    parse(
+        "broken",
+        &format!("INSERT BULK t ([a], [b]]){BULK_OPTIONS}"),
+    );
 }
 
 #[test]

@@ -68,6 +68,13 @@ impl MariaDb {
 }
 
 impl Dialect for MariaDb {
+    fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
+        (
+            self.load_data_local(table, columns),
+            "stream: wide rows loaded in batches by LOAD DATA LOCAL (by multi-row INSERT where the server's local_infile is off or a batch holds floats)",
+        )
+    }
+
     fn name(&self) -> &'static str {
         "mariadb"
     }

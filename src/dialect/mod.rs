@@ -499,6 +499,15 @@ pub trait Dialect: Send + Sync {
         )
     }
 
+    /// How the streaming strategy loads wide rows into `table`, as `--dry-run` shows it: the
+    /// statement the backend sends per batch, and a note on when it uses another.
+    fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
+        (
+            self.insert_values(table, columns, 1),
+            "stream: wide rows loaded in batches of multi-row INSERTs (statement shape for one row)",
+        )
+    }
+
     /// The key–value rows ordered by entity: the streaming strategy's single scan.
     fn ordered_rows(&self, job: &Job) -> String {
         format!(

@@ -30,6 +30,17 @@ const SENTINEL: char = '|';
 const BINARY_COLLATION: &str = "Latin1_General_100_BIN2";
 
 impl Dialect for MsSql {
+    fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
+        let cols: Vec<String> = columns.iter().map(|c| self.quote_ident(c)).collect();
+        (
+            format!(
+                "INSERT BULK {table} ({}) WITH (CHECK_CONSTRAINTS, KEEP_NULLS, FIRE_TRIGGERS)",
+                cols.join(", ")
+            ),
+            "stream: wide rows bulk loaded in batches, each column typed as the server describes it (by multi-row INSERT where a value cannot be sent exactly)",
+        )
+    }
+
     /// Sent exactly as printed: `--dry-run` shows this EXEC, not the bare SELECT.
     fn describe_entity(&self, job: &Job) -> String {
         self.describe_first_result_set(&super::entity_probe_query(self, job))

@@ -36,6 +36,13 @@ impl Postgres {
 }
 
 impl Dialect for Postgres {
+    fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
+        (
+            self.copy_in_binary(table, columns),
+            "stream: wide rows loaded in batches by binary COPY (by multi-row INSERT where a column's type has no binary encoder here)",
+        )
+    }
+
     /// Drop and rename as usual, then give the primary-key index the name a table created
     /// under the final name would have had: index names do not follow a table rename, and
     /// the next `replace` would otherwise create its staging table's index under the name

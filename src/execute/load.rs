@@ -245,9 +245,9 @@ impl Load {
     ) -> Result<(StreamStats, Vec<SideTable>, Vec<serde_json::Value>)> {
         let shapes: Vec<TableShape> = self.targets.iter().map(build_shape).collect();
         let loads: Vec<LoadTarget> = shapes.iter().map(load_target).collect();
-        let examples: Vec<String> = loads
+        let examples: Vec<(String, &'static str)> = loads
             .iter()
-            .map(|l| dialect.insert_values(&l.table, &l.columns, 1))
+            .map(|l| dialect.stream_load(&l.table, &l.columns))
             .collect();
         let mut pivoter = Pivoter::new(
             dialect,

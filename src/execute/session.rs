@@ -104,7 +104,7 @@ impl<'a> Session<'a> {
     pub async fn stream(
         &mut self,
         read_sql: &str,
-        load_example: &[String],
+        load_example: &[(String, &'static str)],
         pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
@@ -113,12 +113,8 @@ impl<'a> Session<'a> {
             read_sql,
             Some("stream: read key-value rows in entity order, pivot in eavpivot".into()),
         );
-        for sql in load_example {
-            self.record(
-                StatementKind::Change,
-                sql,
-                Some("stream: wide rows loaded in batches, statement shape for one row".into()),
-            );
+        for (sql, note) in load_example {
+            self.record(StatementKind::Change, sql, Some((*note).into()));
         }
         if self.dry_run {
             return Ok(vec![0; targets.len()]);

@@ -49,8 +49,8 @@ START TRANSACTION;
 SELECT s.e0, s.a, s.v FROM (SELECT y AS e0, CAST(CONVERT(x USING utf8mb4) AS BINARY) AS a, state AS v
   FROM MINESWEEPER_BOARD) s ORDER BY s.e0;
 
--- stream: wide rows loaded in batches, statement shape for one row
-INSERT INTO MINESWEEPER_VIEW__eavpivot_new (`y`, `1`, `2`, `3`, `4`, `5`, `6`, `7`, `8`, `9`, `10`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- stream: wide rows loaded in batches by LOAD DATA LOCAL (by multi-row INSERT where the server's local_infile is off or a batch holds floats)
+LOAD DATA LOCAL INFILE 'eavpivot-stream' INTO TABLE MINESWEEPER_VIEW__eavpivot_new CHARACTER SET binary FIELDS TERMINATED BY X'09' ESCAPED BY X'5C' LINES TERMINATED BY X'0A' (`y`, `1`, `2`, `3`, `4`, `5`, `6`, `7`, `8`, `9`, `10`);
 
 -- verify: rows and non-null cells written (must match the source)
 SELECT COUNT(*), COUNT(`1`), COUNT(`2`), COUNT(`3`), COUNT(`4`), COUNT(`5`), COUNT(`6`), COUNT(`7`), COUNT(`8`), COUNT(`9`), COUNT(`10`) FROM MINESWEEPER_VIEW__eavpivot_new;

@@ -63,8 +63,8 @@ START TRANSACTION;
 SELECT s.e0, s.e1, s.a, s.v FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING utf8mb4) AS BINARY) AS a, value AS v
   FROM SUDOKU_GIVENS) s ORDER BY s.e0, s.e1;
 
--- stream: wide rows loaded in batches, statement shape for one row
-INSERT INTO SUDOKU_GRID__eavpivot_new (`puzzle`, `row`, `1`, `2`, `3`, `4`, `5`, `6`, `7`, `8`, `9`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- stream: wide rows loaded in batches by LOAD DATA LOCAL (by multi-row INSERT where the server's local_infile is off or a batch holds floats)
+LOAD DATA LOCAL INFILE 'eavpivot-stream' INTO TABLE SUDOKU_GRID__eavpivot_new CHARACTER SET binary FIELDS TERMINATED BY X'09' ESCAPED BY X'5C' LINES TERMINATED BY X'0A' (`puzzle`, `row`, `1`, `2`, `3`, `4`, `5`, `6`, `7`, `8`, `9`);
 
 -- companion table rows loaded in batches, statement shape for one row
 INSERT INTO SUDOKU_GRID_status__eavpivot_new (`puzzle`, `status`, `solutions`, `search_nodes`, `givens`, `detail`) VALUES (?, ?, ?, ?, ?, ?);

@@ -46,8 +46,8 @@ CREATE TABLE MINESWEEPER_VIEW (
 SELECT s.e0, s.a, s.v FROM (SELECT y AS e0, (CAST(x AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2 AS a, state AS v
   FROM MINESWEEPER_BOARD) s ORDER BY s.e0;
 
--- stream: wide rows loaded in batches, statement shape for one row
-INSERT INTO MINESWEEPER_VIEW ([y], [1], [2], [3], [4], [5], [6], [7], [8], [9], [10]) VALUES (@P1, @P2, @P3, @P4, @P5, @P6, @P7, @P8, @P9, @P10, @P11);
+-- stream: wide rows bulk loaded in batches, each column typed as the server describes it (by multi-row INSERT where a value cannot be sent exactly)
+INSERT BULK MINESWEEPER_VIEW ([y], [1], [2], [3], [4], [5], [6], [7], [8], [9], [10]) WITH (CHECK_CONSTRAINTS, KEEP_NULLS, FIRE_TRIGGERS);
 
 -- verify: rows and non-null cells written (must match the source)
 SELECT COUNT(*), COUNT([1]), COUNT([2]), COUNT([3]), COUNT([4]), COUNT([5]), COUNT([6]), COUNT([7]), COUNT([8]), COUNT([9]), COUNT([10]) FROM MINESWEEPER_VIEW;

@@ -57,8 +57,8 @@ CREATE TABLE SUDOKU_GRID_status (
 SELECT s.e0, s.e1, s.a, s.v FROM (SELECT puzzle AS e0, row AS e1, (CAST(col AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2 AS a, value AS v
   FROM SUDOKU_GIVENS) s ORDER BY s.e0, s.e1;
 
--- stream: wide rows loaded in batches, statement shape for one row
-INSERT INTO SUDOKU_GRID ([puzzle], [row], [1], [2], [3], [4], [5], [6], [7], [8], [9]) VALUES (@P1, @P2, @P3, @P4, @P5, @P6, @P7, @P8, @P9, @P10, @P11);
+-- stream: wide rows bulk loaded in batches, each column typed as the server describes it (by multi-row INSERT where a value cannot be sent exactly)
+INSERT BULK SUDOKU_GRID ([puzzle], [row], [1], [2], [3], [4], [5], [6], [7], [8], [9]) WITH (CHECK_CONSTRAINTS, KEEP_NULLS, FIRE_TRIGGERS);
 
 -- companion table rows loaded in batches, statement shape for one row
 INSERT INTO SUDOKU_GRID_status ([puzzle], [status], [solutions], [search_nodes], [givens], [detail]) VALUES (@P1, @P2, @P3, @P4, @P5, @P6);

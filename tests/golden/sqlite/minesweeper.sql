@@ -46,7 +46,7 @@ CREATE TABLE MINESWEEPER_VIEW (
 SELECT s.e0, s.a, s.v FROM (SELECT y AS e0, x AS a, state AS v
   FROM MINESWEEPER_BOARD) s ORDER BY s.e0;
 
--- stream: wide rows loaded in batches, statement shape for one row
+-- stream: wide rows loaded in batches of multi-row INSERTs (statement shape for one row)
 INSERT INTO MINESWEEPER_VIEW ("y", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- verify: rows and non-null cells written (must match the source)

@@ -57,7 +57,7 @@ CREATE TABLE SUDOKU_GRID_status (
 SELECT s.e0, s.e1, s.a, s.v FROM (SELECT puzzle AS e0, row AS e1, col AS a, value AS v
   FROM SUDOKU_GIVENS) s ORDER BY s.e0, s.e1;
 
--- stream: wide rows loaded in batches, statement shape for one row
+-- stream: wide rows loaded in batches of multi-row INSERTs (statement shape for one row)
 INSERT INTO SUDOKU_GRID ("puzzle", "row", "1", "2", "3", "4", "5", "6", "7", "8", "9") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- companion table rows loaded in batches, statement shape for one row
