@@ -174,6 +174,7 @@ impl Pivoter {
         let value = row.pop().unwrap_or(Value::Null);
         let attribute = match row.pop().unwrap_or(Value::Null) {
             Value::Null => String::new(),
+            Value::Text(text) => text,
             Value::Bytes(b) => String::from_utf8(b)
                 .map_err(|e| Error::Job(format!("an attribute name is not valid UTF-8: {e}")))?,
             other => other.as_text().unwrap_or_default(),
