@@ -25,7 +25,8 @@ use mysql_async::consts::{ColumnFlags, ColumnType};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Column, Conn, Opts, OptsBuilder, Row};
 
-use super::{flush_rows, load_ready, Backend, ConnectOptions, LoadTarget, RowPipeline};
+use super::read_ahead::{self, ReadAhead, RowSender};
+use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, MariaDb};
 use crate::error::{Error, Result};
 use crate::value::Value;
@@ -52,6 +53,8 @@ pub struct MariaDbBackend {
     /// The server accepts `LOAD DATA LOCAL INFILE`.
     local_infile: bool,
     timeout: std::time::Duration,
+    /// The streaming read, when started ahead of discovery.
+    reading: Option<ReadAhead>,
 }
 
 pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
@@ -87,6 +90,7 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Back
         statement_budget: (packet as usize / 2).clamp(64 << 10, 64 << 20),
         local_infile,
         timeout: options.connect_timeout,
+        reading: None,
     }))
 }
 
@@ -166,37 +170,61 @@ impl Backend for MariaDbBackend {
         self.load(target, rows).await
     }
 
+    async fn read_ahead(&mut self, read_sql: &str) -> Result<()> {
+        self.reading = Some(self.start_read(read_sql));
+        Ok(())
+    }
+
     async fn stream_into(
         &mut self,
         read_sql: &str,
         pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
-        let mut reader = open(&self.opts, self.timeout).await?;
-        let mut loaded = vec![0u64; targets.len()];
+        let source = match self.reading.take() {
+            Some(started) if started.reads(read_sql) => started,
+            _ => self.start_read(read_sql),
+        };
         let batch_rows = flush_rows(targets, CELLS_PER_FLUSH, MIN_FLUSH_ROWS, MAX_FLUSH_ROWS);
-        {
-            let mut result = reader
-                .query_iter(read_sql)
-                .await
-                .map_err(|e| db_error("reading source rows", &e))?;
-            while let Some(row) = result
-                .next()
-                .await
-                .map_err(|e| db_error("reading source rows", &e))?
-            {
-                pipeline.push(decode_row(row)?)?;
-                if pipeline.ready_rows() >= batch_rows {
-                    load_ready(self, pipeline, targets, &mut loaded).await?;
-                }
+        read_ahead::stream(self, source, pipeline, targets, batch_rows).await
+    }
+}
+
+impl MariaDbBackend {
+    /// The ordered read, on a second connection (the first holds the load's transaction) and
+    /// its own task, so it runs on while batches load.
+    fn start_read(&self, read_sql: &str) -> ReadAhead {
+        let (opts, timeout) = (self.opts.clone(), self.timeout);
+        ReadAhead::spawn(read_sql, move |sql, mut rows| async move {
+            let outcome = read_rows(&opts, timeout, &sql, &mut rows).await;
+            (rows, outcome)
+        })
+    }
+}
+
+/// Run `sql` on a new connection, handing every row to `rows` until it stops listening.
+async fn read_rows(
+    opts: &Opts,
+    timeout: std::time::Duration,
+    sql: &str,
+    rows: &mut RowSender,
+) -> Result<()> {
+    let context = "reading source rows";
+    let mut reader = open(opts, timeout).await?;
+    {
+        let mut result = reader
+            .query_iter(sql)
+            .await
+            .map_err(|e| db_error(context, &e))?;
+        while let Some(row) = result.next().await.map_err(|e| db_error(context, &e))? {
+            if !rows.push(decode_row(row)?).await {
+                return Ok(());
             }
         }
-        // Closing politely; a failure here loses nothing, the reads are complete.
-        let _ = reader.disconnect().await;
-        pipeline.finish()?;
-        load_ready(self, pipeline, targets, &mut loaded).await?;
-        Ok(loaded)
     }
+    // Closing politely; a failure here loses nothing, the reads are complete.
+    let _ = reader.disconnect().await;
+    Ok(())
 }
 
 impl MariaDbBackend {

@@ -10,6 +10,7 @@
 //! parse. The streaming strategy reads on a second connection, because the first is busy
 //! holding the load's transaction.
 
+use std::collections::HashMap;
 use std::pin::pin;
 
 use async_trait::async_trait;
@@ -19,20 +20,30 @@ use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{to_sql_checked, Format, IsNull, ToSql, Type};
 use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
 
-use super::{load_ready, Backend, ConnectOptions, LoadTarget, RowPipeline};
+use super::read_ahead::{self, ReadAhead, RowSender};
+use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, Postgres};
 use crate::error::{Error, Result};
 use crate::value::Value;
 
 /// PostgreSQL's limit on bind parameters per statement (a 16-bit count).
 const MAX_PARAMS: usize = 65_535;
-/// Wide rows collected before a load while streaming.
-const BATCH_ROWS: usize = 2_000;
+/// Cells (rows × columns) collected before a load while streaming: one `COPY` of a few MiB,
+/// whatever the width (~24,000 rows of 10 columns, 256 of 1,000).
+const CELLS_PER_FLUSH: usize = 262_144;
+/// Bounds on the rows per flush, whatever the width.
+const MIN_FLUSH_ROWS: usize = 64;
+const MAX_FLUSH_ROWS: usize = 50_000;
 
 pub struct PostgresBackend {
     client: Client,
     /// Kept to open the second (reading) connection for the streaming strategy.
     config: Config,
+    /// The streaming read, when started ahead of discovery.
+    reading: Option<ReadAhead>,
+    /// Column types of the tables loaded since the last statement (see [`load_types`]): a
+    /// stream loads one table many times, and describing it each time is a round trip.
+    load_types: HashMap<String, Vec<Type>>,
 }
 
 pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
@@ -46,7 +57,12 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Back
     }
     config.connect_timeout(options.connect_timeout);
     let client = open(&config).await?;
-    Ok(Box::new(PostgresBackend { client, config }))
+    Ok(Box::new(PostgresBackend {
+        client,
+        config,
+        reading: None,
+        load_types: HashMap::new(),
+    }))
 }
 
 /// Connect and spawn the connection's I/O task on the current tokio runtime.
@@ -79,10 +95,13 @@ impl Backend for PostgresBackend {
     }
 
     async fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
+        self.load_types.clear();
         read_all(&self.client, sql, "query").await
     }
 
     async fn execute(&mut self, sql: &str) -> Result<u64> {
+        // Any statement may change a table's columns: describe loads again after it.
+        self.load_types.clear();
         let messages = self
             .client
             .simple_query(sql)
@@ -98,6 +117,7 @@ impl Backend for PostgresBackend {
     }
 
     async fn execute_script(&mut self, sql: &str) -> Result<()> {
+        self.load_types.clear();
         self.client
             .batch_execute(sql)
             .await
@@ -118,7 +138,24 @@ impl Backend for PostgresBackend {
     }
 
     async fn load_rows(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {
-        load(&self.client, target, rows).await
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let key = format!("{}\u{0}{}", target.table, target.columns.join("\u{0}"));
+        let types = match self.load_types.get(&key) {
+            Some(types) => types.clone(),
+            None => {
+                let types = load_types(&self.client, target).await?;
+                self.load_types.insert(key, types.clone());
+                types
+            }
+        };
+        load(&self.client, target, &types, rows).await
+    }
+
+    async fn read_ahead(&mut self, read_sql: &str) -> Result<()> {
+        self.reading = Some(self.start_read(read_sql));
+        Ok(())
     }
 
     async fn stream_into(
@@ -127,29 +164,47 @@ impl Backend for PostgresBackend {
         pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
-        let reader = open(&self.config).await?;
-        let types = describe(&reader, read_sql, "reading source rows").await?;
-        let mut stream = pin!(reader
-            .simple_query_raw(read_sql)
-            .await
-            .map_err(|e| db_error("reading source rows", &e))?);
-        let mut loaded = vec![0u64; targets.len()];
-        while let Some(message) = stream.next().await {
-            let message = message.map_err(|e| db_error("reading source rows", &e))?;
-            if let SimpleQueryMessage::Row(row) = message {
-                let values = (0..types.len())
-                    .map(|i| decode_text(row.get(i), &types[i]))
-                    .collect::<Result<Vec<_>>>()?;
-                pipeline.push(values)?;
-                if pipeline.ready_rows() >= BATCH_ROWS {
-                    load_ready(self, pipeline, targets, &mut loaded).await?;
-                }
+        let source = match self.reading.take() {
+            Some(started) if started.reads(read_sql) => started,
+            _ => self.start_read(read_sql),
+        };
+        let batch_rows = flush_rows(targets, CELLS_PER_FLUSH, MIN_FLUSH_ROWS, MAX_FLUSH_ROWS);
+        read_ahead::stream(self, source, pipeline, targets, batch_rows).await
+    }
+}
+
+impl PostgresBackend {
+    /// The ordered read, on a second connection: the first is busy holding the load's
+    /// transaction, and a separate task lets the read run while batches load.
+    fn start_read(&self, read_sql: &str) -> ReadAhead {
+        let config = self.config.clone();
+        ReadAhead::spawn(read_sql, |sql, mut rows| async move {
+            let outcome = read_rows(&config, &sql, &mut rows).await;
+            (rows, outcome)
+        })
+    }
+}
+
+/// Run `sql` on a new connection, handing every row to `rows` until it stops listening.
+async fn read_rows(config: &Config, sql: &str, rows: &mut RowSender) -> Result<()> {
+    let context = "reading source rows";
+    let reader = open(config).await?;
+    let types = describe(&reader, sql, context).await?;
+    let mut stream = pin!(reader
+        .simple_query_raw(sql)
+        .await
+        .map_err(|e| db_error(context, &e))?);
+    while let Some(message) = stream.next().await {
+        if let SimpleQueryMessage::Row(row) = message.map_err(|e| db_error(context, &e))? {
+            let values = (0..types.len())
+                .map(|i| decode_text(row.get(i), &types[i]))
+                .collect::<Result<Vec<_>>>()?;
+            if !rows.push(values).await {
+                break;
             }
         }
-        pipeline.finish()?;
-        load_ready(self, pipeline, targets, &mut loaded).await?;
-        Ok(loaded)
     }
+    Ok(())
 }
 
 /// The result column types of `sql`, from describing it without running it.
@@ -234,10 +289,24 @@ fn type_name(ty: &Type, typmod: i32) -> String {
     }
 }
 
-async fn load(client: &Client, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {
-    if rows.is_empty() {
-        return Ok(0);
-    }
+/// The types of `target`'s columns, in its column order.
+async fn load_types(client: &Client, target: &LoadTarget) -> Result<Vec<Type>> {
+    // Describing a one-row INSERT yields the target columns' types without running anything.
+    let probe = Postgres.insert_values(&target.table, &target.columns, 1);
+    Ok(client
+        .prepare(&probe)
+        .await
+        .map_err(|e| db_error(&format!("loading rows into {}", target.table), &e))?
+        .params()
+        .to_vec())
+}
+
+async fn load(
+    client: &Client,
+    target: &LoadTarget,
+    types: &[Type],
+    rows: &[Vec<Value>],
+) -> Result<u64> {
     let width = target.columns.len();
     if let Some(bad) = rows.iter().find(|r| r.len() != width) {
         return Err(Error::Job(format!(
@@ -247,18 +316,10 @@ async fn load(client: &Client, target: &LoadTarget, rows: &[Vec<Value>]) -> Resu
         )));
     }
     let context = format!("loading rows into {}", target.table);
-    // Describing a one-row INSERT yields the target columns' types without running anything.
-    let probe = Postgres.insert_values(&target.table, &target.columns, 1);
-    let types = client
-        .prepare(&probe)
-        .await
-        .map_err(|e| db_error(&context, &e))?
-        .params()
-        .to_vec();
     if types.iter().all(binary_encoded) {
-        copy_binary(client, target, &types, rows, &context).await
+        copy_binary(client, target, types, rows, &context).await
     } else {
-        insert_batches(client, target, &types, rows, &context).await
+        insert_batches(client, target, types, rows, &context).await
     }
 }
 

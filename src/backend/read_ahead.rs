@@ -1,0 +1,222 @@
+//! Reading the ordered source rows ahead, on their own connection and task.
+//!
+//! The streaming strategy's read does not depend on the plan, so a server backend starts it
+//! before discovery ([`super::Backend::read_ahead`]): the server sorts and sends the rows while
+//! discovery, planning and `CREATE TABLE` run on the main connection, and later while each
+//! batch loads. Rows wait in a bounded channel ([`CHUNKS_AHEAD`] × [`CHUNK_ROWS`]), so memory
+//! stays flat however far the reader could run ahead: when the channel is full it simply waits.
+//!
+//! A read that is never consumed (the plan chose pushdown, or the job failed first) is
+//! cancelled when its [`ReadAhead`] is dropped: the task ends and closes its connection.
+
+use std::future::Future;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::{load_ready, Backend, LoadTarget, RowPipeline};
+use crate::error::{Error, Result};
+use crate::value::Value;
+
+/// Rows per message from the reading task: large enough that channel overhead is noise.
+pub const CHUNK_ROWS: usize = 512;
+/// Messages the reader may be ahead by (at most ~8k source rows in memory).
+pub const CHUNKS_AHEAD: usize = 16;
+
+enum Message {
+    Rows(Vec<Vec<Value>>),
+    Done,
+    Failed(Error),
+}
+
+/// The reading task's end of the channel: collects rows into chunks.
+pub struct RowSender {
+    tx: mpsc::Sender<Message>,
+    chunk: Vec<Vec<Value>>,
+}
+
+impl RowSender {
+    /// Queue one source row; `false` once nobody is listening any more (stop reading).
+    pub async fn push(&mut self, row: Vec<Value>) -> bool {
+        self.chunk.push(row);
+        if self.chunk.len() < CHUNK_ROWS {
+            return true;
+        }
+        let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(CHUNK_ROWS));
+        self.tx.send(Message::Rows(chunk)).await.is_ok()
+    }
+
+    async fn end(mut self, outcome: Result<()>) {
+        let chunk = std::mem::take(&mut self.chunk);
+        // A closed channel means the stream was abandoned: nothing left to tell.
+        if !chunk.is_empty() && outcome.is_ok() {
+            let _ = self.tx.send(Message::Rows(chunk)).await;
+        }
+        let last = match outcome {
+            Ok(()) => Message::Done,
+            Err(e) => Message::Failed(e),
+        };
+        let _ = self.tx.send(last).await;
+    }
+}
+
+/// A source read running on its own task; consumed by [`stream`].
+pub struct ReadAhead {
+    sql: String,
+    rx: mpsc::Receiver<Message>,
+    task: JoinHandle<()>,
+    done: bool,
+}
+
+impl ReadAhead {
+    /// Start `read(sql, sender)` on a new task. `read` opens its own connection, runs `sql`
+    /// and pushes every row; its error (if any) reaches the consumer in order, after the rows.
+    pub fn spawn<F, Fut>(sql: &str, read: F) -> ReadAhead
+    where
+        F: FnOnce(String, RowSender) -> Fut,
+        Fut: Future<Output = (RowSender, Result<()>)> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
+        let sender = RowSender {
+            tx,
+            chunk: Vec::with_capacity(CHUNK_ROWS),
+        };
+        let work = read(sql.to_string(), sender);
+        let task = tokio::spawn(async move {
+            let (sender, outcome) = work.await;
+            sender.end(outcome).await;
+        });
+        ReadAhead {
+            sql: sql.to_string(),
+            rx,
+            task,
+            done: false,
+        }
+    }
+
+    /// Whether this is the read of `sql` (a read-ahead is only used for the query it ran).
+    pub fn reads(&self, sql: &str) -> bool {
+        self.sql == sql
+    }
+
+    /// The next chunk of rows; `None` after the last.
+    pub async fn next(&mut self) -> Result<Option<Vec<Vec<Value>>>> {
+        if self.done {
+            return Ok(None);
+        }
+        match self.rx.recv().await {
+            Some(Message::Rows(rows)) => Ok(Some(rows)),
+            Some(Message::Done) => {
+                self.done = true;
+                Ok(None)
+            }
+            Some(Message::Failed(e)) => {
+                self.done = true;
+                Err(e)
+            }
+            // The task ended without saying so: it panicked or was cancelled. Never treat
+            // that as the end of the source, or rows would be silently missing.
+            None => Err(Error::Job(
+                "reading source rows: the reading task stopped before the end of the rows".into(),
+            )),
+        }
+    }
+}
+
+impl Drop for ReadAhead {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The server backends' stream loop: feed `source`'s rows through `pipeline`, loading each
+/// batch of wide rows on `backend`'s own connection while the reader keeps reading.
+pub async fn stream(
+    backend: &mut dyn Backend,
+    mut source: ReadAhead,
+    pipeline: &mut dyn RowPipeline,
+    targets: &[LoadTarget],
+    batch_rows: usize,
+) -> Result<Vec<u64>> {
+    let mut loaded = vec![0u64; targets.len()];
+    while let Some(rows) = source.next().await? {
+        for row in rows {
+            pipeline.push(row)?;
+            if pipeline.ready_rows() >= batch_rows {
+                load_ready(backend, pipeline, targets, &mut loaded).await?;
+            }
+        }
+    }
+    pipeline.finish()?;
+    load_ready(backend, pipeline, targets, &mut loaded).await?;
+    Ok(loaded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+    }
+
+    async fn drain(mut r: ReadAhead) -> Result<Vec<i64>> {
+        let mut out = Vec::new();
+        while let Some(rows) = r.next().await? {
+            out.extend(rows.iter().filter_map(|row| row[0].as_i64()));
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn every_row_arrives_in_order_across_chunks() {
+        let n = CHUNK_ROWS as i64 * 3 + 7;
+        let got = runtime().block_on(async {
+            let r = ReadAhead::spawn("q", |_sql, mut tx| async move {
+                for i in 0..n {
+                    if !tx.push(vec![Value::Int(i)]).await {
+                        break;
+                    }
+                }
+                (tx, Ok(()))
+            });
+            drain(r).await
+        });
+        assert_eq!(got.expect("read"), (0..n).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_reader_error_arrives_after_no_partial_chunk() {
+        let got = runtime().block_on(async {
+            let r = ReadAhead::spawn("q", |_sql, mut tx| async move {
+                for i in 0..10 {
+                    tx.push(vec![Value::Int(i)]).await;
+                }
+                (
+                    tx,
+                    Err(Error::database("reading source rows", "connection lost")),
+                )
+            });
+            drain(r).await
+        });
+        let err = got.expect_err("the failure is reported");
+        assert!(err.to_string().contains("connection lost"), "{err}");
+    }
+
+    #[test]
+    fn a_task_that_dies_is_an_error_not_an_end() {
+        let got = runtime().block_on(async {
+            let r = ReadAhead::spawn("q", |_sql, tx| async move {
+                drop(tx);
+                // Never reached by the consumer: the sender is gone without Done.
+                std::future::pending::<()>().await;
+                unreachable!()
+            });
+            drain(r).await
+        });
+        let err = got.expect_err("a silent stop is an error");
+        assert!(err.to_string().contains("stopped before the end"), "{err}");
+    }
+}
