@@ -53,8 +53,6 @@ pub struct MariaDbBackend {
     /// The server accepts `LOAD DATA LOCAL INFILE`.
     local_infile: bool,
     timeout: std::time::Duration,
-    /// The streaming read, when started ahead of discovery.
-    reading: Option<ReadAhead>,
 }
 
 pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
@@ -90,7 +88,6 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Back
         statement_budget: (packet as usize / 2).clamp(64 << 10, 64 << 20),
         local_infile,
         timeout: options.connect_timeout,
-        reading: None,
     }))
 }
 
@@ -170,21 +167,13 @@ impl Backend for MariaDbBackend {
         self.load(target, rows).await
     }
 
-    async fn read_ahead(&mut self, read_sql: &str) -> Result<()> {
-        self.reading = Some(self.start_read(read_sql));
-        Ok(())
-    }
-
     async fn stream_into(
         &mut self,
         read_sql: &str,
         pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
-        let source = match self.reading.take() {
-            Some(started) if started.reads(read_sql) => started,
-            _ => self.start_read(read_sql),
-        };
+        let source = self.start_read(read_sql);
         let batch_rows = flush_rows(targets, CELLS_PER_FLUSH, MIN_FLUSH_ROWS, MAX_FLUSH_ROWS);
         read_ahead::stream(self, source, pipeline, targets, batch_rows).await
     }

@@ -61,14 +61,6 @@ pub trait Backend: Send {
     /// Load rows into a table that exists (batched, with bind parameters or a bulk protocol).
     async fn load_rows(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64>;
 
-    /// Start reading `read_sql` now, on a connection of its own, for a later
-    /// [`Backend::stream_into`] of the same query to consume: the read then overlaps discovery
-    /// and planning. Backends that cannot read beside their main connection do nothing.
-    async fn read_ahead(&mut self, read_sql: &str) -> Result<()> {
-        let _ = read_sql;
-        Ok(())
-    }
-
     /// Stream `read_sql` through `pipeline`, loading its wide rows into `targets` in batches.
     /// Runs inside the transaction this connection has open; returns rows loaded per target.
     async fn stream_into(

@@ -39,8 +39,6 @@ pub struct PostgresBackend {
     client: Client,
     /// Kept to open the second (reading) connection for the streaming strategy.
     config: Config,
-    /// The streaming read, when started ahead of discovery.
-    reading: Option<ReadAhead>,
     /// Column types of the tables loaded since the last statement (see [`load_types`]): a
     /// stream loads one table many times, and describing it each time is a round trip.
     load_types: HashMap<String, Vec<Type>>,
@@ -60,7 +58,6 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Back
     Ok(Box::new(PostgresBackend {
         client,
         config,
-        reading: None,
         load_types: HashMap::new(),
     }))
 }
@@ -153,21 +150,13 @@ impl Backend for PostgresBackend {
         load(&self.client, target, &types, rows).await
     }
 
-    async fn read_ahead(&mut self, read_sql: &str) -> Result<()> {
-        self.reading = Some(self.start_read(read_sql));
-        Ok(())
-    }
-
     async fn stream_into(
         &mut self,
         read_sql: &str,
         pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
-        let source = match self.reading.take() {
-            Some(started) if started.reads(read_sql) => started,
-            _ => self.start_read(read_sql),
-        };
+        let source = self.start_read(read_sql);
         let batch_rows = flush_rows(targets, CELLS_PER_FLUSH, MIN_FLUSH_ROWS, MAX_FLUSH_ROWS);
         read_ahead::stream(self, source, pipeline, targets, batch_rows).await
     }

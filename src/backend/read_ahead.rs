@@ -1,13 +1,17 @@
-//! Reading the ordered source rows ahead, on their own connection and task.
+//! Reading the ordered source rows ahead of the pivot, on their own connection and task.
 //!
-//! The streaming strategy's read does not depend on the plan, so a server backend starts it
-//! before discovery ([`super::Backend::read_ahead`]): the server sorts and sends the rows while
-//! discovery, planning and `CREATE TABLE` run on the main connection, and later while each
-//! batch loads. Rows wait in a bounded channel ([`CHUNKS_AHEAD`] × [`CHUNK_ROWS`]), so memory
-//! stays flat however far the reader could run ahead: when the channel is full it simply waits.
+//! The server backends stream on two connections: one reads, the other holds the load's
+//! transaction. With the read on its own task the server keeps sending rows while a batch
+//! loads, instead of stalling on a full socket until the load returns. Rows wait in a bounded
+//! channel ([`CHUNKS_AHEAD`] × [`CHUNK_ROWS`]), so memory stays flat however far the reader
+//! could run ahead: when the channel is full it simply waits.
 //!
-//! A read that is never consumed (the plan chose pushdown, or the job failed first) is
-//! cancelled when its [`ReadAhead`] is dropped: the task ends and closes its connection.
+//! Measured and not kept: starting this read before discovery (no gain on 2 cores, where
+//! discovery and the read compete for the same CPU), and a reader thread for SQLite (slower:
+//! a second connection re-reads every page the first already has in its cache).
+//!
+//! A read abandoned midway (the job failed) is cancelled when its [`ReadAhead`] is dropped:
+//! the task ends and closes its connection.
 
 use std::future::Future;
 
@@ -62,7 +66,6 @@ impl RowSender {
 
 /// A source read running on its own task; consumed by [`stream`].
 pub struct ReadAhead {
-    sql: String,
     rx: mpsc::Receiver<Message>,
     task: JoinHandle<()>,
     done: bool,
@@ -87,16 +90,10 @@ impl ReadAhead {
             sender.end(outcome).await;
         });
         ReadAhead {
-            sql: sql.to_string(),
             rx,
             task,
             done: false,
         }
-    }
-
-    /// Whether this is the read of `sql` (a read-ahead is only used for the query it ran).
-    pub fn reads(&self, sql: &str) -> bool {
-        self.sql == sql
     }
 
     /// The next chunk of rows; `None` after the last.

@@ -52,10 +52,6 @@ pub async fn run_job(
     let started = Instant::now();
     let dialect = backend.dialect();
     let mut transforms = transform::build(job)?;
-    if !options.dry_run && plan::may_stream(job, dialect, options.plan) {
-        // The ordered read needs no plan: let the server start on it during discovery.
-        backend.read_ahead(&dialect.ordered_rows(job)).await?;
-    }
     let mut session = Session::new(backend, options.dry_run);
 
     let mut discovery = discover(&mut session, dialect, job, &transforms).await?;

@@ -344,20 +344,6 @@ fn choose_strategy(
     }
 }
 
-/// Whether the plan could choose the stream before discovery has said how wide or how big
-/// the source is: then the ordered read is worth starting early ([`crate::backend::Backend::read_ahead`]).
-/// `auto` counts only where the stream wins at every width; elsewhere starting a read that
-/// the plan may drop would cost a full sort for nothing.
-pub fn may_stream(job: &Job, dialect: &dyn Dialect, options: PlanOptions) -> bool {
-    match options.strategy.unwrap_or(job.strategy) {
-        StrategyName::Pushdown => false,
-        StrategyName::Stream => true,
-        StrategyName::Auto => {
-            !job.transforms.is_empty() || stream_above_columns(dialect.name()) == 0
-        }
-    }
-}
-
 /// Above this many columns `auto` streams on a backend without a measured threshold of its
 /// own: the pushdown's per-row CASE cost grows with width.
 pub const STREAM_ABOVE_COLUMNS: usize = 32;
