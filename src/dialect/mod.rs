@@ -337,6 +337,32 @@ pub trait Dialect: Send + Sync {
         )
     }
 
+    /// Whether this engine can only `GROUP BY` by sorting every row (no hash aggregate):
+    /// discovery then aggregates [`Dialect::discovery_scan`] in eavpivot, which measured 3×
+    /// faster on SQLite than its sorter over a million rows.
+    fn groups_by_sorting(&self) -> bool {
+        false
+    }
+
+    /// Discovery's input as one plain scan, one row per source row: `a`, the value's bytes
+    /// (NULL for a NULL value), then 1 per NULL entity column: what
+    /// [`Dialect::discover_attributes`] aggregates, for [`crate::execute`] to aggregate.
+    fn discovery_scan(&self, job: &Job) -> String {
+        let mut cols = vec![
+            "s.a".to_string(),
+            format!("{} AS b", self.value_bytes("s.v")),
+        ];
+        cols.extend(
+            (0..job.entity.len())
+                .map(|i| format!("CASE WHEN s.e{i} IS NULL THEN 1 ELSE 0 END AS null_e{i}")),
+        );
+        format!(
+            "SELECT {}\nFROM ({}) s",
+            cols.join(", "),
+            self.source_rows(job)
+        )
+    }
+
     /// One row, one integer: the most non-null cells any entity has among `attributes`,
     /// the fact that decides whether a row that could be too big certainly is. Run only when
     /// the plan's all-cells-filled estimate does not fit and `split` is off.

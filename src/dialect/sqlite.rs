@@ -7,6 +7,10 @@ use crate::config::TableRef;
 pub struct Sqlite;
 
 impl Dialect for Sqlite {
+    fn groups_by_sorting(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "sqlite"
     }

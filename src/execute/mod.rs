@@ -5,6 +5,7 @@
 //! rename), and verification runs before commit. Any failure rolls back and says so: no
 //! half-built target, and the source is only ever read.
 
+mod discover;
 mod keys;
 mod load;
 pub mod progress;
@@ -21,7 +22,7 @@ use crate::dialect::Dialect;
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, PlanOptions, Strategy};
 use crate::report::{Preview, Report};
-use crate::transform::{self, Transform};
+use crate::transform;
 
 pub use load::LoadStats;
 pub use session::{Session, Statement, StatementKind};
@@ -54,7 +55,7 @@ pub async fn run_job(
     let mut transforms = transform::build(job)?;
     let mut session = Session::new(backend, options.dry_run);
 
-    let mut discovery = discover(&mut session, dialect, job, &transforms).await?;
+    let mut discovery = discover::discover(&mut session, dialect, job, &transforms).await?;
     let entity_types = session.inspect_types(&dialect.describe_entity(job)).await?;
     if transforms.is_empty() {
         count_fullest_entity(&mut session, dialect, job, &mut discovery, &entity_types).await?;
@@ -135,25 +136,6 @@ async fn finish(
         plan,
         preview,
     })
-}
-
-/// Discovery: one read-only query over the joined source, decoded and passed through the
-/// transforms (which may declare the attributes they will produce).
-async fn discover(
-    session: &mut Session<'_>,
-    dialect: &'static dyn Dialect,
-    job: &Job,
-    transforms: &[Box<dyn Transform>],
-) -> Result<plan::Discovery> {
-    let rows = session
-        .inspect(&dialect.discover_attributes(job))
-        .await
-        .map_err(|e| e.with_context(&format!("discovering attributes in {}", job.source.table)))?;
-    let mut discovery = plan::decode_discovery(dialect, rows)?;
-    for t in transforms {
-        discovery = t.attributes(discovery)?;
-    }
-    Ok(discovery)
 }
 
 /// Where a row could be too big only if one entity filled every column, count the cells of

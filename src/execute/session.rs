@@ -53,6 +53,13 @@ impl<'a> Session<'a> {
         self.backend.query(sql).await
     }
 
+    /// A read-only query whose rows go through `pipeline` one at a time instead of into
+    /// memory (a scan aggregated here); runs in a dry run too.
+    pub async fn inspect_scan(&mut self, sql: &str, pipeline: &mut dyn RowPipeline) -> Result<()> {
+        self.record(StatementKind::Inspect, sql, None);
+        self.backend.stream_into(sql, pipeline, &[]).await.map(drop)
+    }
+
     /// The result types of a read-only probe, also in a dry run.
     pub async fn inspect_types(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
         self.record(StatementKind::Inspect, sql, None);

@@ -1,6 +1,8 @@
 //! A backend that answers from a script instead of a database: discovery returns the given
 //! attribute names (in the dialect's own key encoding), type probes return the dialect's
 //! integer type, existence checks return "absent", and every other statement is recorded.
+//! Where discovery is a scan aggregated in eavpivot (SQLite), the scan yields each attribute's
+//! rows: its non-null values as 0-byte values, then its NULLs.
 //! It lets golden tests render any dialect's exact statements with no server at hand.
 
 use async_trait::async_trait;
@@ -81,10 +83,27 @@ impl Backend for ScriptedBackend {
     async fn stream_into(
         &mut self,
         read_sql: &str,
-        _pipeline: &mut dyn RowPipeline,
+        pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
         self.log.push(read_sql.to_string());
+        if targets.is_empty() && read_sql.contains(" AS null_e0") {
+            for (name, rows, values) in &self.attributes {
+                for i in 0..*rows {
+                    let mut row = vec![
+                        Value::Text(self.dialect.encode_attribute_key(name)),
+                        if i < *values {
+                            Value::Int(0)
+                        } else {
+                            Value::Null
+                        },
+                    ];
+                    row.extend((0..self.entity_keys).map(|_| Value::Int(0)));
+                    pipeline.push(row)?;
+                }
+            }
+            pipeline.finish()?;
+        }
         Ok(vec![0; targets.len()])
     }
 }

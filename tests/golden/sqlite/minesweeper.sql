@@ -13,10 +13,9 @@
 --   10 -> 10 (MINESWEEPER_VIEW)
 
 -- read-only, ran during the dry run:
-SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(LENGTH(CAST(s.v AS BLOB))) AS min_bytes, MAX(LENGTH(CAST(s.v AS BLOB))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0
+SELECT s.a, LENGTH(CAST(s.v AS BLOB)) AS b, CASE WHEN s.e0 IS NULL THEN 1 ELSE 0 END AS null_e0
 FROM (SELECT y AS e0, x AS a, state AS v
-  FROM MINESWEEPER_BOARD) s
-GROUP BY s.a;
+  FROM MINESWEEPER_BOARD) s;
 
 -- read-only, ran during the dry run:
 SELECT s.e0 FROM (SELECT y AS e0, x AS a, state AS v

@@ -12,10 +12,9 @@
 --   9 -> 9 (SUDOKU_GRID)
 
 -- read-only, ran during the dry run:
-SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(LENGTH(CAST(s.v AS BLOB))) AS min_bytes, MAX(LENGTH(CAST(s.v AS BLOB))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0, COUNT(*) - COUNT(s.e1) AS null_e1
+SELECT s.a, LENGTH(CAST(s.v AS BLOB)) AS b, CASE WHEN s.e0 IS NULL THEN 1 ELSE 0 END AS null_e0, CASE WHEN s.e1 IS NULL THEN 1 ELSE 0 END AS null_e1
 FROM (SELECT puzzle AS e0, row AS e1, col AS a, value AS v
-  FROM SUDOKU_GIVENS) s
-GROUP BY s.a;
+  FROM SUDOKU_GIVENS) s;
 
 -- read-only, ran during the dry run:
 SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, col AS a, value AS v

@@ -1,0 +1,239 @@
+//! Discovery: the distinct attributes of the joined source, with the counts and widths the plan
+//! needs, in one read-only scan.
+//!
+//! Most engines aggregate it themselves ([`Dialect::discover_attributes`], a `GROUP BY`). Where
+//! an engine can only group by sorting every row ([`Dialect::groups_by_sorting`]: SQLite),
+//! [`DiscoveryScan`] aggregates a plain scan here instead, one hash lookup per row, and hands
+//! the plan rows of exactly the same shape.
+
+use std::collections::HashMap;
+
+use crate::backend::RowPipeline;
+use crate::config::Job;
+use crate::dialect::Dialect;
+use crate::error::{Error, Result};
+use crate::plan;
+use crate::transform::Transform;
+use crate::value::Value;
+
+use super::session::Session;
+
+/// Discovery: one read-only query over the joined source, decoded and passed through the
+/// transforms (which may declare the attributes they will produce).
+pub(super) async fn discover(
+    session: &mut Session<'_>,
+    dialect: &'static dyn Dialect,
+    job: &Job,
+    transforms: &[Box<dyn Transform>],
+) -> Result<plan::Discovery> {
+    let context = format!("discovering attributes in {}", job.source.table);
+    let rows = if dialect.groups_by_sorting() {
+        let mut scan = DiscoveryScan::new(job.entity.len());
+        session
+            .inspect_scan(&dialect.discovery_scan(job), &mut scan)
+            .await
+            .map_err(|e| e.with_context(&context))?;
+        scan.into_rows()
+    } else {
+        session
+            .inspect(&dialect.discover_attributes(job))
+            .await
+            .map_err(|e| e.with_context(&context))?
+    };
+    let mut discovery = plan::decode_discovery(dialect, rows)?;
+    for t in transforms {
+        discovery = t.attributes(discovery)?;
+    }
+    Ok(discovery)
+}
+
+/// A group key with SQL's `GROUP BY` equality: NULLs form one group, and a float equal to an
+/// integer is that integer (SQLite compares `1 = 1.0` as equal).
+#[derive(Hash, PartialEq, Eq)]
+enum Key {
+    Null,
+    Int(i64),
+    Float(u64),
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+impl Key {
+    fn of(value: &Value) -> Key {
+        match value {
+            Value::Null => Key::Null,
+            Value::Int(n) => Key::Int(*n),
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Key::Int(*f as i64),
+            // +0.0 and -0.0 are one value; they are caught by the integer arm above.
+            Value::Float(f) => Key::Float(f.to_bits()),
+            Value::Text(s) => Key::Text(s.clone()),
+            Value::Bytes(b) => Key::Bytes(b.clone()),
+        }
+    }
+}
+
+/// One attribute's aggregates, as [`Dialect::discover_attributes`] returns them.
+struct Group {
+    attribute: Value,
+    rows: i64,
+    values: i64,
+    min_bytes: Option<i64>,
+    max_bytes: Option<i64>,
+    null_keys: Vec<i64>,
+}
+
+/// [`Dialect::discovery_scan`]'s rows (`a, bytes, null_e0, …`) aggregated per attribute.
+pub struct DiscoveryScan {
+    entity_width: usize,
+    groups: HashMap<Key, Group>,
+}
+
+impl DiscoveryScan {
+    pub fn new(entity_width: usize) -> DiscoveryScan {
+        DiscoveryScan {
+            entity_width,
+            groups: HashMap::new(),
+        }
+    }
+
+    /// Rows `a, n_rows, n_values, min_bytes, max_bytes, null_e0, …`: the `GROUP BY` shape.
+    pub fn into_rows(self) -> Vec<Vec<Value>> {
+        let nullable = |n: Option<i64>| n.map_or(Value::Null, Value::Int);
+        self.groups
+            .into_values()
+            .map(|g| {
+                let mut row = vec![
+                    g.attribute,
+                    Value::Int(g.rows),
+                    Value::Int(g.values),
+                    nullable(g.min_bytes),
+                    nullable(g.max_bytes),
+                ];
+                row.extend(g.null_keys.into_iter().map(Value::Int));
+                row
+            })
+            .collect()
+    }
+}
+
+impl RowPipeline for DiscoveryScan {
+    fn push(&mut self, row: Vec<Value>) -> Result<()> {
+        if row.len() != 2 + self.entity_width {
+            return Err(Error::Job(format!(
+                "discovery: expected {} columns per scanned row, got {}",
+                2 + self.entity_width,
+                row.len()
+            )));
+        }
+        let mut cells = row.into_iter();
+        let attribute = cells.next().unwrap_or(Value::Null);
+        let bytes = cells.next().and_then(|b| b.as_i64());
+        let width = self.entity_width;
+        let group = self
+            .groups
+            .entry(Key::of(&attribute))
+            .or_insert_with(|| Group {
+                attribute,
+                rows: 0,
+                values: 0,
+                min_bytes: None,
+                max_bytes: None,
+                null_keys: vec![0; width],
+            });
+        group.rows += 1;
+        if let Some(b) = bytes {
+            group.values += 1;
+            group.min_bytes = Some(group.min_bytes.map_or(b, |m| m.min(b)));
+            group.max_bytes = Some(group.max_bytes.map_or(b, |m| m.max(b)));
+        }
+        for (count, null) in group.null_keys.iter_mut().zip(cells) {
+            *count += null.as_i64().unwrap_or(0);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn take_ready(&mut self) -> Vec<Vec<Vec<Value>>> {
+        Vec::new()
+    }
+
+    fn ready_rows(&self) -> usize {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::sqlite::SqliteBackend;
+    use crate::backend::Backend;
+    use crate::dialect::Sqlite;
+
+    const JOB: &str = "name: d
+source: { table: kv }
+entity: [id, sub]
+attribute: attr
+value: val
+target: { table: wide }
+";
+
+    /// The scan aggregated here and SQLite's own GROUP BY agree row for row, over NULL
+    /// values, NULL keys, a NULL attribute, integer and float attributes, and empty text.
+    #[tokio::test]
+    async fn the_scan_matches_the_group_by() {
+        let mut db = SqliteBackend::in_memory().expect("sqlite");
+        db.execute_script(
+            "CREATE TABLE kv (id INTEGER, sub TEXT, attr, val);
+             INSERT INTO kv VALUES
+               (1, 'a', 'Color', 'Red'), (1, 'a', 'Size', NULL), (2, NULL, 'Color', 'Blue-ish'),
+               (NULL, 'b', 'Color', ''), (3, 'c', NULL, 'x'), (3, 'c', 7, 'seven'),
+               (4, 'd', 7.0, 'also seven'), (4, 'd', 2.5, 'half'), (5, NULL, '', 'empty name'),
+               (NULL, NULL, 'Size', 'XL');",
+        )
+        .await
+        .expect("data");
+        let path = std::path::Path::new("d.yaml");
+        let job = crate::config::parse_job(JOB, path).expect("job");
+        // The attribute as the pivot reads it: 7 and 7.0 are one group, whichever value of
+        // it SQLite happens to return.
+        let sort = |rows: Vec<Vec<Value>>| {
+            let mut rows: Vec<Vec<Value>> = rows
+                .into_iter()
+                .map(|mut r| {
+                    r[0] = r[0].as_text().map_or(Value::Null, Value::Text);
+                    r
+                })
+                .collect();
+            rows.sort_by_key(|r| format!("{r:?}"));
+            rows
+        };
+        let expected = sort(
+            db.query(&Sqlite.discover_attributes(&job))
+                .await
+                .expect("group by"),
+        );
+        let mut scan = DiscoveryScan::new(2);
+        db.stream_into(&Sqlite.discovery_scan(&job), &mut scan, &[])
+            .await
+            .expect("scan");
+        let got = sort(scan.into_rows());
+        assert_eq!(
+            got.len(),
+            6,
+            "Color, Size, NULL, 7 (= 7.0), 2.5, '': {got:?}"
+        );
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn a_row_of_the_wrong_width_is_an_error() {
+        let mut scan = DiscoveryScan::new(1);
+        let err = scan
+            .push(vec![Value::Text("a".into())])
+            .expect_err("too short");
+        assert!(err.to_string().contains("expected 3 columns"), "{err}");
+    }
+}
