@@ -7,6 +7,7 @@
 //! the plan rows of exactly the same shape.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use crate::backend::RowPipeline;
 use crate::config::Job;
@@ -17,6 +18,7 @@ use crate::transform::Transform;
 use crate::value::Value;
 
 use super::session::Session;
+use super::stream::FxHasher;
 
 /// Discovery: one read-only query over the joined source, decoded and passed through the
 /// transforms (which may declare the attributes they will produce).
@@ -85,14 +87,16 @@ struct Group {
 /// [`Dialect::discovery_scan`]'s rows (`a, bytes, null_e0, …`) aggregated per attribute.
 pub struct DiscoveryScan {
     entity_width: usize,
-    groups: HashMap<Key, Group>,
+    /// FxHash, as in the pivot: one lookup per source row. The keys come from the data, so a
+    /// crafted source could make lookups slower, never wrong.
+    groups: HashMap<Key, Group, BuildHasherDefault<FxHasher>>,
 }
 
 impl DiscoveryScan {
     pub fn new(entity_width: usize) -> DiscoveryScan {
         DiscoveryScan {
             entity_width,
-            groups: HashMap::new(),
+            groups: HashMap::default(),
         }
     }
 

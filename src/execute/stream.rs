@@ -30,7 +30,7 @@ const CHECK_EVERY: u64 = 4_095;
 /// lookup per source row is the pivot's only per-row cost besides moving the value, so SipHash
 /// would be a measurable share of it.
 #[derive(Default, Clone, Copy)]
-struct FxHasher(u64);
+pub(crate) struct FxHasher(u64);
 
 impl FxHasher {
     const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
