@@ -1,7 +1,8 @@
 //! The two strategies must give identical tables: the same columns in the same order and the
 //! same cells, on a generated source wide enough that `auto` would stream (120 attributes) and
 //! awkward enough to matter (missing attributes, NULL values, conflicting duplicates, names
-//! that differ only in case, quotes and spaces).
+//! that differ only in case — in a `COLLATE NOCASE` column, which must not merge them —
+//! quotes and spaces).
 
 use std::path::Path;
 
@@ -26,8 +27,9 @@ fn attribute_name(a: usize) -> String {
 /// Deterministic rows: most (entity, attribute) pairs present, some NULL, some duplicated
 /// with a different value (so `aggregate: max` must pick the same winner both ways).
 fn source_sql() -> String {
-    let mut sql =
-        String::from("CREATE TABLE kv (id INTEGER NOT NULL, attr TEXT, val TEXT);\nBEGIN;\n");
+    let mut sql = String::from(
+        "CREATE TABLE kv (id INTEGER NOT NULL, attr TEXT COLLATE NOCASE, val TEXT);\nBEGIN;\n",
+    );
     for e in 0..ENTITIES {
         for a in 0..ATTRIBUTES {
             let h = (e * 31 + a * 17) % 23;

@@ -1,5 +1,7 @@
-//! SQLite: the embedded default. Identifiers are compared ASCII-case-insensitively; text
-//! compares byte-wise under the default BINARY collation, so attribute names need no wrapping.
+//! SQLite: the embedded default. Identifiers are compared ASCII-case-insensitively. Text
+//! compares byte-wise under the default BINARY collation, but a source column may declare
+//! `NOCASE` or `RTRIM`, which `GROUP BY` and `=` would then follow: the attribute key is
+//! forced to `COLLATE BINARY`, so `Color` and `color` stay two attributes here as everywhere.
 
 use super::Dialect;
 use crate::config::TableRef;
@@ -9,6 +11,10 @@ pub struct Sqlite;
 impl Dialect for Sqlite {
     fn groups_by_sorting(&self) -> bool {
         true
+    }
+
+    fn attribute_key(&self, attribute_expr: &str) -> String {
+        format!("{attribute_expr} COLLATE BINARY")
     }
 
     fn name(&self) -> &'static str {

@@ -50,7 +50,8 @@ pub(super) async fn discover(
 }
 
 /// A group key with SQL's `GROUP BY` equality: NULLs form one group, and a float equal to an
-/// integer is that integer (SQLite compares `1 = 1.0` as equal).
+/// integer is that integer (SQLite compares `1 = 1.0` as equal). Built from the scanned value
+/// itself (moved, not copied) and turned back into it for the result.
 #[derive(Hash, PartialEq, Eq)]
 enum Key {
     Null,
@@ -61,22 +62,32 @@ enum Key {
 }
 
 impl Key {
-    fn of(value: &Value) -> Key {
+    fn of(value: Value) -> Key {
         match value {
             Value::Null => Key::Null,
-            Value::Int(n) => Key::Int(*n),
-            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Key::Int(*f as i64),
-            // +0.0 and -0.0 are one value; they are caught by the integer arm above.
+            Value::Int(n) => Key::Int(n),
+            // Exactly an integer (`as` saturates, so huge values fail the round trip); this
+            // also makes -0.0 and +0.0 one key.
+            Value::Float(f) if f.fract() == 0.0 && (f as i64) as f64 == f => Key::Int(f as i64),
             Value::Float(f) => Key::Float(f.to_bits()),
-            Value::Text(s) => Key::Text(s.clone()),
-            Value::Bytes(b) => Key::Bytes(b.clone()),
+            Value::Text(s) => Key::Text(s),
+            Value::Bytes(b) => Key::Bytes(b),
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Key::Null => Value::Null,
+            Key::Int(n) => Value::Int(n),
+            Key::Float(bits) => Value::Float(f64::from_bits(bits)),
+            Key::Text(s) => Value::Text(s),
+            Key::Bytes(b) => Value::Bytes(b),
         }
     }
 }
 
 /// One attribute's aggregates, as [`Dialect::discover_attributes`] returns them.
 struct Group {
-    attribute: Value,
     rows: i64,
     values: i64,
     min_bytes: Option<i64>,
@@ -100,14 +111,16 @@ impl DiscoveryScan {
         }
     }
 
-    /// Rows `a, n_rows, n_values, min_bytes, max_bytes, null_e0, …`: the `GROUP BY` shape.
+    /// Rows `a, n_rows, n_values, min_bytes, max_bytes, null_e0, …`: the `GROUP BY` shape,
+    /// sorted by attribute text so that everything downstream sees a stable order.
     pub fn into_rows(self) -> Vec<Vec<Value>> {
         let nullable = |n: Option<i64>| n.map_or(Value::Null, Value::Int);
-        self.groups
-            .into_values()
-            .map(|g| {
+        let mut rows: Vec<Vec<Value>> = self
+            .groups
+            .into_iter()
+            .map(|(key, g)| {
                 let mut row = vec![
-                    g.attribute,
+                    key.into_value(),
                     Value::Int(g.rows),
                     Value::Int(g.values),
                     nullable(g.min_bytes),
@@ -116,7 +129,9 @@ impl DiscoveryScan {
                 row.extend(g.null_keys.into_iter().map(Value::Int));
                 row
             })
-            .collect()
+            .collect();
+        rows.sort_by_cached_key(|r| r[0].as_text());
+        rows
     }
 }
 
@@ -135,9 +150,8 @@ impl RowPipeline for DiscoveryScan {
         let width = self.entity_width;
         let group = self
             .groups
-            .entry(Key::of(&attribute))
+            .entry(Key::of(attribute))
             .or_insert_with(|| Group {
-                attribute,
                 rows: 0,
                 values: 0,
                 min_bytes: None,
@@ -190,12 +204,13 @@ target: { table: wide }
     async fn the_scan_matches_the_group_by() {
         let mut db = SqliteBackend::in_memory().expect("sqlite");
         db.execute_script(
-            "CREATE TABLE kv (id INTEGER, sub TEXT, attr, val);
+            "CREATE TABLE kv (id INTEGER, sub TEXT, attr COLLATE NOCASE, val);
              INSERT INTO kv VALUES
                (1, 'a', 'Color', 'Red'), (1, 'a', 'Size', NULL), (2, NULL, 'Color', 'Blue-ish'),
                (NULL, 'b', 'Color', ''), (3, 'c', NULL, 'x'), (3, 'c', 7, 'seven'),
                (4, 'd', 7.0, 'also seven'), (4, 'd', 2.5, 'half'), (5, NULL, '', 'empty name'),
-               (NULL, NULL, 'Size', 'XL');",
+               (NULL, NULL, 'Size', 'XL'), (6, 'e', 'color', 'lower'), (7, 'f', 1e16, 'big'),
+               (8, 'g', 10000000000000000, 'big too');",
         )
         .await
         .expect("data");
@@ -224,10 +239,12 @@ target: { table: wide }
             .await
             .expect("scan");
         let got = sort(scan.into_rows());
+        // `color` is its own attribute although the column is NOCASE (the key is BINARY);
+        // 1e16 and 10000000000000000 are one, as SQLite compares them.
         assert_eq!(
             got.len(),
-            6,
-            "Color, Size, NULL, 7 (= 7.0), 2.5, '': {got:?}"
+            8,
+            "Color, color, Size, NULL, 7 (= 7.0), 2.5, '', 1e16: {got:?}"
         );
         assert_eq!(got, expected);
     }

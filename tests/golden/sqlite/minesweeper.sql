@@ -14,11 +14,11 @@
 
 -- read-only, ran during the dry run:
 SELECT s.a, LENGTH(CAST(s.v AS BLOB)) AS b, CASE WHEN s.e0 IS NULL THEN 1 ELSE 0 END AS null_e0
-FROM (SELECT y AS e0, x AS a, state AS v
+FROM (SELECT y AS e0, x COLLATE BINARY AS a, state AS v
   FROM MINESWEEPER_BOARD) s;
 
 -- read-only, ran during the dry run:
-SELECT s.e0 FROM (SELECT y AS e0, x AS a, state AS v
+SELECT s.e0 FROM (SELECT y AS e0, x COLLATE BINARY AS a, state AS v
   FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
@@ -42,7 +42,7 @@ CREATE TABLE MINESWEEPER_VIEW (
 );
 
 -- stream: read key-value rows in entity order, pivot in eavpivot
-SELECT s.e0, s.a, s.v FROM (SELECT y AS e0, x AS a, state AS v
+SELECT s.e0, s.a, s.v FROM (SELECT y AS e0, x COLLATE BINARY AS a, state AS v
   FROM MINESWEEPER_BOARD) s ORDER BY s.e0;
 
 -- stream: wide rows loaded in batches of multi-row INSERTs (statement shape for one row)

@@ -13,11 +13,11 @@
 
 -- read-only, ran during the dry run:
 SELECT s.a, LENGTH(CAST(s.v AS BLOB)) AS b, CASE WHEN s.e0 IS NULL THEN 1 ELSE 0 END AS null_e0, CASE WHEN s.e1 IS NULL THEN 1 ELSE 0 END AS null_e1
-FROM (SELECT puzzle AS e0, row AS e1, col AS a, value AS v
+FROM (SELECT puzzle AS e0, row AS e1, col COLLATE BINARY AS a, value AS v
   FROM SUDOKU_GIVENS) s;
 
 -- read-only, ran during the dry run:
-SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, col AS a, value AS v
+SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, col COLLATE BINARY AS a, value AS v
   FROM SUDOKU_GIVENS) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
@@ -53,7 +53,7 @@ CREATE TABLE SUDOKU_GRID_status (
 );
 
 -- stream: read key-value rows in entity order, pivot in eavpivot
-SELECT s.e0, s.e1, s.a, s.v FROM (SELECT puzzle AS e0, row AS e1, col AS a, value AS v
+SELECT s.e0, s.e1, s.a, s.v FROM (SELECT puzzle AS e0, row AS e1, col COLLATE BINARY AS a, value AS v
   FROM SUDOKU_GIVENS) s ORDER BY s.e0, s.e1;
 
 -- stream: wide rows loaded in batches of multi-row INSERTs (statement shape for one row)

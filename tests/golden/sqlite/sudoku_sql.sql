@@ -13,12 +13,12 @@
 
 -- read-only, ran during the dry run:
 SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(LENGTH(CAST(s.v AS BLOB))) AS min_bytes, MAX(LENGTH(CAST(s.v AS BLOB))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0, COUNT(*) - COUNT(s.e1) AS null_e1
-FROM (SELECT puzzle AS e0, row AS e1, col AS a, value AS v
+FROM (SELECT puzzle AS e0, row AS e1, col COLLATE BINARY AS a, value AS v
   FROM SUDOKU_GIVENS) s
 GROUP BY s.a;
 
 -- read-only, ran during the dry run:
-SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, col AS a, value AS v
+SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, col COLLATE BINARY AS a, value AS v
   FROM SUDOKU_GIVENS) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
