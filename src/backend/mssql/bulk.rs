@@ -46,7 +46,7 @@ use crate::dialect::{Dialect, MsSql};
 use crate::error::Result;
 use crate::value::Value;
 
-/// The longest `nvarchar(max)` value sent by bulk load, in UTF-16 bytes (see `var_len_kind`).
+/// The longest `MAX`-typed value sent by bulk load, in bytes (see `var_len_kind`).
 const MAX_BULK_TEXT_BYTES: usize = 8_000;
 
 /// How one batch is loaded; bulk rows borrow the batch's text and bytes.
@@ -229,6 +229,15 @@ fn kind(ty: &TypeInfo) -> Option<Kind> {
     }
 }
 
+/// The longest value bulk loaded into a column declared `len` bytes long (`0xFFFF`: `MAX`).
+fn max_bulk_bytes(len: usize) -> usize {
+    if len == 0xFFFF {
+        MAX_BULK_TEXT_BYTES
+    } else {
+        len
+    }
+}
+
 fn var_len_kind(cx: &VarLenContext) -> Option<Kind> {
     let len = cx.len();
     match cx.r#type() {
@@ -239,17 +248,17 @@ fn var_len_kind(cx: &VarLenContext) -> Option<Kind> {
         // tiberius declares `nvarchar(<bytes>)` up to 4,000 bytes and `nvarchar(max)` above,
         // so only these two ranges are declared as a type the rows really have.
         VarLenType::NVarchar if len <= 4000 => Some(Kind::NText(len)),
-        // An `nvarchar(max)` value over 8,000 bytes is refused by real servers with error
-        // 4816 (tiberius issue #322, open): such a batch goes by INSERT instead.
+        // A `(n)varchar(max)`/`varbinary(max)` value over 8,000 bytes is refused by real
+        // servers with error 4816 (tiberius issue #322, open): such a batch goes by INSERT.
         VarLenType::NVarchar if len == 0xFFFF => Some(Kind::NText(MAX_BULK_TEXT_BYTES)),
         VarLenType::BigVarChar | VarLenType::BigChar => {
             let ascii = cx
                 .collation()
                 .and_then(|c| c.encoding().ok())
                 .is_some_and(|e| e.is_ascii_compatible());
-            ascii.then_some(Kind::Ascii(len))
+            ascii.then_some(Kind::Ascii(max_bulk_bytes(len)))
         }
-        VarLenType::BigVarBin | VarLenType::BigBinary => Some(Kind::Binary(len)),
+        VarLenType::BigVarBin | VarLenType::BigBinary => Some(Kind::Binary(max_bulk_bytes(len))),
         _ => None,
     }
 }
