@@ -8,19 +8,18 @@
 //! Loads go through `LOAD DATA LOCAL INFILE` where the server allows it (`local_infile`): the
 //! rows are encoded in memory as the dialect's tab-separated format and handed to the driver
 //! as the "file", one statement per batch with no per-row parameters to prepare, bind and
-//! parse (measured at 100,000 × 10: the whole stream went from 14 s to 2.3 s, LOAD DATA itself ~0.7 s). Because the
-//! server downgrades data errors to warnings under `LOCAL`, any warning fails the batch with
-//! the server's first messages, so nothing is accepted that a strict INSERT would refuse.
-//! Elsewhere, and for batches holding floats (whose text the server, not Rust, must render),
-//! loads are multi-row `INSERT`s with bind parameters, cut so each statement stays well under
-//! the server's `max_allowed_packet` and its 65,535-parameter limit. The streaming strategy
-//! reads on a second connection because the first holds the load's transaction.
+//! parse (measured at 100,000 × 10: the whole stream went from 14 s to 2.3 s, LOAD DATA itself
+//! ~0.7 s). Because the server downgrades data errors to warnings under `LOCAL`, any warning
+//! fails the batch with the server's first messages, so nothing is accepted that a strict
+//! INSERT would refuse. Elsewhere, and for batches holding floats (whose text the server, not
+//! Rust, must render), loads are multi-row `INSERT`s with bind parameters, cut so each
+//! statement stays well under the server's `max_allowed_packet` and its 65,535-parameter
+//! limit ([`load`]). The streaming strategy reads on a second connection because the first
+//! holds the load's transaction, and on its own task ([`super::read_ahead`]).
 
-use std::fmt::Write as _;
+mod load;
 
 use async_trait::async_trait;
-use bytes::Bytes;
-use futures_util::StreamExt;
 use mysql_async::consts::{ColumnFlags, ColumnType};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Column, Conn, Opts, OptsBuilder, Row};
@@ -31,16 +30,12 @@ use crate::dialect::{Dialect, MariaDb};
 use crate::error::{Error, Result};
 use crate::value::Value;
 
-/// The protocol's limit on placeholders in one prepared statement.
-const MAX_PARAMS: usize = 65_535;
 /// Cells (rows × columns) collected before a load while streaming: a few MiB per statement,
 /// whatever the width (~26,000 rows of 10 columns, ~260 of 1,000).
 const CELLS_PER_FLUSH: usize = 262_144;
 /// Bounds on the rows per flush, whatever the width.
 const MIN_FLUSH_ROWS: usize = 64;
 const MAX_FLUSH_ROWS: usize = 50_000;
-/// Bytes per chunk handed to the driver for `LOAD DATA LOCAL` (each becomes one packet).
-const INFILE_CHUNK: usize = 1 << 20;
 /// The `binary` character set: bytes, not text.
 const BINARY_CHARSET: u16 = 63;
 
@@ -223,153 +218,10 @@ impl MariaDbBackend {
         }
         let floats = rows.iter().flatten().any(|v| matches!(v, Value::Float(_)));
         if self.local_infile && !floats {
-            load_data_local(&mut self.conn, target, rows).await
+            load::load_data_local(&mut self.conn, target, rows).await
         } else {
-            load(&mut self.conn, self.statement_budget, target, rows).await
+            load::insert_rows(&mut self.conn, self.statement_budget, target, rows).await
         }
-    }
-}
-
-/// One `LOAD DATA LOCAL INFILE` of `rows`, encoded in memory; fails on any warning.
-async fn load_data_local(conn: &mut Conn, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {
-    let context = format!("loading rows into {}", target.table);
-    let width = target.columns.len();
-    if let Some(bad) = rows.iter().find(|r| r.len() != width) {
-        return Err(Error::Job(format!(
-            "load into {}: a row has {} values for {width} columns",
-            target.table,
-            bad.len()
-        )));
-    }
-    let chunks = encode_lines(rows);
-    conn.set_infile_handler(async move {
-        Ok(futures_util::stream::iter(chunks.into_iter().map(Ok)).boxed())
-    });
-    let sql = MariaDb.load_data_local(&target.table, &target.columns);
-    conn.query_drop(sql)
-        .await
-        .map_err(|e| db_error(&context, &e))?;
-    let loaded = conn.affected_rows();
-    if conn.get_warnings() > 0 {
-        let shown: Vec<Row> = conn
-            .query(MariaDb.warnings_query())
-            .await
-            .map_err(|e| db_error(&context, &e))?;
-        let mut messages = Vec::new();
-        for row in shown {
-            let fields: Vec<String> = decode_row(row)?.iter().map(Value::to_string).collect();
-            messages.push(fields.join(" "));
-        }
-        return Err(Error::database(
-            format!("mariadb {context}"),
-            format!(
-                "the server reported warnings, so the load is refused: {}",
-                messages.join("; ")
-            ),
-        ));
-    }
-    if loaded != rows.len() as u64 {
-        return Err(Error::database(
-            format!("mariadb {context}"),
-            format!("{} rows sent but the server took {loaded}", rows.len()),
-        ));
-    }
-    Ok(loaded)
-}
-
-/// `rows` as the lines of [`MariaDb::load_data_local`], in chunks of about [`INFILE_CHUNK`].
-fn encode_lines(rows: &[Vec<Value>]) -> Vec<Bytes> {
-    let mut chunks = Vec::new();
-    let mut buf: Vec<u8> = Vec::with_capacity(INFILE_CHUNK + 4096);
-    let mut number = String::new();
-    for row in rows {
-        for (i, v) in row.iter().enumerate() {
-            if i > 0 {
-                buf.push(b'\t');
-            }
-            let bytes = match v {
-                Value::Null => None,
-                Value::Text(s) => Some(s.as_bytes()),
-                Value::Bytes(b) => Some(b.as_slice()),
-                Value::Int(n) => {
-                    number.clear();
-                    // Writing to a String cannot fail.
-                    let _ = write!(number, "{n}");
-                    Some(number.as_bytes())
-                }
-                // Not reached: batches with floats take the INSERT path.
-                Value::Float(f) => {
-                    number.clear();
-                    let _ = write!(number, "{f}");
-                    Some(number.as_bytes())
-                }
-            };
-            MariaDb.load_data_field(bytes, &mut buf);
-        }
-        buf.push(b'\n');
-        if buf.len() >= INFILE_CHUNK {
-            chunks.push(Bytes::from(std::mem::replace(
-                &mut buf,
-                Vec::with_capacity(INFILE_CHUNK + 4096),
-            )));
-        }
-    }
-    if !buf.is_empty() {
-        chunks.push(Bytes::from(buf));
-    }
-    chunks
-}
-
-/// Multi-row INSERTs, each under the byte budget and the placeholder limit.
-async fn load(
-    conn: &mut Conn,
-    budget: usize,
-    target: &LoadTarget,
-    rows: &[Vec<Value>],
-) -> Result<u64> {
-    let width = target.columns.len().max(1);
-    let max_rows = (MAX_PARAMS / width).clamp(1, 1_000);
-    let context = format!("loading rows into {}", target.table);
-    let mut loaded = 0;
-    let mut start = 0;
-    while start < rows.len() {
-        let mut end = start;
-        let mut bytes = 0;
-        while end < rows.len() && end - start < max_rows {
-            let size: usize = rows[end].iter().map(value_size).sum::<usize>() + 8 * width;
-            if end > start && bytes + size > budget {
-                break;
-            }
-            bytes += size;
-            end += 1;
-        }
-        let chunk = &rows[start..end];
-        let sql = MariaDb.insert_values(&target.table, &target.columns, chunk.len());
-        let params: Vec<mysql_async::Value> = chunk.iter().flatten().map(to_mysql).collect();
-        conn.exec_drop(sql, params)
-            .await
-            .map_err(|e| db_error(&context, &e))?;
-        loaded += conn.affected_rows();
-        start = end;
-    }
-    Ok(loaded)
-}
-
-fn value_size(v: &Value) -> usize {
-    match v {
-        Value::Text(s) => s.len(),
-        Value::Bytes(b) => b.len(),
-        _ => 8,
-    }
-}
-
-fn to_mysql(v: &Value) -> mysql_async::Value {
-    match v {
-        Value::Null => mysql_async::Value::NULL,
-        Value::Int(i) => mysql_async::Value::Int(*i),
-        Value::Float(f) => mysql_async::Value::Double(*f),
-        Value::Text(s) => mysql_async::Value::Bytes(s.as_bytes().to_vec()),
-        Value::Bytes(b) => mysql_async::Value::Bytes(b.clone()),
     }
 }
 
