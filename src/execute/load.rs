@@ -262,7 +262,14 @@ impl Load {
         ));
         let loaded = session
             .stream(&dialect.ordered_rows(job), &examples, &mut pivoter, &loads)
-            .await?;
+            .await
+            .map_err(|e| match e {
+                // The server's errors say what failed, not which source: name it.
+                Error::Database { .. } => {
+                    e.with_context(&format!("streaming {}", job.source.table))
+                }
+                other => other,
+            })?;
         let stats = pivoter.stats.clone();
         if !session.dry_run && loaded.iter().any(|&n| n != stats.entities) {
             return Err(Error::Job(format!(
