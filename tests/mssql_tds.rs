@@ -819,7 +819,10 @@ fn a_failing_fallback_insert_names_the_table_and_why_bulk_was_not_used() {
         "{stderr}"
     );
     assert!(line.contains("rolled back"), "{stderr}");
-    assert!(line.contains("streaming dbo.EAV: "), "names the source: {stderr}");
+    assert!(
+        line.contains("streaming dbo.EAV: "),
+        "names the source: {stderr}"
+    );
     let (story, _) = load_connection(&peer);
     assert_eq!(
         story,
