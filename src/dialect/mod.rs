@@ -403,6 +403,18 @@ pub trait Dialect: Send + Sync {
         )
     }
 
+    /// Per attribute `a, pairs, conflicting`: the entities holding a non-null value (the
+    /// column's expected cell count) and how many of them hold more than one distinct value.
+    /// The pushdown's one survey of the source: conflicts are known before anything is written,
+    /// and the cell counts check the target after, with no second scan.
+    fn pairs_per_attribute(&self, job: &Job) -> String {
+        let entity = entity_refs(job, "s");
+        format!(
+            "SELECT p.a, COUNT(*) AS pairs, SUM(CASE WHEN p.lo <> p.hi THEN 1 ELSE 0 END) AS conflicting\nFROM (SELECT {entity}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL GROUP BY {entity}, s.a) p\nGROUP BY p.a",
+            self.source_rows(job),
+        )
+    }
+
     /// Entity/attribute pairs that carry more than one distinct value.
     fn conflicts(&self, job: &Job) -> String {
         format!(

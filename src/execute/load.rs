@@ -94,6 +94,7 @@ impl Load {
         plan: &Plan,
         discovery: &Discovery,
         transforms: Vec<Box<dyn Transform>>,
+        source_pairs: Option<Vec<Vec<crate::value::Value>>>,
     ) -> Result<LoadStats> {
         let _interrupt = super::progress::InterruptGuard::arm();
         let dialect = session.backend.dialect();
@@ -141,7 +142,7 @@ impl Load {
                     verify::stream_proof(s, &shapes, discovery)
                 });
             let streamed = plan.strategy == Strategy::Stream;
-            self.expected_from_source(session, dialect, job, proof, streamed)
+            self.expected_from_source(session, dialect, job, proof, streamed, source_pairs)
                 .await?
         } else {
             match stream_expect {

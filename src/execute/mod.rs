@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::plan::{self, Plan, PlanOptions, Strategy};
 use crate::report::{Preview, Report};
 use crate::transform;
+use crate::value::Value;
 
 pub use load::LoadStats;
 pub use session::{Session, Statement, StatementKind};
@@ -78,10 +79,11 @@ pub async fn run_job(
     };
     let mut loaded = load::Load::prepare(&mut session, job, &plan, &side_shapes, null_keys).await?;
 
-    let conflicts = match (plan.strategy, options.dry_run) {
-        (Strategy::Pushdown, false) => count_conflicts(&mut session, dialect, job).await?,
-        _ => 0,
+    let survey = match plan.strategy {
+        Strategy::Pushdown => Some(survey_pairs(&mut session, dialect, job).await?),
+        Strategy::Stream => None,
     };
+    let conflicts = survey.as_ref().map_or(0, |s| s.conflicts);
 
     let result = loaded
         .run(
@@ -90,6 +92,7 @@ pub async fn run_job(
             &plan,
             &discovery,
             std::mem::take(&mut transforms),
+            survey.map(|s| s.pairs),
         )
         .await;
     let mut stats = match result {
@@ -158,15 +161,30 @@ async fn count_fullest_entity(
     Ok(())
 }
 
-/// Entity/attribute pairs with more than one distinct value; under `aggregate: error` the job
-/// stops here, before anything is written, listing the first ten.
-async fn count_conflicts(
+/// The pushdown's survey of the source ([`Dialect::pairs_per_attribute`]).
+struct PairSurvey {
+    /// `(a, pairs, conflicting)` rows: each column's expected cells, for verification.
+    pairs: Vec<Vec<Value>>,
+    conflicts: u64,
+}
+
+/// Entity/attribute pairs per attribute and how many conflict, in one read-only scan (a dry
+/// run makes it too). Under `aggregate: error` the job stops here, before anything is
+/// written, listing the first ten conflicts.
+async fn survey_pairs(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
     job: &Job,
-) -> Result<u64> {
-    let rows = session.inspect(&dialect.count_conflicts(job)).await?;
-    let count = first_int(&rows);
+) -> Result<PairSurvey> {
+    let pairs = session
+        .inspect(&dialect.pairs_per_attribute(job))
+        .await
+        .map_err(|e| e.with_context(&format!("surveying {}", job.source.table)))?;
+    let count: u64 = pairs
+        .iter()
+        .filter_map(|r| r.get(2).and_then(Value::as_i64))
+        .map(|n| n.max(0) as u64)
+        .sum();
     if count > 0 && job.pivot.aggregate == Aggregate::Error {
         let sample = session
             .inspect(&dialect.limit(&dialect.conflicts(job), 10))
@@ -193,7 +211,10 @@ async fn count_conflicts(
             .collect();
         return Err(stream::conflict_error(count, &lines));
     }
-    Ok(count)
+    Ok(PairSurvey {
+        pairs,
+        conflicts: count,
+    })
 }
 
 /// The single integer of a one-row, one-column result (0 when absent).

@@ -131,6 +131,7 @@ impl Load {
         job: &Job,
         proof: Option<StreamProof>,
         streamed: bool,
+        source_pairs: Option<Vec<Vec<Value>>>,
     ) -> Result<Option<(u64, Vec<Vec<u64>>)>> {
         let (entities_note, cells_note) = if streamed {
             (
@@ -153,9 +154,11 @@ impl Load {
         if let (Some(proof), Some(rows)) = (&proof, rows) {
             check_runs(proof, rows)?;
         }
-        let cells = match proof.and_then(|p| p.cells) {
-            Some(cells) => Some(cells),
-            None => session
+        let cells = match (proof.and_then(|p| p.cells), source_pairs) {
+            (Some(cells), _) => Some(cells),
+            // The pushdown counted its pairs before loading (`pairs_per_attribute`).
+            (None, Some(rows)) => Some(self.cells_per_column(dialect, &rows)),
+            (None, None) => session
                 .query_in_load(&dialect.count_cells_per_attribute(job), cells_note)
                 .await?
                 .map(|rows| self.cells_per_column(dialect, &rows)),
