@@ -119,7 +119,7 @@ async fn every_statement_of_every_bundled_job_parses() {
         );
         parse("rollback", &d.rollback());
         parse("conflict sample", &d.limit(&d.conflicts(&job), 10));
-        parse("count conflicts", &d.count_conflicts(&job));
+        parse("pairs survey", &d.pairs_per_attribute(&job));
         let cols: Vec<String> = vec!["ITEM_ID".into(), "Color ]x".into(), "Weight (kg)".into()];
         parse("stream load", &d.insert_values(&job.target.table, &cols, 3));
         parse("bulk load", &d.stream_load(&job.target.table, &cols).0);

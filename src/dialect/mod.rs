@@ -415,7 +415,8 @@ pub trait Dialect: Send + Sync {
         )
     }
 
-    /// Entity/attribute pairs that carry more than one distinct value.
+    /// Entity/attribute pairs that carry more than one distinct value (the first ten are
+    /// listed when `aggregate: error` refuses a job).
     fn conflicts(&self, job: &Job) -> String {
         format!(
             "SELECT {}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL GROUP BY {}, s.a HAVING MIN(s.v) <> MAX(s.v)",
@@ -423,10 +424,6 @@ pub trait Dialect: Send + Sync {
             self.source_rows(job),
             entity_refs(job, "s"),
         )
-    }
-
-    fn count_conflicts(&self, job: &Job) -> String {
-        format!("SELECT COUNT(*) FROM ({}) c", self.conflicts(job))
     }
 
     /// `CREATE TABLE`, with the entity key as `NOT NULL` primary key where the shape asks for
