@@ -71,11 +71,33 @@ pub trait Backend: Send {
     ) -> Result<Vec<u64>>;
 }
 
-/// Wide rows collected before a streamed load: about `cells` cells (rows × columns over all
-/// targets), kept within `min..=max` rows, so memory stays flat whatever the width.
-pub(crate) fn flush_rows(targets: &[LoadTarget], cells: usize, min: usize, max: usize) -> usize {
+/// Cells (rows × columns over all targets) collected before a streamed load: a few MiB per
+/// load, big enough to amortise its round trip (~26,000 rows of 10 columns, ~260 of 1,000).
+const CELLS_PER_FLUSH: usize = 262_144;
+/// Rows per streamed load at the least, however wide the rows.
+const MIN_FLUSH_ROWS: usize = 64;
+
+/// Wide rows collected before a streamed load: about [`CELLS_PER_FLUSH`] cells, at least
+/// [`MIN_FLUSH_ROWS`] and at most `max_rows` (the backend's own ceiling), so memory stays
+/// flat whatever the width.
+pub(crate) fn flush_rows(targets: &[LoadTarget], max_rows: usize) -> usize {
     let width: usize = targets.iter().map(|t| t.columns.len()).sum();
-    (cells / width.max(1)).clamp(min, max)
+    (CELLS_PER_FLUSH / width.max(1)).clamp(MIN_FLUSH_ROWS, max_rows)
+}
+
+impl LoadTarget {
+    /// Refuse rows that do not have one value per column (a bug upstream, never data).
+    pub(crate) fn check_widths(&self, rows: &[Vec<Value>]) -> Result<()> {
+        let width = self.columns.len();
+        match rows.iter().find(|r| r.len() != width) {
+            Some(bad) => Err(crate::error::Error::Job(format!(
+                "load into {}: a row has {} values for {width} columns",
+                self.table,
+                bad.len()
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Load every table's ready wide rows through [`Backend::load_rows`], adding to `loaded`:

@@ -30,11 +30,7 @@ const MAX_PARAMS: usize = 32_766;
 /// Rows per multi-row INSERT at most: past a few hundred the gain is gone and the statement
 /// text (parsed once, but held) only grows.
 const MAX_ROWS_PER_INSERT: usize = 500;
-/// Cells (rows × columns) collected before a load: big enough to amortise, small enough to
-/// keep memory flat whatever the width (2,000 narrow rows, ~260 rows of 1,000 columns).
-const CELLS_PER_FLUSH: usize = 262_144;
-/// Bounds on the rows per flush, whatever the width.
-const MIN_FLUSH_ROWS: usize = 64;
+/// Wide rows per streamed load at the most ([`super::flush_rows`]).
 const MAX_FLUSH_ROWS: usize = 2_000;
 /// The connection's page cache, in KiB (SQLite's default is 2,000 KiB). Bounded, so memory
 /// still does not grow with the source.
@@ -166,7 +162,7 @@ impl Backend for SqliteBackend {
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
         let mut loaded = vec![0u64; targets.len()];
-        let batch_rows = flush_rows(targets, CELLS_PER_FLUSH, MIN_FLUSH_ROWS, MAX_FLUSH_ROWS);
+        let batch_rows = flush_rows(targets, MAX_FLUSH_ROWS);
         let mut stmt = self
             .conn
             .prepare(read_sql)

@@ -27,14 +27,7 @@ pub(super) async fn load_data_local(
     rows: &[Vec<Value>],
 ) -> Result<u64> {
     let context = format!("loading rows into {}", target.table);
-    let width = target.columns.len();
-    if let Some(bad) = rows.iter().find(|r| r.len() != width) {
-        return Err(Error::Job(format!(
-            "load into {}: a row has {} values for {width} columns",
-            target.table,
-            bad.len()
-        )));
-    }
+    target.check_widths(rows)?;
     let chunks = encode_lines(rows);
     conn.set_infile_handler(async move {
         Ok(futures_util::stream::iter(chunks.into_iter().map(Ok)).boxed())

@@ -30,11 +30,7 @@ use crate::dialect::{Dialect, MariaDb};
 use crate::error::{Error, Result};
 use crate::value::Value;
 
-/// Cells (rows × columns) collected before a load while streaming: a few MiB per statement,
-/// whatever the width (~26,000 rows of 10 columns, ~260 of 1,000).
-const CELLS_PER_FLUSH: usize = 262_144;
-/// Bounds on the rows per flush, whatever the width.
-const MIN_FLUSH_ROWS: usize = 64;
+/// Wide rows per streamed load at the most ([`super::flush_rows`]).
 const MAX_FLUSH_ROWS: usize = 50_000;
 /// The `binary` character set: bytes, not text.
 const BINARY_CHARSET: u16 = 63;
@@ -169,7 +165,7 @@ impl Backend for MariaDbBackend {
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
         let source = self.start_read(read_sql);
-        let batch_rows = flush_rows(targets, CELLS_PER_FLUSH, MIN_FLUSH_ROWS, MAX_FLUSH_ROWS);
+        let batch_rows = flush_rows(targets, MAX_FLUSH_ROWS);
         read_ahead::stream(self, source, pipeline, targets, batch_rows).await
     }
 }

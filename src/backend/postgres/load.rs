@@ -12,7 +12,7 @@ use tokio_postgres::Client;
 use super::db_error;
 use crate::backend::LoadTarget;
 use crate::dialect::{Dialect, Postgres};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::value::Value;
 
 /// PostgreSQL's limit on bind parameters per statement (a 16-bit count).
@@ -36,14 +36,7 @@ pub(super) async fn load(
     types: &[Type],
     rows: &[Vec<Value>],
 ) -> Result<u64> {
-    let width = target.columns.len();
-    if let Some(bad) = rows.iter().find(|r| r.len() != width) {
-        return Err(Error::Job(format!(
-            "load into {}: a row has {} values for {width} columns",
-            target.table,
-            bad.len()
-        )));
-    }
+    target.check_widths(rows)?;
     let context = format!("loading rows into {}", target.table);
     if types.iter().all(binary_encoded) {
         copy_binary(client, target, types, rows, &context).await

@@ -26,11 +26,7 @@ use crate::dialect::{Dialect, Postgres};
 use crate::error::{Error, Result};
 use crate::value::Value;
 
-/// Cells (rows × columns) collected before a load while streaming: one `COPY` of a few MiB,
-/// whatever the width (~24,000 rows of 10 columns, 256 of 1,000).
-const CELLS_PER_FLUSH: usize = 262_144;
-/// Bounds on the rows per flush, whatever the width.
-const MIN_FLUSH_ROWS: usize = 64;
+/// Wide rows per streamed load at the most ([`super::flush_rows`]).
 const MAX_FLUSH_ROWS: usize = 50_000;
 
 pub struct PostgresBackend {
@@ -155,7 +151,7 @@ impl Backend for PostgresBackend {
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
         let source = self.start_read(read_sql);
-        let batch_rows = flush_rows(targets, CELLS_PER_FLUSH, MIN_FLUSH_ROWS, MAX_FLUSH_ROWS);
+        let batch_rows = flush_rows(targets, MAX_FLUSH_ROWS);
         read_ahead::stream(self, source, pipeline, targets, batch_rows).await
     }
 }
