@@ -39,6 +39,24 @@ pub struct LoadStats {
     pub cells_written: u64,
     pub conflicts: u64,
     pub transforms: Vec<serde_json::Value>,
+    /// One entry per target table merged into (`if_exists: merge` on an existing target).
+    pub merged: Vec<MergeStats>,
+}
+
+/// What `if_exists: merge` did to one existing target table.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct MergeStats {
+    pub table: String,
+    /// Source entities new to the target.
+    pub inserted: u64,
+    /// Source entities already in the target with at least one cell changed.
+    pub updated: u64,
+    /// Source entities already in the target with every cell as before.
+    pub unchanged: u64,
+    /// Target entities the source no longer has, deleted (`target.on_missing: delete`).
+    pub deleted: u64,
+    /// Columns added for attributes the target did not have yet.
+    pub added_columns: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -72,6 +90,8 @@ pub struct Report {
     pub skipped_empty_names: u64,
     pub sample_data_loaded: bool,
     pub transforms: Vec<serde_json::Value>,
+    /// `if_exists: merge`: per target table merged into, what changed (empty otherwise).
+    pub merged: Vec<MergeStats>,
     pub elapsed_ms: u128,
     pub statements: Vec<String>,
     /// The same statements with their kinds and notes, for the dry-run script.
@@ -119,6 +139,7 @@ impl Report {
             skipped_empty_names: plan.empty_name_rows,
             sample_data_loaded: false,
             transforms: stats.transforms.clone(),
+            merged: stats.merged.clone(),
             elapsed_ms: elapsed.as_millis(),
             statements: log.iter().map(|s| s.sql.clone()).collect(),
             statement_log: log.to_vec(),
@@ -143,6 +164,16 @@ impl Report {
                 "{verb} {} rows, {} non-null cells; conflicts: {}; skipped rows with empty attribute names: {}; {} ms\n",
                 self.rows_written, self.cells_written, self.conflicts, self.skipped_empty_names, self.elapsed_ms
             ));
+        }
+        for m in self.merged.iter().filter(|_| !self.dry_run) {
+            out.push_str(&format!(
+                "merged into {}: {} inserted, {} updated, {} unchanged, {} deleted",
+                m.table, m.inserted, m.updated, m.unchanged, m.deleted
+            ));
+            if !m.added_columns.is_empty() {
+                out.push_str(&format!("; columns added: {}", m.added_columns.join(", ")));
+            }
+            out.push('\n');
         }
         for r in &self.renamed {
             out.push_str(&format!(

@@ -36,6 +36,9 @@ pub struct RunArgs {
     /// Rows of the finished table to print (0 for none).
     #[arg(long, default_value_t = 5, value_name = "ROWS")]
     pub preview: usize,
+    /// A value for `${NAME}` in the job's operator SQL (where, on, expressions); repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE", value_parser = config::parse_var)]
+    pub vars: Vec<(String, String)>,
     #[command(flatten)]
     pub connection: ConnectionArgs,
 }
@@ -67,7 +70,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn run_job_file(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let job = config::load_job(&args.job)?;
+    let vars: config::Vars = args.vars.iter().cloned().collect();
+    let job = config::load_job_with_vars(&args.job, &vars)?;
     let spec = ConnectionSpec::parse(args.connection.connection.as_deref())?;
     let options = connect_options(&args.connection);
     let runtime = tokio::runtime::Builder::new_current_thread()

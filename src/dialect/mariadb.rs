@@ -213,6 +213,25 @@ impl Dialect for MariaDb {
         )
     }
 
+    fn table_columns(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT column_name FROM information_schema.columns WHERE {} ORDER BY ordinal_position",
+            self.in_catalog(table)
+        )
+    }
+
+    fn null_safe_eq(&self, a: &str, b: &str) -> String {
+        format!("{a} <=> {b}")
+    }
+
+    fn upsert_style(&self) -> super::merge::UpsertStyle {
+        super::merge::UpsertStyle::OnDuplicateKey
+    }
+
+    fn create_table_like(&self, new: &TableRef, old: &TableRef) -> Option<String> {
+        Some(format!("CREATE TABLE {new} LIKE {old}"))
+    }
+
     fn table_identity(&self, table: &TableRef) -> String {
         format!(
             "SELECT (SELECT CONCAT(table_schema, '.', table_name) FROM information_schema.tables WHERE {} LIMIT 1)",

@@ -19,6 +19,8 @@ pub use mssql::MsSql;
 pub use postgres::Postgres;
 pub use sqlite::Sqlite;
 
+pub mod merge;
+
 use crate::config::{Aggregate, Job, JoinKind, TableRef};
 
 /// How a dialect limits identifier length.
@@ -289,6 +291,34 @@ pub trait Dialect: Send + Sync {
     /// text `mark`), where the database keeps such a mark.
     fn mark_created(&self, create_table: String, _mark: &str) -> String {
         create_table
+    }
+
+    /// A query listing the column names of `table` in order (a merge reads what the
+    /// existing target has).
+    fn table_columns(&self, table: &TableRef) -> String;
+
+    /// `ALTER TABLE … ADD` one column: a merge's new attribute.
+    fn add_column(&self, table: &TableRef, column: &str, sql_type: &str) -> String {
+        format!(
+            "ALTER TABLE {table} ADD {} {sql_type}",
+            self.quote_ident(column)
+        )
+    }
+
+    /// `a` equals `b`, NULL equal to NULL.
+    fn null_safe_eq(&self, a: &str, b: &str) -> String {
+        format!("(({a} = {b}) OR ({a} IS NULL AND {b} IS NULL))")
+    }
+
+    /// How this database upserts a merge's staging rows into the target (same key).
+    fn upsert_style(&self) -> merge::UpsertStyle {
+        merge::UpsertStyle::UpdateThenInsert
+    }
+
+    /// Where DDL is not transactional: an empty copy of `old` (keys, types) named `new`, for
+    /// a merge that must add columns without altering the live table before commit.
+    fn create_table_like(&self, _new: &TableRef, _old: &TableRef) -> Option<String> {
+        None
     }
 
     /// `strategy: auto` streams above this many columns. On SQLite, PostgreSQL and MariaDB

@@ -80,6 +80,13 @@ impl Dialect for MsSql {
         32
     }
 
+    fn table_columns(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT name FROM sys.columns WHERE object_id = OBJECT_ID({}) ORDER BY column_id",
+            self.quote_literal(&table.sql())
+        )
+    }
+
     fn table_identity(&self, table: &TableRef) -> String {
         format!("SELECT OBJECT_ID({})", self.quote_literal(&table.sql()))
     }

@@ -126,6 +126,21 @@ impl Dialect for Postgres {
         format!("${index}")
     }
 
+    fn table_columns(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT attname::text FROM pg_attribute WHERE attrelid = to_regclass({}) AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+            self.quote_literal(&table.sql())
+        )
+    }
+
+    fn null_safe_eq(&self, a: &str, b: &str) -> String {
+        format!("{a} IS NOT DISTINCT FROM {b}")
+    }
+
+    fn upsert_style(&self) -> super::merge::UpsertStyle {
+        super::merge::UpsertStyle::OnConflict
+    }
+
     /// The table's OID, resolved through the search_path as the statements will be.
     fn table_identity(&self, table: &TableRef) -> String {
         format!(

@@ -28,7 +28,7 @@ use crate::value::Value;
 
 pub use crate::report::LoadStats;
 pub use session::{Session, Statement, StatementKind};
-use write::Writes;
+use write::{Policy, Writes};
 
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
@@ -77,7 +77,7 @@ pub async fn run_job(
     let mut writes = Writes::prepare(
         &mut session,
         &job.name,
-        job.target.if_exists,
+        Policy::of(job),
         &job.source.tables(),
         plan.tables.clone(),
         companions,
@@ -104,6 +104,7 @@ pub async fn run_job(
     };
     let what = format!("job {}", job.name);
     let mut stats = writes.run(&mut session, &what, &mut fill).await?;
+    stats.merged = writes.merged().to_vec();
 
     stats.conflicts = stats.conflicts.max(conflicts);
     finish(session, job, plan, &discovery, &stats, options, started).await

@@ -19,7 +19,7 @@ use crate::transform::sudoku::SudokuTransform;
 use crate::transform::Transform;
 use crate::value::Value;
 
-use super::write::{Fill, Tables, Writes};
+use super::write::{Fill, Policy, Tables, Writes};
 use super::{first_int, Outcome, RunOptions, Session};
 
 pub async fn run_job(
@@ -54,7 +54,7 @@ pub async fn run_job(
     let mut writes = Writes::prepare(
         &mut session,
         &job.name,
-        job.target.if_exists,
+        Policy::of(job),
         &job.source.tables(),
         vec![shape.clone()],
         Vec::new(),
@@ -86,6 +86,7 @@ pub async fn run_job(
             "solved": solved,
             "not_written": puzzles.saturating_sub(solved),
         })],
+        merged: Vec::new(),
     };
     super::finish(session, job, plan, &discovery, &stats, options, started).await
 }

@@ -17,7 +17,7 @@ use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver, Load
 use crate::config::{IfExists, TableRef};
 use crate::dialect::sudoku_sql;
 use crate::execute::first_int;
-use crate::execute::write::{Fill, Tables, Writes};
+use crate::execute::write::{Fill, Policy, Tables, Writes};
 use crate::execute::Session;
 use crate::transform::sudoku::Grid;
 use crate::value::Value;
@@ -105,7 +105,7 @@ async fn import(
     let mut writes = Writes::prepare(
         &mut session,
         "sudoku --import",
-        IfExists::Append,
+        Policy::if_exists(IfExists::Append),
         &[],
         vec![shape],
         Vec::new(),

@@ -15,13 +15,15 @@
 //! recognised by that mark and dropped by the next run before it starts.
 
 mod guard;
+mod merge;
 mod staging;
 
 use async_trait::async_trait;
 
-use crate::config::{IfExists, TableRef};
+use crate::config::{IfExists, Job, OnMissing, OnNewAttributes, TableRef};
 use crate::dialect::{Dialect, TableShape};
 use crate::error::{Error, Result};
+use crate::report::MergeStats;
 
 use super::first_int;
 use super::progress::{check_interrupt, InterruptGuard};
@@ -41,6 +43,8 @@ pub struct Table {
     pub append: bool,
     /// This table's tag in the run's staging names and marks.
     tag: String,
+    /// `if_exists: merge` into this existing table: how.
+    merge: Option<merge::MergePlan>,
 }
 
 impl Table {
@@ -54,6 +58,43 @@ impl Table {
 
     fn staged(&self) -> bool {
         self.build != self.shape.table
+    }
+
+    /// The table that takes the target's name when the run is done, if another does: the
+    /// staging table, or for a merge the target's copy (where one is needed).
+    fn swapped_in(&self) -> Option<&TableRef> {
+        match &self.merge {
+            Some(plan) => plan.copy.as_ref(),
+            None => self.staged().then_some(&self.build),
+        }
+    }
+}
+
+/// What a run does with tables that exist: the job's `if_exists` and, for a merge, its
+/// `on_missing` and `on_new_attributes`.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    pub if_exists: IfExists,
+    pub on_missing: OnMissing,
+    pub on_new_attributes: OnNewAttributes,
+}
+
+impl Policy {
+    pub fn of(job: &Job) -> Policy {
+        Policy {
+            if_exists: job.target.if_exists,
+            on_missing: job.target.on_missing,
+            on_new_attributes: job.pivot.on_new_attributes,
+        }
+    }
+
+    /// Only `if_exists`, the rest at their defaults (writers without a job file).
+    pub fn if_exists(if_exists: IfExists) -> Policy {
+        Policy {
+            if_exists,
+            on_missing: OnMissing::Keep,
+            on_new_attributes: OnNewAttributes::Add,
+        }
     }
 }
 
@@ -90,6 +131,8 @@ pub struct Writes {
     began: bool,
     /// Tables created outside a transaction (non-transactional DDL), to drop on failure.
     created_outside: Vec<TableRef>,
+    /// What each merge did, once the run has committed.
+    merged: Vec<MergeStats>,
 }
 
 impl Writes {
@@ -99,7 +142,7 @@ impl Writes {
     pub async fn prepare(
         session: &mut Session<'_>,
         job_name: &str,
-        if_exists: IfExists,
+        policy: Policy,
         sources: &[TableRef],
         targets: Vec<TableShape>,
         companions: Vec<TableShape>,
@@ -112,14 +155,35 @@ impl Writes {
             run.lock(session, dialect, &shape.table).await?;
             run.clean_leftovers(session, dialect, &shape.table).await?;
             let tag = run.tag(index);
-            all.push(plan_table(session, dialect, &run, tag, if_exists, shape).await?);
+            all.push(plan_table(session, dialect, &run, tag, policy.if_exists, shape).await?);
         }
         refuse_writing_sources(session, dialect, sources, &all).await?;
+        let if_exists = policy.if_exists;
         if let Some(table) = all.iter().find(|t| t.exists && if_exists == IfExists::Fail) {
             return Err(Error::Job(format!(
                 "target table {} already exists (target.if_exists: fail): drop it, or set if_exists to replace or append",
                 table.shape.table
             )));
+        }
+        for (index, table) in all.iter_mut().enumerate() {
+            if table.exists && if_exists == IfExists::Merge {
+                // The copy a merge needs where DDL is not transactional: tagged apart from
+                // every table of the run.
+                let copy_tag = run.tag(index + (1 << 20));
+                let copy = run.staging_name(dialect, &table.shape.table, &copy_tag);
+                let (on_new, on_missing) = (policy.on_new_attributes, policy.on_missing);
+                let copy = (copy, copy_tag);
+                let plan = merge::MergePlan::read(
+                    session,
+                    dialect,
+                    &table.shape,
+                    on_new,
+                    on_missing,
+                    copy,
+                )
+                .await?;
+                table.merge = Some(plan);
+            }
         }
         Ok(Writes {
             tables: Tables {
@@ -129,7 +193,13 @@ impl Writes {
             run,
             began: false,
             created_outside: Vec::new(),
+            merged: Vec::new(),
         })
+    }
+
+    /// What each merge did (empty unless the run merged into existing tables).
+    pub fn merged(&self) -> &[MergeStats] {
+        &self.merged
     }
 
     pub fn tables(&self) -> &Tables {
@@ -172,6 +242,12 @@ impl Writes {
         pause_point("created").await;
         let out = fill.fill(session, &self.tables).await?;
         pause_point("loaded").await;
+        let mut merged = Vec::new();
+        for table in &self.tables.all {
+            if let Some(plan) = &table.merge {
+                merged.push(merge::merge(session, dialect, table, plan).await?);
+            }
+        }
         if tx_ddl {
             for table in &self.tables.all {
                 for sql in swap_statements(dialect, &self.run, table) {
@@ -186,6 +262,7 @@ impl Writes {
         if !tx_ddl {
             self.swap_after_commit(session, dialect).await?;
         }
+        self.merged = merged;
         Ok(out)
     }
 
@@ -208,6 +285,18 @@ impl Writes {
             if !in_transaction && !session.dry_run {
                 self.created_outside.push(table.build.clone());
             }
+            if let Some(copy) = table.merge.as_ref().and_then(|m| m.copy.as_ref()) {
+                let plan = table.merge.as_ref().map(|m| {
+                    let mark = self.run.mark(&m.copy_tag);
+                    m.create_copy(dialect, &table.shape.table, &mark)
+                });
+                for sql in plan.unwrap_or_default() {
+                    session.change(&sql).await?;
+                    if !session.dry_run && !self.created_outside.contains(copy) {
+                        self.created_outside.push(copy.clone());
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -223,13 +312,22 @@ impl Writes {
     ) -> Result<()> {
         for table in &self.tables.all {
             let mut statements = swap_statements(dialect, &self.run, table).into_iter();
-            if let Some(swap) = statements.next() {
+            if let (Some(swap), Some(built)) = (statements.next(), table.swapped_in()) {
                 session.change(&swap).await?;
-                self.created_outside.retain(|t| *t != table.build);
+                self.created_outside.retain(|t| t != built);
                 pause_point("swapped").await;
             }
-            for cleanup in statements {
-                if let Err(e) = session.change(&cleanup).await {
+            // A merge's staging table held only the source's rows: they are in the target now.
+            let staging = table
+                .merge
+                .is_some()
+                .then(|| dialect.drop_table(&table.build));
+            for cleanup in statements.chain(staging) {
+                let done = session.change(&cleanup).await;
+                if done.is_ok() && table.merge.is_some() {
+                    self.created_outside.retain(|t| *t != table.build);
+                }
+                if let Err(e) = done {
                     eprintln!(
                         "warning: {} is in place, but cleaning up after it failed ({e}); the next run of this job drops what is left",
                         table.shape.table
@@ -275,13 +373,13 @@ async fn pause_point(point: &str) {
 
 /// The statements that put a verified staging table in place of its target.
 fn swap_statements(dialect: &dyn Dialect, run: &staging::Run, table: &Table) -> Vec<String> {
-    if !table.staged() {
+    let Some(built) = table.swapped_in() else {
         return Vec::new();
-    }
+    };
     let replaced = table
         .exists
         .then(|| run.replaced_name(dialect, &table.shape.table, &table.tag));
-    dialect.swap_in(&table.build, &table.shape.table, replaced.as_ref())
+    dialect.swap_in(built, &table.shape.table, replaced.as_ref())
 }
 
 /// Existence check and `if_exists` for one table: where it is built and what must happen.
@@ -306,5 +404,6 @@ async fn plan_table(
         exists,
         append,
         tag,
+        merge: None,
     })
 }
