@@ -84,7 +84,7 @@ impl Backend for Logged {
             .collect();
         done(
             t,
-            &format!("read; {}", tables.join(", ")).trim_end_matches("; "),
+            format!("read; {}", tables.join(", ")).trim_end_matches("; "),
         );
         Ok(loaded)
     }
