@@ -43,31 +43,29 @@ impl BundledJob {
 pub const BUILTIN_PREFIX: &str = "builtin:";
 
 macro_rules! embed {
-    ($path:literal) => {
+    ($($path:expr),+) => {
         Embedded {
-            path: $path,
-            text: include_str!(concat!("../", $path)),
+            path: concat!($($path),+),
+            text: include_str!(concat!("../", $($path),+)),
+        }
+    };
+}
+
+/// A bundled job by its name: `config/NAME.yaml`.
+macro_rules! job {
+    ($name:literal) => {
+        BundledJob {
+            name: $name,
+            file: embed!("config/", $name, ".yaml"),
         }
     };
 }
 
 pub const JOBS: &[BundledJob] = &[
-    BundledJob {
-        name: "item_detail",
-        file: embed!("config/item_detail.yaml"),
-    },
-    BundledJob {
-        name: "minesweeper",
-        file: embed!("config/minesweeper.yaml"),
-    },
-    BundledJob {
-        name: "sudoku",
-        file: embed!("config/sudoku.yaml"),
-    },
-    BundledJob {
-        name: "sudoku_sql",
-        file: embed!("config/sudoku_sql.yaml"),
-    },
+    job!("item_detail"),
+    job!("minesweeper"),
+    job!("sudoku"),
+    job!("sudoku_sql"),
 ];
 
 pub const SQL: &[Embedded] = &[

@@ -127,28 +127,26 @@ fn quick_start_and_every_bundled_job_run_from_an_empty_directory() {
         "{err}"
     );
 
-    let (out, err) = app.ok(&["run", "sudoku"]);
-    assert_eq!(
-        out,
-        format!("first rows of SUDOKU_GRID (27 rows in all):\n{SUDOKU_GRID_1}")
-    );
-    assert!(
-        err.contains(
+    for (job, table, summary) in [
+        (
+            "sudoku",
+            "SUDOKU_GRID",
             "sudoku_solve: 6 puzzles — 3 solved, 1 no solution (4), 1 several solutions (5), \
-             1 invalid (6: value 5 appears twice in row 1 (r1c1 and r1c3)); every verdict in SUDOKU_GRID_status"
+             1 invalid (6: value 5 appears twice in row 1 (r1c1 and r1c3)); every verdict in SUDOKU_GRID_status",
         ),
-        "{err}"
-    );
-
-    let (out, err) = app.ok(&["run", "sudoku_sql"]);
-    assert_eq!(
-        out,
-        format!("first rows of SUDOKU_GRID_SQL (27 rows in all):\n{SUDOKU_GRID_1}")
-    );
-    assert!(
-        err.contains("sudoku_solve in the database: 6 puzzles — 3 solved, 3 not written"),
-        "{err}"
-    );
+        (
+            "sudoku_sql",
+            "SUDOKU_GRID_SQL",
+            "sudoku_solve in the database: 6 puzzles — 3 solved, 3 not written",
+        ),
+    ] {
+        let (out, err) = app.ok(&["run", job]);
+        assert_eq!(
+            out,
+            format!("first rows of {table} (27 rows in all):\n{SUDOKU_GRID_1}")
+        );
+        assert!(err.contains(summary), "{err}");
+    }
     // Nothing but the embedded default database was written.
     assert_eq!(app.files(), ["eavpivot.db"]);
 }
