@@ -208,7 +208,7 @@ fn examples_init_writes_files_that_run_and_a_real_file_wins() {
     assert!(err.contains("wrote 16 files into ex"), "{err}");
     assert!(app.cwd.join("ex/sql/mssql/item_detail.sql").is_file());
     let again = app.run(&["examples", "init", "ex"]);
-    assert_eq!(again.status.code(), Some(1), "no silent overwrite");
+    assert_eq!(again.status.code(), Some(2), "no silent overwrite");
     assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
 
     // Run from the written files: the setup path resolves next to the job, not to builtin:.
@@ -258,6 +258,33 @@ fn conflicts_are_exported_in_full_even_when_the_job_refuses_them() {
     let refused = app.run(&["run", "strict.yaml", "--conflicts", "c.csv"]);
     assert_eq!(refused.status.code(), Some(1));
     assert_eq!(read(&app.cwd.join("c.csv")), expected);
+}
+
+#[test]
+fn preview_aligns_wide_characters_and_marks_cut_values() {
+    let app = install();
+    Connection::open(app.cwd.join("eavpivot.db"))
+        .expect("open")
+        .execute_batch(
+            "CREATE TABLE KV (id INTEGER, k TEXT, v TEXT);
+             INSERT INTO KV VALUES (1, 'name', '東京タワー'), (1, 'note', 'ok'),
+               (2, 'name', 'Tokyo Tower'), (2, 'note', '🗼 a very long note that goes on and on');",
+        )
+        .expect("source");
+    std::fs::write(
+        app.cwd.join("kv.yaml"),
+        "name: kv\nsource: { table: KV }\nentity: [id]\nattribute: k\nvalue: v\ntarget: { table: KV_WIDE }\n",
+    )
+    .expect("job");
+    let (out, _) = app.ok(&["run", "kv.yaml"]);
+    assert_eq!(
+        out,
+        "first rows of KV_WIDE (2 rows in all):\n\
+         id | name        | note\n\
+         ---+-------------+-------------------------\n\
+         1  | 東京タワー  | ok\n\
+         2  | Tokyo Tower | 🗼 a very long note tha…\n"
+    );
 }
 
 #[test]

@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 
 use super::output::print_stdout;
 use super::Verbosity;
+use crate::error::Error;
 use crate::examples::{self, BUILTIN_PREFIX};
 
 #[derive(Debug, Args)]
@@ -33,8 +34,15 @@ pub fn run(args: &ExamplesArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
     match &args.action {
         None => print_stdout(&listing())?,
         Some(ExamplesAction::Init { dir, force }) => {
-            let written = examples::write_all(dir, *force)
-                .with_context(|| format!("writing the examples into {}", dir.display()))?;
+            let written = match examples::write_all(dir, *force) {
+                // Refusing to overwrite is the command line's to fix (--force): exit 2.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return Err(Error::Usage(format!("examples init: {e}")).into())
+                }
+                other => {
+                    other.with_context(|| format!("writing the examples into {}", dir.display()))?
+                }
+            };
             for path in &written {
                 verbosity.detail(&format!("wrote {}\n", path.display()));
             }

@@ -32,7 +32,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// With --dry-run: write the script to FILE instead of stdout.
-    #[arg(long, short, value_name = "FILE", requires = "dry_run", conflicts_with = "json")]
+    #[arg(
+        long,
+        short,
+        value_name = "FILE",
+        requires = "dry_run",
+        conflicts_with = "json"
+    )]
     pub output: Option<PathBuf>,
     /// Write every conflicting entity/attribute pair with all its distinct values to FILE
     /// (CSV), before the job runs.
