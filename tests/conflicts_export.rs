@@ -84,18 +84,23 @@ fn sqlite() {
     check("sqlite", &format!("sqlite:{}", path.display()));
 }
 
+/// The server a variable names, else the local one.
+fn server(var: &str, local: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| local.to_string())
+}
+
 #[test]
 fn postgres() {
-    let url = std::env::var("EAVPIVOT_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let url = server("EAVPIVOT_PG_URL", "postgres://postgres@127.0.0.1:5432/test");
     check("postgres", &url);
 }
 
 #[test]
 fn mariadb() {
-    let url = std::env::var("EAVPIVOT_MARIADB_URL")
-        .unwrap_or_else(|_| "mariadb://root@127.0.0.1:3306/test".into());
-    check("mariadb", &url);
+    check(
+        "mariadb",
+        &server("EAVPIVOT_MARIADB_URL", "mariadb://root@127.0.0.1:3306/test"),
+    );
 }
 
 #[test]
