@@ -9,7 +9,10 @@
 
 use std::process::Command;
 
-use eavpivot::backend::{self, ConnectOptions, ConnectionSpec};
+#[path = "support/servers.rs"]
+mod servers;
+
+use servers::server;
 
 const EXPECTED: &str = "id,grp,attribute,values,value_1,value_2,value_3\r\n\
                         1,a,Color,2,Blue,\"Red, dark\"\r\n\
@@ -24,21 +27,8 @@ fn check(label: &str, url: &str) {
            (2, 'b', 'Size', 'L'), (2, 'b', 'Size', 'XL'), (2, 'b', 'Size', 'S'),
            (3, 'c', 'color', 'x'), (3, 'c', 'Color', 'y'), (3, 'c', 'Size', NULL);"
     );
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let spec = ConnectionSpec::parse(Some(url)).expect("connection string");
-    let options = ConnectOptions {
-        connect_timeout: std::time::Duration::from_secs(5),
-        password: None,
-    };
-    let mut db = match runtime.block_on(backend::connect(&spec, &options)) {
-        Ok(db) => db,
-        Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() != Ok("1") => {
-            return eprintln!("skipped: {label} at {} is unreachable: {e}", spec.display());
-        }
-        Err(e) => panic!("{label} is required (EAVPIVOT_REQUIRE_SERVERS=1): {e}"),
+    let Some((runtime, mut db)) = server(label, url) else {
+        return;
     };
     runtime
         .block_on(db.execute_script(&setup))
@@ -85,13 +75,13 @@ fn sqlite() {
 }
 
 /// The server a variable names, else the local one.
-fn server(var: &str, local: &str) -> String {
+fn url_of(var: &str, local: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| local.to_string())
 }
 
 #[test]
 fn postgres() {
-    let url = server("EAVPIVOT_PG_URL", "postgres://postgres@127.0.0.1:5432/test");
+    let url = url_of("EAVPIVOT_PG_URL", "postgres://postgres@127.0.0.1:5432/test");
     check("postgres", &url);
 }
 
@@ -99,7 +89,7 @@ fn postgres() {
 fn mariadb() {
     check(
         "mariadb",
-        &server("EAVPIVOT_MARIADB_URL", "mariadb://root@127.0.0.1:3306/test"),
+        &url_of("EAVPIVOT_MARIADB_URL", "mariadb://root@127.0.0.1:3306/test"),
     );
 }
 
