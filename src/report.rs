@@ -10,7 +10,6 @@ use crate::backend::Backend;
 use crate::config::Job;
 use crate::dialect::{entity_order, Dialect};
 use crate::error::Result;
-use crate::execute::{LoadStats, Statement, StatementKind};
 use crate::plan::{Discovery, Plan, Renamed};
 use crate::value::Value;
 
@@ -18,6 +17,34 @@ use crate::value::Value;
 pub const SCHEMA_VERSION: u32 = 1;
 /// `eavpivot_version` of the `--json` report.
 pub const EAVPIVOT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// One statement a run sent (or, in a dry run, would send), in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatementKind {
+    /// Read-only; runs in a dry run too (discovery, existence checks, type probes).
+    Inspect,
+    /// Changes something, or only makes sense inside the load's transaction.
+    Change,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Statement {
+    pub kind: StatementKind,
+    pub sql: String,
+    /// A comment printed above the statement in a dry run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// What the load wrote, for verification and the report.
+#[derive(Debug, Clone, Default)]
+pub struct LoadStats {
+    pub rows_written: u64,
+    pub cells_written: u64,
+    pub conflicts: u64,
+    pub transforms: Vec<serde_json::Value>,
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ColumnReport {

@@ -40,6 +40,17 @@ impl Dialect for Sqlite {
         }
     }
 
+    /// Schema and name as the catalog holds them (names compare case-insensitively).
+    fn table_identity(&self, table: &TableRef) -> String {
+        let schema = table.schema().unwrap_or_else(|| "main".into());
+        format!(
+            "SELECT (SELECT {} || '.' || lower(name) FROM {}.sqlite_master WHERE type IN ('table', 'view') AND name = {} COLLATE NOCASE)",
+            self.quote_literal(&schema.to_lowercase()),
+            self.quote_ident(&schema),
+            self.quote_literal(&table.name())
+        )
+    }
+
     fn table_exists(&self, table: &TableRef) -> String {
         let catalog = match table.schema() {
             Some(schema) => format!("{}.sqlite_master", self.quote_ident(&schema)),
