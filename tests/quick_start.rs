@@ -230,6 +230,8 @@ fn examples_init_writes_files_that_run_and_a_real_file_wins() {
     assert!(!err.contains("bundled"), "{err}");
     let (out, _) = app.ok(&["run", "builtin:sudoku", "--preview", "0"]);
     assert_eq!(out, "");
+    let (_, err) = app.ok(&["check", "builtin:sudoku_sql"]);
+    assert!(err.starts_with("builtin:sudoku_sql: ok (job sudoku_sql"), "{err}");
 }
 
 #[test]
