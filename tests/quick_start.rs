@@ -231,7 +231,10 @@ fn examples_init_writes_files_that_run_and_a_real_file_wins() {
     let (out, _) = app.ok(&["run", "builtin:sudoku", "--preview", "0"]);
     assert_eq!(out, "");
     let (_, err) = app.ok(&["check", "builtin:sudoku_sql"]);
-    assert!(err.starts_with("builtin:sudoku_sql: ok (job sudoku_sql"), "{err}");
+    assert!(
+        err.starts_with("builtin:sudoku_sql: ok (job sudoku_sql"),
+        "{err}"
+    );
 }
 
 #[test]
