@@ -13,6 +13,11 @@ use crate::error::Result;
 use crate::plan::{Discovery, Plan, Renamed};
 use crate::value::Value;
 
+/// `schema_version` of the `--json` report (and of its failure object).
+pub const SCHEMA_VERSION: u32 = 1;
+/// `eavpivot_version` of the `--json` report.
+pub const EAVPIVOT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// One statement a run sent (or, in a dry run, would send), in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -70,6 +75,10 @@ pub struct ColumnReport {
 pub struct Report {
     /// Always true here; a failed run under `--json` prints `{"ok": false, "exit_code", "error"}`.
     pub ok: bool,
+    /// The layout of this object ([`SCHEMA_VERSION`]); raised only if a field ever changes meaning.
+    pub schema_version: u32,
+    /// The eavpivot that wrote it.
+    pub eavpivot_version: &'static str,
     pub job: String,
     pub dry_run: bool,
     pub dialect: String,
@@ -113,6 +122,8 @@ impl Report {
     ) -> Report {
         Report {
             ok: true,
+            schema_version: SCHEMA_VERSION,
+            eavpivot_version: EAVPIVOT_VERSION,
             job: job.name.clone(),
             dry_run,
             dialect: dialect.name().to_string(),
@@ -190,9 +201,25 @@ impl Report {
             out.push_str(&format!("note: {n}\n"));
         }
         for t in self.transforms.iter().filter(|t| !t.is_null()) {
-            out.push_str(&format!("transform: {t}\n"));
+            out.push_str(&crate::display::transform_sentence(t));
+            out.push('\n');
         }
         out
+    }
+
+    /// The attribute -> column map, one line each, for `--verbose`.
+    pub fn column_map(&self) -> String {
+        self.columns
+            .iter()
+            .map(|c| {
+                format!(
+                    "column: '{}' -> {}.{}\n",
+                    c.attribute.escape_debug(),
+                    c.table,
+                    c.column
+                )
+            })
+            .collect()
     }
 }
 
@@ -270,53 +297,34 @@ impl Preview {
         })
     }
 
-    /// A plain text table.
+    /// A plain text table, aligned by display width, long values cut with `…`.
     pub fn render(&self) -> String {
-        let cells: Vec<Vec<String>> = std::iter::once(self.header.clone())
-            .chain(self.rows.iter().map(|r| {
-                r.iter()
-                    .map(|v| {
-                        if v.is_null() {
-                            String::new()
-                        } else {
-                            v.to_string()
-                        }
-                    })
-                    .collect()
-            }))
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|v| v.as_text().unwrap_or_default()).collect())
             .collect();
-        let cols = self.header.len();
-        let widths: Vec<usize> = (0..cols)
-            .map(|c| {
-                cells
-                    .iter()
-                    .map(|r| r.get(c).map_or(0, |s| s.chars().count()).min(24))
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let mut out = String::new();
-        for (i, row) in cells.iter().enumerate() {
-            let line: Vec<String> = (0..cols)
-                .map(|c| {
-                    let s: String = row
-                        .get(c)
-                        .map(String::as_str)
-                        .unwrap_or("")
-                        .chars()
-                        .take(24)
-                        .collect();
-                    format!("{s:<w$}", w = widths[c])
-                })
-                .collect();
-            out.push_str(line.join(" | ").trim_end());
-            out.push('\n');
-            if i == 0 {
-                let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-                out.push_str(&rule.join("-+-"));
-                out.push('\n');
-            }
+        crate::display::render_table(&self.header, &rows)
+    }
+
+    /// Keep `rows` rows and then the rest of the last one's group (rows sharing the first
+    /// `key_columns - 1` entity values: a whole Sudoku grid, not its first five rows).
+    /// False when rows were read but dropped for it not being a whole group.
+    pub fn keep_whole_groups(&mut self, rows: usize, key_columns: usize) -> bool {
+        let group = key_columns.saturating_sub(1);
+        if self.rows.len() <= rows {
+            return true;
         }
-        out
+        let mut keep = rows;
+        if group > 0 && rows > 0 {
+            let last = &self.rows[rows - 1][..group];
+            keep += self.rows[rows..]
+                .iter()
+                .take_while(|r| &r[..group] == last)
+                .count();
+        }
+        let whole = keep < self.rows.len();
+        self.rows.truncate(keep);
+        whole
     }
 }

@@ -494,6 +494,22 @@ pub trait Dialect: Send + Sync {
         )
     }
 
+    /// Every distinct value of every conflicting entity/attribute pair ([`Dialect::conflicts`]),
+    /// one row each (`e0…, a, v`), ordered by pair: what `run --conflicts FILE` exports in full.
+    fn conflicting_values(&self, job: &Job) -> String {
+        let on: Vec<String> = (0..job.entity.len())
+            .map(|i| format!("s.e{i} = c.e{i}"))
+            .chain(std::iter::once("s.a = c.a".to_string()))
+            .collect();
+        format!(
+            "SELECT DISTINCT {entity}, s.a, s.v FROM ({}) s\nJOIN ({}) c ON {}\nWHERE s.v IS NOT NULL ORDER BY {entity}, s.a, s.v",
+            self.source_rows(job),
+            self.conflicts(job),
+            on.join(" AND "),
+            entity = entity_refs(job, "s"),
+        )
+    }
+
     /// `CREATE TABLE`, with the entity key as `NOT NULL` primary key where the shape asks for
     /// one and the database can make it (else the plan has said why not).
     fn create_table(&self, shape: &TableShape) -> String {

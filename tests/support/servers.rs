@@ -1,6 +1,7 @@
-//! Shared by the test binaries that drive the real binary against every backend
-//! (tests/faults.rs, tests/merge.rs): where the servers are, how to reach them, and how to
-//! run, pause and kill eavpivot.
+//! Shared by the test binaries that need live servers (faults, merge, sudoku_job,
+//! conflicts_export): where the servers are, how to reach them or skip with the reason
+//! printed (a failure under `EAVPIVOT_REQUIRE_SERVERS=1`), and how to run, pause and kill
+//! the real binary.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::collections::hash_map::DefaultHasher;
@@ -177,4 +178,31 @@ pub fn start_paused(args: &[&str], url: &str, point: &str) -> Child {
 pub fn kill_9(mut child: Child) {
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
+}
+
+/// A connection to `url`, or `None` (skipped, reason printed) when it is unreachable and
+/// servers are not required.
+pub fn server(what: &str, url: &str) -> Option<(tokio::runtime::Runtime, Box<dyn Backend>)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let spec = ConnectionSpec::parse(Some(url)).expect("connection string");
+    let options = ConnectOptions {
+        connect_timeout: std::time::Duration::from_secs(5),
+        ..ConnectOptions::default()
+    };
+    match rt.block_on(backend::connect(&spec, &options)) {
+        Ok(b) => Some((rt, b)),
+        Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
+            panic!(
+                "{what} at {} is required (EAVPIVOT_REQUIRE_SERVERS=1) but unreachable: {e}",
+                spec.display()
+            )
+        }
+        Err(e) => {
+            eprintln!("skipped: {what} at {} is unreachable: {e}", spec.display());
+            None
+        }
+    }
 }
