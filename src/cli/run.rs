@@ -192,6 +192,7 @@ async fn run_async(
         dry_run: args.dry_run,
         plan: PlanOptions {
             strategy: args.strategy.map(Into::into),
+            ..PlanOptions::default()
         },
         preview_rows: match (args.json, args.preview, verbosity) {
             (true, _, _) | (false, None, Verbosity::Quiet) | (false, Some(0), _) => 0,

@@ -144,6 +144,14 @@ impl Backend for PostgresBackend {
         load::load(&self.client, target, &types, rows).await
     }
 
+    fn read_ahead(&mut self, read_sql: &str) -> Result<ReadAhead> {
+        Ok(self.start_read(read_sql))
+    }
+
+    fn max_flush_rows(&self) -> usize {
+        MAX_FLUSH_ROWS
+    }
+
     async fn stream_into(
         &mut self,
         read_sql: &str,
