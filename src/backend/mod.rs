@@ -4,7 +4,9 @@
 //! The driver is chosen from the connection string's scheme ([`ConnectionSpec::parse`]), and
 //! passwords are hidden whenever a connection is displayed ([`ConnectionSpec::display`]).
 
-mod connection;
+pub(crate) mod connection;
+pub mod credentials;
+mod tls;
 pub mod mariadb;
 pub mod mssql;
 pub mod postgres;
