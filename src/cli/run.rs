@@ -69,7 +69,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 fn run_job_file(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let job = config::load_job(&args.job)?;
     let spec = ConnectionSpec::parse(args.connection.connection.as_deref())?;
-    let options = connect_options(&args.connection);
+    let options = connect_options(&args.connection)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -77,11 +77,35 @@ fn run_job_file(args: &RunArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(run_async(args, &job, &spec, &options))
 }
 
-pub fn connect_options(args: &ConnectionArgs) -> ConnectOptions {
-    ConnectOptions {
+/// The timeout, and the password for a connection string without one: `--password-file`,
+/// else `EAVPIVOT_PASSWORD` (each backend then looks at its server's own variables).
+pub fn connect_options(args: &ConnectionArgs) -> Result<ConnectOptions> {
+    let password = match &args.password_file {
+        Some(path) => Some(read_password_file(path)?),
+        None => std::env::var("EAVPIVOT_PASSWORD")
+            .ok()
+            .filter(|p| !p.is_empty()),
+    };
+    Ok(ConnectOptions {
         connect_timeout: Duration::from_secs(args.connect_timeout),
-        password: std::env::var("EAVPIVOT_PASSWORD").ok(),
+        password,
+    })
+}
+
+/// The first line of `path`, without its line ending; an empty one is a mistake worth naming.
+fn read_password_file(path: &Path) -> Result<String> {
+    // Usage, not Io: its message already holds the OS text, and Io's source would repeat it.
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::Usage(format!("cannot read --password-file {}: {e}", path.display()))
+    })?;
+    let line = text.lines().next().unwrap_or("").to_string();
+    if line.is_empty() {
+        return Err(Error::Usage(format!(
+            "--password-file {}: the first line is empty",
+            path.display()
+        )));
     }
+    Ok(line)
 }
 
 async fn run_async(

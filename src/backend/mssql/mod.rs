@@ -26,6 +26,7 @@ use tokio::net::TcpStream;
 use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 
 use super::connection::{error_chain, with_retry, Attempt, RetryFailure};
+use super::credentials;
 use super::{load_ready, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, MsSql};
 use crate::error::{Error, Result};
@@ -50,8 +51,21 @@ pub struct MsSqlBackend {
 
 /// Connect to what `config` (an ADO.NET string or an `mssql://` URL) names.
 pub async fn connect(config: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
-    let target = parse_target(config, options)?;
-    let client = open(&target, options.connect_timeout).await?;
+    let mut target = parse_target(config, options)?;
+    let client = match open(&target, options.connect_timeout).await {
+        // The server refused a login without password: ask the person at the terminal, if any.
+        Err(Error::Connect(line)) if !target.password_given && line.contains("(error 18456)") => {
+            let Some(password) = credentials::prompt_password(&target.shown) else {
+                return Err(Error::Connect(line));
+            };
+            target
+                .config
+                .authentication(tiberius::AuthMethod::sql_server(&target.user, password));
+            target.password_given = true;
+            open(&target, options.connect_timeout).await?
+        }
+        other => other?,
+    };
     Ok(Box::new(MsSqlBackend {
         client,
         target,
@@ -150,6 +164,10 @@ async fn attempt(config: tiberius::Config, addr: &str, remaining: Duration) -> R
         Err(_) => Err(Attempt::timeout().into()),
         Ok(Ok(client)) => Ok(client),
         Ok(Err(TdsError::Routing { host, port })) => Err(Failure::Routed { host, port }),
+        // tiberius's own handshake bound (set to the same timeout) fired first.
+        Ok(Err(TdsError::Io { kind, .. })) if kind == std::io::ErrorKind::TimedOut => {
+            Err(Attempt::timeout().into())
+        }
         Ok(Err(TdsError::Io { kind, message })) => Err(Attempt {
             transient: matches!(
                 kind,

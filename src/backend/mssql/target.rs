@@ -19,6 +19,8 @@ pub struct Target {
     pub shown: String,
     pub user: String,
     pub database: Option<String>,
+    /// A password came from the string, a file or the environment (else the login may ask).
+    pub password_given: bool,
 }
 
 /// Parse `text` (URL or ADO.NET string); the password falls back to `options.password`.
@@ -96,12 +98,14 @@ fn from_url(text: &str, options: &ConnectOptions) -> Result<Target> {
             "mssql connection URL has no user: use mssql://user@host:1433/db (password in EAVPIVOT_PASSWORD)".into(),
         ));
     }
+    let password_given = password.is_some();
     config.authentication(AuthMethod::sql_server(&user, password.unwrap_or_default()));
     Ok(Target {
         shown: shown(&host, port, database.as_deref(), &user),
         config,
         user,
         database,
+        password_given,
     })
 }
 
@@ -146,10 +150,11 @@ fn from_pairs(
             .map(|(_, _, v)| v.clone())
     };
     let user = get(&["user id", "uid", "user", "username"]).unwrap_or_default();
-    let has_password = get(&["password", "pwd"]).is_some();
-    if !has_password && !user.is_empty() {
+    let mut password_given = get(&["password", "pwd"]).is_some();
+    if !password_given && !user.is_empty() {
         if let Some(password) = fallback_password(options) {
             config.authentication(AuthMethod::sql_server(&user, password));
+            password_given = true;
         }
     }
     let database = get(database_keys);
@@ -163,6 +168,7 @@ fn from_pairs(
         shown,
         user,
         database,
+        password_given,
     })
 }
 

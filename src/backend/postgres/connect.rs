@@ -179,6 +179,23 @@ fn take_ssl_options(text: &str) -> Result<(String, SslOptions)> {
     Ok((url.to_string(), ssl))
 }
 
+/// [`open`], and when the server asks for a password none was given, ask the person at the
+/// terminal (if there is one) and try once more; the password is kept for later connections.
+pub async fn open_asking(target: &mut PgTarget) -> Result<Client> {
+    match open(target).await {
+        Err(Error::Connect(line))
+            if target.config.get_password().is_none() && line.contains("password missing") =>
+        {
+            let Some(password) = credentials::prompt_password(&target.shown) else {
+                return Err(Error::Connect(line));
+            };
+            target.config.password(password);
+            open(target).await
+        }
+        other => other,
+    }
+}
+
 /// Connect, negotiate TLS as `sslmode` says, and log in, all within the timeout; retry
 /// transient failures (a reset connection, a server starting up or full) until then.
 pub async fn open(target: &PgTarget) -> Result<Client> {

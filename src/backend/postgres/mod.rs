@@ -40,8 +40,8 @@ pub struct PostgresBackend {
 }
 
 pub async fn connect(text: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
-    let target = connect::parse(text, options)?;
-    let client = connect::open(&target).await?;
+    let mut target = connect::parse(text, options)?;
+    let client = connect::open_asking(&mut target).await?;
     Ok(Box::new(PostgresBackend {
         client,
         target,
