@@ -144,7 +144,11 @@ pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
         }
         cause = e.source();
     }
-    line
+    // Some drivers repeat their own prefix at two levels (`Input/output error: Input/output
+    // error: …`): one is enough.
+    let mut parts: Vec<&str> = line.split(": ").collect();
+    parts.dedup();
+    parts.join(": ")
 }
 
 /// Why one connection attempt failed, and whether another may succeed.

@@ -203,6 +203,14 @@ async fn attempt(opts: Opts, remaining: Duration) -> Result<Conn, (Attempt, bool
             },
             false,
         )),
-        Ok(Err(e)) => Err((Attempt::from_io_chain(&e, error_chain(&e)), false)),
+        Ok(Err(e)) => {
+            let mut reason = error_chain(&e);
+            if reason.contains("certificate") {
+                reason.push_str(
+                    " (the server's certificate is not trusted: name its CA with ssl-ca=FILE, or use ssl-mode=REQUIRED to encrypt without checking)",
+                );
+            }
+            Err((Attempt::from_io_chain(&e, reason), false))
+        }
     }
 }
