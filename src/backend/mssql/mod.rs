@@ -200,7 +200,8 @@ fn login_error(target: &Target, addr: &str, err: TdsError) -> Error {
             e.message()
         ),
         TdsError::Tls(m) => format!(
-            "TLS with SQL Server {addr} failed: {m} (self-signed certificate: add trust_cert=true or TrustServerCertificate=true; \
+            "TLS with SQL Server {addr} failed: {m} (an untrusted certificate: name its CA with ca=FILE or TrustServerCertificateCA=FILE, \
+             or skip the check with trust_cert=true; a certificate for another name: hostname_in_certificate=NAME; \
              servers limited to TLS 1.0/1.1 need patching or encrypt=not_supported)"
         ),
         other if other.to_string().to_lowercase().contains("encryption") => format!(
