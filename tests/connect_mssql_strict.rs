@@ -124,5 +124,8 @@ fn strict_tls_refuses_an_untrusted_or_misnamed_certificate_in_one_line() {
         assert!(!err.contains('\n'), "{err}");
         assert!(!err.contains(PASSWORD), "{err}");
     }
-    assert!(peer.statements().is_empty(), "nothing may be sent before TLS succeeds");
+    assert!(
+        peer.statements().is_empty(),
+        "nothing may be sent before TLS succeeds"
+    );
 }

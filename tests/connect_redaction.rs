@@ -35,7 +35,8 @@ fn password() -> impl Strategy<Value = String> {
         1 => proptest::char::range('0', '9'),
         3 => proptest::sample::select(TRICKY),
     ];
-    proptest::collection::vec(char, 10..20).prop_map(|cs| format!("Zq{}", cs.into_iter().collect::<String>()))
+    proptest::collection::vec(char, 10..20)
+        .prop_map(|cs| format!("Zq{}", cs.into_iter().collect::<String>()))
 }
 
 fn pct(text: &str) -> String {
@@ -114,12 +115,19 @@ fn run(kind: usize, server: Server, pw: &str) -> Result<(), TestCaseError> {
     let job = dir.path().join("job.yaml");
     std::fs::write(&job, JOB).expect("write job");
     let mut cmd = Command::cargo_bin("eavpivot").expect("binary");
-    cmd.args(["run", "--json", "--dry-run", "--connect-timeout", "1", "--connection"])
-        .arg(&connection)
-        .arg(&job)
-        .env_remove("EAVPIVOT_PASSWORD")
-        .env("CI", "true")
-        .timeout(Duration::from_secs(20));
+    cmd.args([
+        "run",
+        "--json",
+        "--dry-run",
+        "--connect-timeout",
+        "1",
+        "--connection",
+    ])
+    .arg(&connection)
+    .arg(&job)
+    .env_remove("EAVPIVOT_PASSWORD")
+    .env("CI", "true")
+    .timeout(Duration::from_secs(20));
     for (name, value) in extra {
         if name == "--password-file" {
             let file = dir.path().join("pw");
@@ -135,8 +143,14 @@ fn run(kind: usize, server: Server, pw: &str) -> Result<(), TestCaseError> {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    prop_assert!(!out.status.success(), "form {kind} {server:?} succeeded?\n{text}");
-    prop_assert!(text.contains("\"ok\":false"), "no --json failure object: {text}");
+    prop_assert!(
+        !out.status.success(),
+        "form {kind} {server:?} succeeded?\n{text}"
+    );
+    prop_assert!(
+        text.contains("\"ok\":false"),
+        "no --json failure object: {text}"
+    );
     if let Some(piece) = leaks(&text, pw) {
         return Err(TestCaseError::fail(format!(
             "form {kind} against {server:?}: '{piece}' of the password shows in\n{text}"

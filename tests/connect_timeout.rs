@@ -35,7 +35,14 @@ fn run_against(connection: &str) -> (String, Duration) {
     let started = Instant::now();
     let out = Command::cargo_bin("eavpivot")
         .expect("binary")
-        .args(["run", "--dry-run", "--connect-timeout", "2", "--connection", connection])
+        .args([
+            "run",
+            "--dry-run",
+            "--connect-timeout",
+            "2",
+            "--connection",
+            connection,
+        ])
         .arg(&job)
         .env_remove("EAVPIVOT_PASSWORD")
         .timeout(Duration::from_secs(20))
@@ -54,7 +61,10 @@ fn run_against(connection: &str) -> (String, Duration) {
 fn assert_bounded(connection: &str, port: u16) {
     let (text, elapsed) = run_against(connection);
     assert!(elapsed < Duration::from_secs(8), "took {elapsed:?}: {text}");
-    assert!(elapsed >= Duration::from_millis(1500), "gave up early ({elapsed:?}): {text}");
+    assert!(
+        elapsed >= Duration::from_millis(1500),
+        "gave up early ({elapsed:?}): {text}"
+    );
     let line = text
         .lines()
         .find(|l| l.starts_with("eavpivot: error:"))
@@ -62,7 +72,10 @@ fn assert_bounded(connection: &str, port: u16) {
     assert!(line.contains(&format!("127.0.0.1:{port}")), "{line}");
     assert!(line.contains("within 2 s"), "{line}");
     assert!(line.contains("login"), "{line}");
-    assert!(!text.contains(PASSWORD) && !text.contains("T1meout"), "{text}");
+    assert!(
+        !text.contains(PASSWORD) && !text.contains("T1meout"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -24,8 +24,8 @@ fn tls_dir() -> PathBuf {
 /// failure under EAVPIVOT_REQUIRE_SERVERS=1).
 fn ready(port: u16, what: &str) -> Option<String> {
     let ca = tls_dir().join("ca.pem");
-    let up = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(1))
-        .is_ok();
+    let up =
+        TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(1)).is_ok();
     if up && ca.is_file() {
         return Some(ca.display().to_string());
     }
@@ -84,12 +84,17 @@ fn postgres_verify_full_refuses_a_certificate_the_ca_did_not_sign() {
     let Some(ca) = ready(5432, "PostgreSQL (main cluster, ssl = on)") else {
         return;
     };
-    let url = format!(
-        "postgres://postgres@localhost:5432/test?sslmode=verify-full&sslrootcert={ca}"
-    );
+    let url =
+        format!("postgres://postgres@localhost:5432/test?sslmode=verify-full&sslrootcert={ca}");
     let err = pg_encrypted(&url).expect_err("snakeoil is not signed by the test CA");
-    assert!(err.starts_with("cannot connect to postgres localhost:5432/test"), "{err}");
-    assert!(err.contains("certificate") && err.contains("sslrootcert=FILE"), "{err}");
+    assert!(
+        err.starts_with("cannot connect to postgres localhost:5432/test"),
+        "{err}"
+    );
+    assert!(
+        err.contains("certificate") && err.contains("sslrootcert=FILE"),
+        "{err}"
+    );
     assert!(!err.contains('\n') && !err.contains("Tcp("), "{err}");
 }
 
@@ -100,9 +105,8 @@ fn postgres_verify_full_succeeds_with_the_test_ca_and_checks_the_name() {
     };
     let dir = tls_dir();
     for host in ["localhost", "127.0.0.1"] {
-        let url = format!(
-            "postgres://postgres@{host}:5442/test?sslmode=verify-full&sslrootcert={ca}"
-        );
+        let url =
+            format!("postgres://postgres@{host}:5442/test?sslmode=verify-full&sslrootcert={ca}");
         assert_eq!(pg_encrypted(&url), Ok(true), "{url}");
     }
     let libpq = format!(
@@ -130,21 +134,31 @@ fn mariadb_ssl_modes_against_a_tls_instance_and_a_plain_one() {
     let cipher = "SHOW SESSION STATUS LIKE 'Ssl_cipher'";
     let encrypted = |text: &str| -> Result<bool, String> {
         let rows = query(text, cipher)?;
-        Ok(rows.first().and_then(|r| r.get(1)).is_some_and(|v| match v {
-            Value::Text(t) => !t.is_empty(),
-            Value::Bytes(b) => !b.is_empty(),
-            _ => false,
-        }))
+        Ok(rows
+            .first()
+            .and_then(|r| r.get(1))
+            .is_some_and(|v| match v {
+                Value::Text(t) => !t.is_empty(),
+                Value::Bytes(b) => !b.is_empty(),
+                _ => false,
+            }))
     };
     let base = "mysql://root@127.0.0.1:3316/test";
     for mode in ["REQUIRED", "PREFERRED"] {
-        assert_eq!(encrypted(&format!("{base}?ssl-mode={mode}")), Ok(true), "{mode}");
+        assert_eq!(
+            encrypted(&format!("{base}?ssl-mode={mode}")),
+            Ok(true),
+            "{mode}"
+        );
     }
     let verified = format!("{base}?ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}");
     assert_eq!(encrypted(&verified), Ok(true));
     assert_eq!(encrypted(&format!("{base}?ssl-mode=DISABLED")), Ok(false));
     let err = encrypted(&format!("{base}?ssl-mode=VERIFY_CA")).expect_err("no CA given");
-    assert!(err.contains("127.0.0.1:3316") && err.contains("ssl-ca=FILE"), "{err}");
+    assert!(
+        err.contains("127.0.0.1:3316") && err.contains("ssl-ca=FILE"),
+        "{err}"
+    );
     // The main server has no TLS: PREFERRED falls back, REQUIRED says why it cannot.
     if TcpStream::connect("127.0.0.1:3306").is_ok() {
         let plain = "mysql://root@127.0.0.1:3306/test";

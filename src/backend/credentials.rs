@@ -98,7 +98,12 @@ fn redact_pairs(text: &str) -> Option<String> {
 /// string reads as libpq pairs (ADO.NET keys such as `Server` never start one).
 pub fn is_libpq(text: &str) -> bool {
     let text = text.trim();
-    let first_key = text.split('=').next().unwrap_or("").trim().to_ascii_lowercase();
+    let first_key = text
+        .split('=')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     !text.contains("://")
         && matches!(
             first_key.as_str(),
@@ -130,7 +135,7 @@ pub fn ado_pairs(text: &str) -> Option<Vec<(String, String, String)>> {
         }
         let eq = rest.find('=');
         let semi = rest.find(';');
-        let Some(eq) = eq.filter(|eq| semi.is_none_or(|s| *eq < s)) else {
+        let Some(eq) = eq.filter(|eq| semi.map_or(true, |s| *eq < s)) else {
             // A part without `=`: not a pair; skip it as the drivers do.
             rest = &rest[semi.unwrap_or(rest.len())..];
             continue;
@@ -265,7 +270,10 @@ fn pgpass_fields(line: &str) -> Vec<String> {
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => fields.last_mut().into_iter().for_each(|f| f.extend(chars.next())),
+            '\\' => fields
+                .last_mut()
+                .into_iter()
+                .for_each(|f| f.extend(chars.next())),
             ':' => fields.push(String::new()),
             c => fields.last_mut().into_iter().for_each(|f| f.push(c)),
         }
@@ -326,10 +334,22 @@ mod tests {
     #[test]
     fn urls_jdbc_and_libpq_are_hidden() {
         let cases = [
-            ("postgres://me:p%40ss@db:5432/x", "postgres://me:***@db:5432/x"),
-            ("mssql://sa@h:1433/db?password=s3&trust_cert=true", "mssql://sa@h:1433/db?password=***&trust_cert=true"),
-            ("jdbc:sqlserver://h:1433;databaseName=d;password={a;b}", "jdbc:sqlserver://h:1433;databaseName=d;password=***"),
-            ("host=h dbname=d password='a b\\'c' user=u", "host=h dbname=d password=*** user=u"),
+            (
+                "postgres://me:p%40ss@db:5432/x",
+                "postgres://me:***@db:5432/x",
+            ),
+            (
+                "mssql://sa@h:1433/db?password=s3&trust_cert=true",
+                "mssql://sa@h:1433/db?password=***&trust_cert=true",
+            ),
+            (
+                "jdbc:sqlserver://h:1433;databaseName=d;password={a;b}",
+                "jdbc:sqlserver://h:1433;databaseName=d;password=***",
+            ),
+            (
+                "host=h dbname=d password='a b\\'c' user=u",
+                "host=h dbname=d password=*** user=u",
+            ),
         ];
         for (given, shown) in cases {
             assert_eq!(redact(given).unwrap(), shown);
@@ -338,6 +358,9 @@ mod tests {
 
     #[test]
     fn pgpass_lines_match_with_wildcards_and_escapes() {
-        assert_eq!(pgpass_fields(r"h:5432:*:u:p\:w\\x"), ["h", "5432", "*", "u", r"p:w\x"]);
+        assert_eq!(
+            pgpass_fields(r"h:5432:*:u:p\:w\\x"),
+            ["h", "5432", "*", "u", r"p:w\x"]
+        );
     }
 }

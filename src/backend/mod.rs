@@ -6,12 +6,12 @@
 
 pub(crate) mod connection;
 pub mod credentials;
-mod tls;
 pub mod mariadb;
 pub mod mssql;
 pub mod postgres;
 pub mod read_ahead;
 pub mod sqlite;
+mod tls;
 
 pub use connection::{ConnectOptions, ConnectionSpec, Driver};
 

@@ -18,7 +18,9 @@ use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{aws_lc_rs, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect, TlsStream};
 
@@ -75,9 +77,9 @@ pub fn client_config(verify: Verify, files: &TlsFiles) -> Result<ClientConfig> {
             let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
                 Error::Usage(format!("cannot read client key {}: {e}", key.display()))
             })?;
-            builder.with_client_auth_cert(chain, key).map_err(|e| {
-                Error::Usage(format!("client certificate and key do not match: {e}"))
-            })
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| Error::Usage(format!("client certificate and key do not match: {e}")))
         }
         (None, None) => Ok(builder.with_no_client_auth()),
         _ => Err(Error::Usage(
@@ -97,7 +99,10 @@ fn root_store(root: Option<&Path>) -> Result<RootCertStore> {
         Some(path) if path.as_os_str() != "system" => {
             for cert in read_certs(&path, "root certificate")? {
                 store.add(cert).map_err(|e| {
-                    Error::Usage(format!("root certificate {} is not usable: {e}", path.display()))
+                    Error::Usage(format!(
+                        "root certificate {} is not usable: {e}",
+                        path.display()
+                    ))
                 })?;
             }
         }

@@ -96,7 +96,10 @@ pub fn connect_options(args: &ConnectionArgs) -> Result<ConnectOptions> {
 fn read_password_file(path: &Path) -> Result<String> {
     // Usage, not Io: its message already holds the OS text, and Io's source would repeat it.
     let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::Usage(format!("cannot read --password-file {}: {e}", path.display()))
+        Error::Usage(format!(
+            "cannot read --password-file {}: {e}",
+            path.display()
+        ))
     })?;
     let line = text.lines().next().unwrap_or("").to_string();
     if line.is_empty() {

@@ -144,7 +144,11 @@ impl RetryFailure for Failure {
     }
 }
 
-async fn attempt(config: tiberius::Config, addr: &str, remaining: Duration) -> Result<TdsClient, Failure> {
+async fn attempt(
+    config: tiberius::Config,
+    addr: &str,
+    remaining: Duration,
+) -> Result<TdsClient, Failure> {
     let started = tokio::time::Instant::now();
     let tcp = match tokio::time::timeout(remaining, TcpStream::connect(addr)).await {
         Err(_) => return Err(Attempt::timeout().into()),
@@ -165,9 +169,10 @@ async fn attempt(config: tiberius::Config, addr: &str, remaining: Duration) -> R
         Ok(Ok(client)) => Ok(client),
         Ok(Err(TdsError::Routing { host, port })) => Err(Failure::Routed { host, port }),
         // tiberius's own handshake bound (set to the same timeout) fired first.
-        Ok(Err(TdsError::Io { kind, .. })) if kind == std::io::ErrorKind::TimedOut => {
-            Err(Attempt::timeout().into())
-        }
+        Ok(Err(TdsError::Io {
+            kind: std::io::ErrorKind::TimedOut,
+            ..
+        })) => Err(Attempt::timeout().into()),
         Ok(Err(TdsError::Io { kind, message })) => Err(Attempt {
             transient: matches!(
                 kind,

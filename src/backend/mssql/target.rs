@@ -141,9 +141,8 @@ fn from_pairs(
     options: &ConnectOptions,
     database_keys: &[&str],
 ) -> Result<Target> {
-    let keys = ado_pairs(pairs_text).ok_or_else(|| {
-        Error::Usage("mssql connection string has an unterminated quote".into())
-    })?;
+    let keys = ado_pairs(pairs_text)
+        .ok_or_else(|| Error::Usage("mssql connection string has an unterminated quote".into()))?;
     let get = |names: &[&str]| {
         keys.iter()
             .find(|(k, _, _)| names.contains(&k.to_ascii_lowercase().as_str()))

@@ -75,7 +75,11 @@ pub fn parse(text: &str, options: &ConnectOptions) -> Result<PgTarget> {
         cert: ssl.cert.or_else(|| env("PGSSLCERT")).map(Into::into),
         key: ssl.key.or_else(|| env("PGSSLKEY")).map(Into::into),
     };
-    let host = config.get_hosts().first().map(host_text).unwrap_or_default();
+    let host = config
+        .get_hosts()
+        .first()
+        .map(host_text)
+        .unwrap_or_default();
     let port = config.get_ports().first().copied().unwrap_or(5432);
     let user = config.get_user().unwrap_or("?").to_string();
     let db = config.get_dbname().unwrap_or(&user).to_string();
@@ -161,9 +165,8 @@ fn take_ssl_options(text: &str) -> Result<(String, SslOptions)> {
             .collect();
         return Ok((rest.join(" "), ssl));
     }
-    let mut url = url::Url::parse(text).map_err(|e| {
-        Error::Usage(format!("postgres connection URL is not valid: {e}"))
-    })?;
+    let mut url = url::Url::parse(text)
+        .map_err(|e| Error::Usage(format!("postgres connection URL is not valid: {e}")))?;
     if url.query().is_some() {
         let kept: Vec<(String, String)> = url
             .query_pairs()
@@ -248,8 +251,8 @@ async fn attempt(target: &PgTarget, mode: Mode, remaining: Duration) -> Result<C
             } else {
                 SslMode::Require
             });
-            let tls = client_config(verify, &target.files)
-                .map_err(|e| Attempt::fatal(e.to_string()))?;
+            let tls =
+                client_config(verify, &target.files).map_err(|e| Attempt::fatal(e.to_string()))?;
             tokio::time::timeout(remaining, config.connect(MakeRustls::new(tls)))
                 .await
                 .map(|r| r.map(spawn))
@@ -305,9 +308,10 @@ mod tests {
 
     #[test]
     fn ssl_options_are_taken_out_of_urls_and_libpq_strings() {
-        let (rest, ssl) =
-            take_ssl_options("postgres://u@h:5/d?sslmode=verify-full&sslrootcert=/ca.pem&application_name=x")
-                .unwrap();
+        let (rest, ssl) = take_ssl_options(
+            "postgres://u@h:5/d?sslmode=verify-full&sslrootcert=/ca.pem&application_name=x",
+        )
+        .unwrap();
         assert_eq!(rest, "postgres://u@h:5/d?application_name=x");
         assert_eq!(ssl.mode.as_deref(), Some("verify-full"));
         assert_eq!(ssl.root.as_deref(), Some("/ca.pem"));
