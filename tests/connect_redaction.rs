@@ -6,21 +6,14 @@
 //! its percent-encoding, nor any 6 characters of it in a row may appear in stdout (the
 //! `--json` report included) or stderr.
 
+#[path = "support/connect_job.rs"]
+mod connect_job;
+
 use std::net::TcpListener;
 use std::time::Duration;
 
 use assert_cmd::Command;
 use proptest::prelude::*;
-
-const JOB: &str = "name: redaction
-source:
-  table: EAV
-entity: [id]
-attribute: attr
-value: val
-target:
-  table: WIDE
-";
 
 /// Characters that break naive parsers: separators and quotes of every grammar.
 const TRICKY: &[char] = &[
@@ -112,8 +105,7 @@ fn run(kind: usize, server: Server, pw: &str) -> Result<(), TestCaseError> {
     let (_listener, host, port) = place(server);
     let (connection, extra) = form(kind, &host, port, pw);
     let dir = tempfile::tempdir().expect("temp dir");
-    let job = dir.path().join("job.yaml");
-    std::fs::write(&job, JOB).expect("write job");
+    let job = connect_job::write_job(dir.path());
     let mut cmd = Command::cargo_bin("eavpivot").expect("binary");
     cmd.args([
         "run",

@@ -3,20 +3,13 @@
 //! eavpivot. Each run must end within a few seconds with one line that names the server and
 //! how long it waited, and never the password.
 
+#[path = "support/connect_job.rs"]
+mod connect_job;
+
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
-
-const JOB: &str = "name: silent
-source:
-  table: EAV
-entity: [id]
-attribute: attr
-value: val
-target:
-  table: WIDE
-";
 
 const PASSWORD: &str = "T1meout;pw@%";
 
@@ -30,8 +23,7 @@ fn silent_listener() -> (TcpListener, u16) {
 
 fn run_against(connection: &str) -> (String, Duration) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let job = dir.path().join("job.yaml");
-    std::fs::write(&job, JOB).expect("write job");
+    let job = connect_job::write_job(dir.path());
     let started = Instant::now();
     let out = Command::cargo_bin("eavpivot")
         .expect("binary")

@@ -201,6 +201,50 @@ impl Attempt {
     }
 }
 
+impl Attempt {
+    /// The one line a failed connection gives: `cannot connect to {server}: {why}`, where a
+    /// timeout says what was waited for and how long.
+    pub fn into_error(self, server: &str, timeout: Duration) -> Error {
+        let reason = if self.timed_out {
+            format!(
+                "no TCP connection, TLS handshake and login within {} s (raise --connect-timeout, or check host, port and firewall)",
+                timeout.as_secs()
+            )
+        } else {
+            self.reason
+        };
+        Error::Connect(format!("cannot connect to {server}: {reason}"))
+    }
+}
+
+/// A connection target that can ask for a password when the server wants one.
+#[async_trait::async_trait]
+pub trait PasswordLogin: Send + Sync {
+    type Conn: Send;
+    /// `host:port/db as user`, for the prompt.
+    fn shown(&self) -> &str;
+    /// The login failed (`line`) because no password was given.
+    fn wants_password(&self, line: &str) -> bool;
+    fn set_password(&mut self, password: String);
+    async fn open(&self) -> Result<Self::Conn>;
+}
+
+/// Open `target`; when the server asks for a password none was given, ask the person at the
+/// terminal (if there is one, [`credentials::prompt_password`]) and try once more. The
+/// password stays in `target` for later connections (the streaming read's).
+pub async fn open_asking<T: PasswordLogin>(target: &mut T) -> Result<T::Conn> {
+    match target.open().await {
+        Err(Error::Connect(line)) if target.wants_password(&line) => {
+            let Some(password) = credentials::prompt_password(target.shown()) else {
+                return Err(Error::Connect(line));
+            };
+            target.set_password(password);
+            target.open().await
+        }
+        other => other,
+    }
+}
+
 /// What [`with_retry`] needs to know of a failed attempt.
 pub trait RetryFailure {
     fn transient(&self) -> bool;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use mysql_async::{ClientIdentity, Conn, DriverError, Opts, OptsBuilder, SslOpts};
 
-use crate::backend::connection::{error_chain, with_retry, Attempt};
+use crate::backend::connection::{error_chain, with_retry, Attempt, PasswordLogin};
 use crate::backend::{credentials, ConnectOptions};
 use crate::error::{Error, Result};
 
@@ -139,22 +139,22 @@ fn ssl_opts(
     }
 }
 
-/// [`open`], and when the server refused a login without password, ask the person at the
-/// terminal (if there is one) and try once more; the password is kept for later connections.
-pub async fn open_asking(target: &mut MyTarget) -> Result<Conn> {
-    match open(target).await {
-        Err(Error::Connect(line))
-            if target.opts.pass().is_none() && line.contains("using password: NO") =>
-        {
-            let Some(password) = credentials::prompt_password(&target.shown) else {
-                return Err(Error::Connect(line));
-            };
-            target.opts = OptsBuilder::from_opts(target.opts.clone())
-                .pass(Some(password))
-                .into();
-            open(target).await
-        }
-        other => other,
+#[async_trait::async_trait]
+impl PasswordLogin for MyTarget {
+    type Conn = Conn;
+    fn shown(&self) -> &str {
+        &self.shown
+    }
+    fn wants_password(&self, line: &str) -> bool {
+        self.opts.pass().is_none() && line.contains("using password: NO")
+    }
+    fn set_password(&mut self, password: String) {
+        self.opts = OptsBuilder::from_opts(self.opts.clone())
+            .pass(Some(password))
+            .into();
+    }
+    async fn open(&self) -> Result<Conn> {
+        open(self).await
     }
 }
 
@@ -172,17 +172,7 @@ pub async fn open(target: &MyTarget) -> Result<Conn> {
         }
     })
     .await;
-    outcome.map_err(|failure| {
-        let reason = if failure.timed_out {
-            format!(
-                "no TCP connection, TLS handshake and login within {} s (raise --connect-timeout, or check host, port and firewall)",
-                timeout.as_secs()
-            )
-        } else {
-            failure.reason
-        };
-        Error::Connect(format!("cannot connect to mariadb {}: {reason}", target.shown))
-    })
+    outcome.map_err(|failure| failure.into_error(&format!("mariadb {}", target.shown), timeout))
 }
 
 /// One try; the flag says the server offers no TLS.

@@ -25,6 +25,7 @@ use mysql_async::consts::{ColumnFlags, ColumnType};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Column, Conn, Row};
 
+use super::connection::open_asking;
 use super::read_ahead::{self, ReadAhead, RowSender};
 use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, MariaDb};
@@ -48,7 +49,7 @@ pub struct MariaDbBackend {
 
 pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
     let mut target = connect::parse(url, options, MariaDb.session_setup())?;
-    let mut conn = connect::open_asking(&mut target).await?;
+    let mut conn = open_asking(&mut target).await?;
     let packet = conn
         .query_first::<u64, _>(MariaDb.max_packet_query())
         .await

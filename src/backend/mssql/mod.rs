@@ -77,7 +77,6 @@ pub async fn connect(config: &str, options: &ConnectOptions) -> Result<Box<dyn B
 /// server and never the password. Transient failures are retried until the timeout; an
 /// Azure SQL gateway's redirect (`Error::Routing`) is followed to the server it names.
 async fn open(target: &Target, timeout: Duration) -> Result<TdsClient> {
-    let secs = timeout.as_secs();
     let mut config = target.config.clone();
     let mut redirects = 0;
     loop {
@@ -102,17 +101,7 @@ async fn open(target: &Target, timeout: Duration) -> Result<TdsClient> {
                 )))
             }
             Err(Failure::Login(e)) => return Err(login_error(target, &addr, e)),
-            Err(Failure::Other(a)) if a.timed_out => {
-                return Err(Error::Connect(format!(
-                    "cannot connect to SQL Server at {addr}: no TCP connection, TLS handshake and login within {secs} s (raise --connect-timeout, or check host, port and firewall)"
-                )))
-            }
-            Err(Failure::Other(a)) => {
-                return Err(Error::Connect(format!(
-                    "cannot connect to SQL Server at {addr}: {}",
-                    a.reason
-                )))
-            }
+            Err(Failure::Other(a)) => return Err(a.into_error(&format!("SQL Server at {addr}"), timeout)),
         }
     }
 }

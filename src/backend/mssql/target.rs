@@ -110,27 +110,34 @@ fn from_url(text: &str, options: &ConnectOptions) -> Result<Target> {
 }
 
 fn from_ado(text: &str, options: &ConnectOptions) -> Result<Target> {
-    // tiberius's own error could quote the offending part of the string; say only what failed.
-    let config = Config::from_ado_string(text).map_err(|_| {
-        Error::Usage(
-            "mssql ADO.NET connection string is not valid: expected Server=tcp:host,1433;Database=…;User Id=…;Password=…"
-                .into(),
-        )
-    })?;
+    let config = from_string(
+        Config::from_ado_string(text),
+        "ADO.NET",
+        "Server=tcp:host,1433;Database=…;User Id=…;Password=…",
+    )?;
     from_pairs(config, text, options, &["database", "initial catalog"])
 }
 
 /// `jdbc:sqlserver://host:1433;databaseName=…;user=…;password=…`, as Flyway and Liquibase
 /// configurations hold it.
 fn from_jdbc(text: &str, options: &ConnectOptions) -> Result<Target> {
-    let config = Config::from_jdbc_string(text).map_err(|_| {
-        Error::Usage(
-            "mssql JDBC connection string is not valid: expected jdbc:sqlserver://host:1433;databaseName=…;user=…;password=…"
-                .into(),
-        )
-    })?;
+    let config = from_string(
+        Config::from_jdbc_string(text),
+        "JDBC",
+        "jdbc:sqlserver://host:1433;databaseName=…;user=…;password=…",
+    )?;
     let props = text.split_once(';').map_or("", |(_, p)| p);
     from_pairs(config, props, options, &["databasename", "database"])
+}
+
+/// tiberius's own parse error could quote the offending part of the string (the password):
+/// say only which form failed and what it should look like.
+fn from_string(parsed: tiberius::Result<Config>, form: &str, expected: &str) -> Result<Config> {
+    parsed.map_err(|_| {
+        Error::Usage(format!(
+            "mssql {form} connection string is not valid: expected {expected}"
+        ))
+    })
 }
 
 /// User and database from the `key=value` pairs (read as tiberius reads them, quotes and

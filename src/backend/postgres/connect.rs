@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::{Client, Config, NoTls};
 
-use crate::backend::connection::{error_chain, with_retry, Attempt};
+use crate::backend::connection::{error_chain, with_retry, Attempt, PasswordLogin};
 use crate::backend::credentials::{self, is_libpq, libpq_pairs};
 use crate::backend::tls::{client_config, MakeRustls, TlsFiles, Verify};
 use crate::backend::ConnectOptions;
@@ -182,20 +182,20 @@ fn take_ssl_options(text: &str) -> Result<(String, SslOptions)> {
     Ok((url.to_string(), ssl))
 }
 
-/// [`open`], and when the server asks for a password none was given, ask the person at the
-/// terminal (if there is one) and try once more; the password is kept for later connections.
-pub async fn open_asking(target: &mut PgTarget) -> Result<Client> {
-    match open(target).await {
-        Err(Error::Connect(line))
-            if target.config.get_password().is_none() && line.contains("password missing") =>
-        {
-            let Some(password) = credentials::prompt_password(&target.shown) else {
-                return Err(Error::Connect(line));
-            };
-            target.config.password(password);
-            open(target).await
-        }
-        other => other,
+#[async_trait::async_trait]
+impl PasswordLogin for PgTarget {
+    type Conn = Client;
+    fn shown(&self) -> &str {
+        &self.shown
+    }
+    fn wants_password(&self, line: &str) -> bool {
+        self.config.get_password().is_none() && line.contains("password missing")
+    }
+    fn set_password(&mut self, password: String) {
+        self.config.password(password);
+    }
+    async fn open(&self) -> Result<Client> {
+        open(self).await
     }
 }
 
@@ -215,17 +215,7 @@ pub async fn open(target: &PgTarget) -> Result<Client> {
         }
     })
     .await
-    .map_err(|failure| {
-        let reason = if failure.timed_out {
-            format!(
-                "no TCP connection, TLS handshake and login within {} s (raise --connect-timeout, or check host, port and firewall)",
-                timeout.as_secs()
-            )
-        } else {
-            failure.reason
-        };
-        Error::Connect(format!("cannot connect to postgres {shown}: {reason}"))
-    })
+    .map_err(|failure| failure.into_error(&format!("postgres {shown}"), timeout))
 }
 
 async fn attempt(target: &PgTarget, mode: Mode, remaining: Duration) -> Result<Client, Attempt> {

@@ -21,6 +21,7 @@ use futures_util::StreamExt;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
+use super::connection::open_asking;
 use super::read_ahead::{self, ReadAhead, RowSender};
 use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, Postgres};
@@ -41,7 +42,7 @@ pub struct PostgresBackend {
 
 pub async fn connect(text: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
     let mut target = connect::parse(text, options)?;
-    let client = connect::open_asking(&mut target).await?;
+    let client = open_asking(&mut target).await?;
     Ok(Box::new(PostgresBackend {
         client,
         target,
