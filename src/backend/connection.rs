@@ -317,12 +317,53 @@ mod tests {
         }
     }
 
+    #[derive(Debug)]
+    struct Wrapped(&'static str, std::io::Error);
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{}{}", self.0, self.1)
+        }
+    }
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.1)
+        }
+    }
+
+    #[test]
+    fn error_chains_say_each_cause_once() {
+        let os = || std::io::Error::from_raw_os_error(21);
+        // The driver already quotes its cause: not repeated.
+        let quoted = Wrapped("error connecting to server: ", os());
+        assert_eq!(
+            error_chain(&quoted),
+            "error connecting to server: Is a directory (os error 21)"
+        );
+        // A driver that names only its kind gets the cause appended, once.
+        let bare = Wrapped(
+            "",
+            std::io::Error::other(Wrapped("Input/output error: ", os())),
+        );
+        assert_eq!(
+            error_chain(&bare),
+            "Input/output error: Is a directory (os error 21)"
+        );
+    }
+
     #[test]
     fn schemes_choose_the_driver() {
         let d = |s: &str| ConnectionSpec::parse(Some(s)).unwrap().driver;
         assert!(matches!(d("sqlite:x.db"), Driver::Sqlite { .. }));
         assert!(matches!(d("postgresql://u@h/db"), Driver::Postgres { .. }));
         assert!(matches!(d("mariadb://u@h/db"), Driver::MariaDb { .. }));
+        assert!(matches!(
+            d("host=h dbname=d password='a;b'"),
+            Driver::Postgres { .. }
+        ));
+        assert!(matches!(
+            d("jdbc:sqlserver://h:1433;databaseName=d"),
+            Driver::MsSql { .. }
+        ));
         assert!(matches!(
             d("Server=tcp:h,1433;Database=x"),
             Driver::MsSql { .. }

@@ -239,6 +239,11 @@ pub fn pgpass_password(host: &str, port: u16, database: &str, user: &str) -> Opt
         return None;
     }
     let text = std::fs::read_to_string(&path).ok()?;
+    pgpass_lookup(&text, host, port, database, user)
+}
+
+/// The password of the first `host:port:db:user:password` line of `text` that matches.
+fn pgpass_lookup(text: &str, host: &str, port: u16, database: &str, user: &str) -> Option<String> {
     let port = port.to_string();
     let matches = |field: &str, wanted: &str| field == "*" || field == wanted;
     text.lines()
