@@ -55,8 +55,6 @@ start_postgres() {
     echo "tls-servers: creating the PostgreSQL TLS cluster on $PG_PORT"
     rm -rf pg && mkdir pg && chown postgres pg
     runuser -u postgres -- "$bin/initdb" -D "$DIR/pg" -U postgres --auth=trust >/dev/null
-    install_key postgres pg/server.key
-    cp server.pem pg/server.crt && chown postgres pg/server.crt
     cat >> pg/postgresql.conf <<EOF
 listen_addresses = '127.0.0.1'
 port = $PG_PORT
@@ -66,6 +64,9 @@ ssl_cert_file = 'server.crt'
 ssl_key_file = 'server.key'
 EOF
   fi
+  # Copied at every start, so certificates generated anew are the ones served.
+  install_key postgres pg/server.key
+  install -o postgres -m 644 server.pem pg/server.crt
   runuser -u postgres -- "$bin/pg_ctl" -D "$DIR/pg" -l "$DIR/pg/log" -w start >/dev/null
   runuser -u postgres -- psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc \
     "SELECT 1 FROM pg_database WHERE datname = 'test'" -At | grep -q 1 ||
