@@ -4,12 +4,14 @@
 //! The driver is chosen from the connection string's scheme ([`ConnectionSpec::parse`]), and
 //! passwords are hidden whenever a connection is displayed ([`ConnectionSpec::display`]).
 
-mod connection;
+pub(crate) mod connection;
+pub mod credentials;
 pub mod mariadb;
 pub mod mssql;
 pub mod postgres;
 pub mod read_ahead;
 pub mod sqlite;
+mod tls;
 
 pub use connection::{ConnectOptions, ConnectionSpec, Driver};
 
