@@ -20,7 +20,7 @@ pub struct Db {
     pub url: String,
     /// Lists tables whose name contains `eavpivot` and starts with the given prefix.
     pub list_staging: fn(&str) -> String,
-    _dir: Option<tempfile::TempDir>,
+    pub _dir: Option<tempfile::TempDir>,
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
