@@ -36,6 +36,10 @@ pub struct RunArgs {
     /// Rows of the finished table to print (0 for none).
     #[arg(long, default_value_t = 5, value_name = "ROWS")]
     pub preview: usize,
+    /// Seconds any statement may wait for a lock before the run fails and rolls back
+    /// (overrides the job's lock_timeout; default 30).
+    #[arg(long, value_name = "SECONDS")]
+    pub lock_timeout: Option<u64>,
     #[command(flatten)]
     pub connection: ConnectionArgs,
 }
@@ -67,8 +71,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn run_job_file(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let job = config::load_job(&args.job)?;
+    let mut job = config::load_job(&args.job)?;
+    if let Some(secs) = args.lock_timeout {
+        job.lock_timeout = config::validate_lock_timeout(Some(secs))
+            .map_err(|m| Error::Usage(format!("--lock-timeout: {m}")))?;
+    }
     let spec = ConnectionSpec::parse(args.connection.connection.as_deref())?;
+    // From here on SIGINT/SIGTERM cancel the running statement and roll back, and say so.
+    let _interrupt = execute::progress::InterruptGuard::arm();
     let options = connect_options(&args.connection);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -111,6 +121,7 @@ async fn run_async(
         }
         _ => backend::connect(spec, options).await?,
     };
+    backend.set_lock_timeout(job.lock_timeout).await?;
     let mut sample_loaded = false;
     if spec.embedded || args.load_sample {
         if args.dry_run && !source_exists(backend.as_mut(), job).await? && job.setup.is_some() {

@@ -25,8 +25,9 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Column, Conn, Opts, OptsBuilder, Row};
 
 use super::read_ahead::{self, ReadAhead, RowSender};
+use super::watch::{self, Monitor, SessionWatch};
 use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
-use crate::dialect::{Dialect, MariaDb};
+use crate::dialect::{Dialect, MariaDb, SessionSql};
 use crate::error::{Error, Result};
 use crate::value::Value;
 
@@ -44,6 +45,8 @@ pub struct MariaDbBackend {
     /// The server accepts `LOAD DATA LOCAL INFILE`.
     local_infile: bool,
     timeout: std::time::Duration,
+    /// The lock timeout and connection id, once [`Backend::set_lock_timeout`] ran.
+    session: SessionWatch,
 }
 
 pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
@@ -79,6 +82,7 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Back
         statement_budget: (packet as usize / 2).clamp(64 << 10, 64 << 20),
         local_infile,
         timeout: options.connect_timeout,
+        session: SessionWatch::default(),
     }))
 }
 
@@ -107,51 +111,49 @@ impl Backend for MariaDbBackend {
     }
 
     async fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
-        let rows: Vec<Row> = self
-            .conn
-            .query(sql)
-            .await
-            .map_err(|e| db_error("query", &e))?;
+        let monitor = self.monitor();
+        let rows: Vec<Row> =
+            watched(&self.session, &monitor, sql, "query", self.conn.query(sql)).await?;
         rows.into_iter().map(decode_row).collect()
     }
 
     async fn execute(&mut self, sql: &str) -> Result<u64> {
-        self.conn
-            .query_drop(sql)
-            .await
-            .map_err(|e| db_error("statement", &e))?;
+        let monitor = self.monitor();
+        let request = self.conn.query_drop(sql);
+        watched(&self.session, &monitor, sql, "statement", request).await?;
         Ok(self.conn.affected_rows())
     }
 
     async fn execute_script(&mut self, sql: &str) -> Result<()> {
         // The text protocol runs `;`-separated statements when multi-statements are enabled
         // (mysql_async enables them); every result set must be drained to see every error.
-        let mut result = self
-            .conn
-            .query_iter(sql)
-            .await
-            .map_err(|e| db_error("script", &e))?;
-        while !result.is_empty() {
-            result
-                .collect::<Row>()
-                .await
-                .map_err(|e| db_error("script", &e))?;
-        }
-        Ok(())
+        let monitor = self.monitor();
+        let conn = &mut self.conn;
+        let request = async move {
+            let mut result = conn.query_iter(sql).await?;
+            while !result.is_empty() {
+                result.collect::<Row>().await?;
+            }
+            Ok(())
+        };
+        watched(&self.session, &monitor, sql, "script", request).await
     }
 
     async fn column_types(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
-        let stmt = self
-            .conn
-            .prep(sql)
-            .await
-            .map_err(|e| db_error("describe", &e))?;
-        let types = stmt.columns().iter().map(type_name).collect();
-        self.conn
-            .close(stmt)
-            .await
-            .map_err(|e| db_error("describe", &e))?;
-        Ok(types)
+        let monitor = self.monitor();
+        let conn = &mut self.conn;
+        let request = async move {
+            let stmt = conn.prep(sql).await?;
+            let types = stmt.columns().iter().map(type_name).collect();
+            conn.close(stmt).await?;
+            Ok(types)
+        };
+        watched(&self.session, &monitor, sql, "describe", request).await
+    }
+
+    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<()> {
+        self.session = watch::start_session(self, timeout).await?;
+        Ok(())
     }
 
     async fn load_rows(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {
@@ -172,13 +174,81 @@ impl Backend for MariaDbBackend {
 
 impl MariaDbBackend {
     /// The ordered read, on a second connection (the first holds the load's transaction) and
-    /// its own task, so it runs on while batches load.
+    /// its own task, so it runs on while batches load. It waits for locks no longer than the
+    /// first.
     fn start_read(&self, read_sql: &str) -> ReadAhead {
         let (opts, timeout) = (self.opts.clone(), self.timeout);
+        let settings = self
+            .session
+            .timeout
+            .map(|t| MariaDb.lock_timeout(t))
+            .unwrap_or_default();
         ReadAhead::spawn(read_sql, move |sql, mut rows| async move {
-            let outcome = read_rows(&opts, timeout, &sql, &mut rows).await;
+            let outcome = read_rows(&opts, timeout, &settings, &sql, &mut rows).await;
             (rows, outcome)
         })
+    }
+
+    fn monitor(&self) -> MariaDbMonitor {
+        MariaDbMonitor {
+            opts: self.opts.clone(),
+            timeout: self.timeout,
+            id: self.session.id,
+        }
+    }
+}
+
+/// Run one request of the busy connection under [`watch::watch`].
+async fn watched<T>(
+    session: &SessionWatch,
+    monitor: &MariaDbMonitor,
+    sql: &str,
+    context: &str,
+    request: impl std::future::Future<Output = std::result::Result<T, mysql_async::Error>>,
+) -> Result<T> {
+    let watched = watch::watch(request, session, &MariaDb, monitor).await;
+    watch::settle(watched, session, sql, is_lock_timeout, |e| {
+        db_error(context, &e)
+    })
+}
+
+/// ER_LOCK_WAIT_TIMEOUT: `lock_wait_timeout` or `innodb_lock_wait_timeout` expired.
+fn is_lock_timeout(err: &mysql_async::Error) -> bool {
+    matches!(err, mysql_async::Error::Server(e) if e.code == 1205)
+}
+
+/// A MariaDB backend's side channel: a short-lived second connection, for lock probes and for
+/// `KILL QUERY` (the protocol has no cancel request of its own).
+struct MariaDbMonitor {
+    opts: Opts,
+    timeout: std::time::Duration,
+    id: Option<i64>,
+}
+
+#[async_trait]
+impl Monitor for MariaDbMonitor {
+    async fn side_query(&self, sql: &str) -> Result<Vec<Vec<Value>>> {
+        let mut conn = open(&self.opts, self.timeout).await?;
+        let rows: Vec<Row> = conn
+            .query(sql)
+            .await
+            .map_err(|e| db_error("asking who holds a lock", &e))?;
+        let _ = conn.disconnect().await;
+        rows.into_iter().map(decode_row).collect()
+    }
+
+    async fn cancel(&self) -> Result<bool> {
+        let Some(kill) = self.id.and_then(|id| MariaDb.cancel_statement(id)) else {
+            return Err(Error::Job(
+                "the connection id is unknown (set_lock_timeout was not called)".into(),
+            ));
+        };
+        let mut conn = open(&self.opts, self.timeout).await?;
+        conn.query_drop(kill)
+            .await
+            .map_err(|e| db_error("cancelling the running statement", &e))?;
+        let _ = conn.disconnect().await;
+        Ok(true)
     }
 }
 
@@ -186,11 +256,18 @@ impl MariaDbBackend {
 async fn read_rows(
     opts: &Opts,
     timeout: std::time::Duration,
+    settings: &[String],
     sql: &str,
     rows: &mut RowSender,
 ) -> Result<()> {
     let context = "reading source rows";
     let mut reader = open(opts, timeout).await?;
+    for setting in settings {
+        reader
+            .query_drop(setting)
+            .await
+            .map_err(|e| db_error(context, &e))?;
+    }
     {
         let mut result = reader
             .query_iter(sql)

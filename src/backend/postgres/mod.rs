@@ -18,11 +18,12 @@ use std::pin::pin;
 use async_trait::async_trait;
 use futures_util::StreamExt;
 use tokio_postgres::types::Type;
-use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
+use tokio_postgres::{CancelToken, Client, Config, NoTls, SimpleQueryMessage};
 
 use super::read_ahead::{self, ReadAhead, RowSender};
+use super::watch::{self, Monitor, SessionWatch};
 use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
-use crate::dialect::{Dialect, Postgres};
+use crate::dialect::{Dialect, Postgres, SessionSql};
 use crate::error::{Error, Result};
 use crate::value::Value;
 
@@ -36,6 +37,8 @@ pub struct PostgresBackend {
     /// Column types of the tables loaded since the last statement (see [`load_types`]): a
     /// stream loads one table many times, and describing it each time is a round trip.
     load_types: HashMap<String, Vec<Type>>,
+    /// The lock timeout and backend pid, once [`Backend::set_lock_timeout`] ran.
+    session: SessionWatch,
 }
 
 pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
@@ -53,6 +56,7 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Back
         client,
         config,
         load_types: HashMap::new(),
+        session: SessionWatch::default(),
     }))
 }
 
@@ -87,17 +91,18 @@ impl Backend for PostgresBackend {
 
     async fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
         self.load_types.clear();
-        read_all(&self.client, sql, "query").await
+        let (types, messages) = self
+            .watched(sql, "query", fetch_all(&self.client, sql))
+            .await?;
+        decode_all(&types, messages)
     }
 
     async fn execute(&mut self, sql: &str) -> Result<u64> {
         // Any statement may change a table's columns: describe loads again after it.
         self.load_types.clear();
         let messages = self
-            .client
-            .simple_query(sql)
-            .await
-            .map_err(|e| db_error("statement", &e))?;
+            .watched(sql, "statement", self.client.simple_query(sql))
+            .await?;
         Ok(messages
             .iter()
             .map(|m| match m {
@@ -109,18 +114,14 @@ impl Backend for PostgresBackend {
 
     async fn execute_script(&mut self, sql: &str) -> Result<()> {
         self.load_types.clear();
-        self.client
-            .batch_execute(sql)
+        self.watched(sql, "script", self.client.batch_execute(sql))
             .await
-            .map_err(|e| db_error("script", &e))
     }
 
     async fn column_types(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
         let stmt = self
-            .client
-            .prepare(sql)
-            .await
-            .map_err(|e| db_error("describe", &e))?;
+            .watched(sql, "describe", self.client.prepare(sql))
+            .await?;
         Ok(stmt
             .columns()
             .iter()
@@ -144,6 +145,11 @@ impl Backend for PostgresBackend {
         load::load(&self.client, target, &types, rows).await
     }
 
+    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<()> {
+        self.session = watch::start_session(self, timeout).await?;
+        Ok(())
+    }
+
     async fn stream_into(
         &mut self,
         read_sql: &str,
@@ -158,20 +164,86 @@ impl Backend for PostgresBackend {
 
 impl PostgresBackend {
     /// The ordered read, on a second connection: the first is busy holding the load's
-    /// transaction, and a separate task lets the read run while batches load.
+    /// transaction, and a separate task lets the read run while batches load. It waits for
+    /// locks no longer than the first.
     fn start_read(&self, read_sql: &str) -> ReadAhead {
         let config = self.config.clone();
+        let settings = self
+            .session
+            .timeout
+            .map(|t| Postgres.lock_timeout(t))
+            .unwrap_or_default();
         ReadAhead::spawn(read_sql, |sql, mut rows| async move {
-            let outcome = read_rows(&config, &sql, &mut rows).await;
+            let outcome = read_rows(&config, &settings, &sql, &mut rows).await;
             (rows, outcome)
+        })
+    }
+
+    /// Run one request of this connection under [`watch::watch`]: a lock wait is reported,
+    /// an interrupt cancels it on the server (a cancel request on its own connection).
+    async fn watched<T>(
+        &self,
+        sql: &str,
+        context: &str,
+        request: impl std::future::Future<Output = std::result::Result<T, tokio_postgres::Error>>,
+    ) -> Result<T> {
+        let monitor = PgMonitor {
+            config: &self.config,
+            token: self.client.cancel_token(),
+        };
+        let watched = watch::watch(request, &self.session, &Postgres, &monitor).await;
+        watch::settle(watched, &self.session, sql, is_lock_timeout, |e| {
+            db_error(context, &e)
         })
     }
 }
 
+/// lock_not_available: `SET lock_timeout` expired.
+fn is_lock_timeout(err: &tokio_postgres::Error) -> bool {
+    err.as_db_error().map(|d| d.code().code()) == Some("55P03")
+}
+
+/// A PostgreSQL backend's side channel: lock probes on a short-lived connection, and the
+/// protocol's cancel request (which the server honours for the running statement only).
+struct PgMonitor<'a> {
+    config: &'a Config,
+    token: CancelToken,
+}
+
+#[async_trait]
+impl Monitor for PgMonitor<'_> {
+    async fn side_query(&self, sql: &str) -> Result<Vec<Vec<Value>>> {
+        let client = open(self.config).await?;
+        let (types, messages) = fetch_all(&client, sql)
+            .await
+            .map_err(|e| db_error("asking who holds a lock", &e))?;
+        decode_all(&types, messages)
+    }
+
+    async fn cancel(&self) -> Result<bool> {
+        self.token
+            .cancel_query(NoTls)
+            .await
+            .map_err(|e| db_error("cancelling the running statement", &e))?;
+        Ok(true)
+    }
+}
+
 /// Run `sql` on a new connection, handing every row to `rows` until it stops listening.
-async fn read_rows(config: &Config, sql: &str, rows: &mut RowSender) -> Result<()> {
+async fn read_rows(
+    config: &Config,
+    settings: &[String],
+    sql: &str,
+    rows: &mut RowSender,
+) -> Result<()> {
     let context = "reading source rows";
     let reader = open(config).await?;
+    for setting in settings {
+        reader
+            .batch_execute(setting)
+            .await
+            .map_err(|e| db_error(context, &e))?;
+    }
     let types = describe(&reader, sql, context).await?;
     let mut stream = pin!(reader
         .simple_query_raw(sql)
@@ -199,12 +271,17 @@ async fn describe(client: &Client, sql: &str, context: &str) -> Result<Vec<Type>
     Ok(stmt.columns().iter().map(|c| c.type_().clone()).collect())
 }
 
-async fn read_all(client: &Client, sql: &str, context: &str) -> Result<Vec<Vec<Value>>> {
-    let types = describe(client, sql, context).await?;
-    let messages = client
-        .simple_query(sql)
-        .await
-        .map_err(|e| db_error(context, &e))?;
+/// A query's column types and its text-protocol messages, still undecoded.
+async fn fetch_all(
+    client: &Client,
+    sql: &str,
+) -> std::result::Result<(Vec<Type>, Vec<SimpleQueryMessage>), tokio_postgres::Error> {
+    let stmt = client.prepare(sql).await?;
+    let types = stmt.columns().iter().map(|c| c.type_().clone()).collect();
+    Ok((types, client.simple_query(sql).await?))
+}
+
+fn decode_all(types: &[Type], messages: Vec<SimpleQueryMessage>) -> Result<Vec<Vec<Value>>> {
     let mut out = Vec::new();
     for message in messages {
         if let SimpleQueryMessage::Row(row) = message {
