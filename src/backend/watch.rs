@@ -101,6 +101,8 @@ pub struct Watched<T> {
     pub output: Option<T>,
     /// An interrupt arrived: the statement was (or must now be) cancelled.
     pub interrupted: bool,
+    /// Dropped while the server runs it: the backend must cancel it on its own connection.
+    pub cancel_in_band: bool,
     /// The lock it was last seen waiting for.
     pub wait: Option<LockWait>,
 }
@@ -108,6 +110,7 @@ pub struct Watched<T> {
 /// Run `statement`, reporting a lock wait after a few seconds and cancelling on interrupt.
 pub async fn watch<F: Future>(
     statement: F,
+    sql: &str,
     session: &SessionWatch,
     dialect: &dyn Dialect,
     monitor: &dyn Monitor,
@@ -115,6 +118,7 @@ pub async fn watch<F: Future>(
     let mut out = Watched {
         output: None,
         interrupted: false,
+        cancel_in_band: false,
         wait: None,
     };
     if progress::take_pending() {
@@ -134,7 +138,10 @@ pub async fn watch<F: Future>(
                 out.interrupted = true;
                 match monitor.cancel().await {
                     Ok(true) => {}
-                    Ok(false) => return out,
+                    Ok(false) => {
+                        out.cancel_in_band = true;
+                        return out;
+                    }
                     Err(e) => eprintln!("could not cancel the running statement: {e}"),
                 }
             }
@@ -145,8 +152,8 @@ pub async fn watch<F: Future>(
             _ = tick.tick(), if session.id.is_some() && out.wait.is_none() => {
                 out.wait = probe(session, dialect, monitor).await;
                 if let Some(wait) = &out.wait {
-                    let limit = session.timeout.map(|t| format!(" (lock_timeout {} s)", t.as_secs())).unwrap_or_default();
-                    eprintln!("waiting for a lock{}{limit}", wait.describe());
+                    let limit = session.timeout.map(|t| format!("; lock_timeout {} s", t.as_secs())).unwrap_or_default();
+                    eprintln!("waiting for a lock{}{limit}", phrase(Some(wait), sql));
                 }
             }
         }
@@ -176,20 +183,26 @@ async fn probe(
 /// The one line for a statement that gave up waiting for a lock.
 pub fn lock_timeout_error(session: &SessionWatch, wait: Option<&LockWait>, sql: &str) -> Error {
     let secs = session.timeout.map_or(0, |t| t.as_secs());
-    let what = match wait {
+    Error::Job(format!(
+        "lock_timeout {secs} s expired waiting for a lock{}",
+        phrase(wait, sql)
+    ))
+}
+
+/// What follows "a lock": the table and holder where the server said, else the statement.
+fn phrase(wait: Option<&LockWait>, sql: &str) -> String {
+    match wait {
         Some(w) if w.table.is_some() || w.holder.is_some() => w.describe(),
         other => {
-            let start: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
-            let start: String = start.chars().take(80).collect();
+            let words: Vec<&str> = sql.split_whitespace().collect();
+            let start: String = words.join(" ").chars().take(80).collect();
+            let more = if start.len() < words.join(" ").len() { "…" } else { "" };
             format!(
-                "{} in `{start}`",
+                "{} in `{start}{more}`",
                 other.map(LockWait::describe).unwrap_or_default()
             )
         }
-    };
-    Error::Job(format!(
-        "lock_timeout {secs} s expired waiting for a lock{what}"
-    ))
+    }
 }
 
 /// The outcome of a watched statement as the backend returns it: interrupted, timed out on a
@@ -202,7 +215,8 @@ pub fn settle<T, E>(
     to_error: impl Fn(E) -> Error,
 ) -> Result<T> {
     if watched.interrupted {
-        return Err(progress::interrupted_error(watched.output.is_some()));
+        let cancelled = watched.output.is_some() || watched.cancel_in_band;
+        return Err(progress::interrupted_error(cancelled));
     }
     match watched.output {
         Some(Ok(v)) => Ok(v),

@@ -101,7 +101,7 @@ impl SessionSql for MariaDb {
                  WHERE r.trx_mysql_thread_id = {id} LIMIT 1"
             ),
             format!(
-                "SELECT NULL, NULL, CONCAT(STATE, ': ', LEFT(INFO, 80)) \
+                "SELECT NULL, NULL, STATE \
                  FROM information_schema.PROCESSLIST WHERE ID = {id} AND STATE LIKE '%lock%'"
             ),
         ]

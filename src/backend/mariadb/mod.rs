@@ -206,7 +206,7 @@ async fn watched<T>(
     context: &str,
     request: impl std::future::Future<Output = std::result::Result<T, mysql_async::Error>>,
 ) -> Result<T> {
-    let watched = watch::watch(request, session, &MariaDb, monitor).await;
+    let watched = watch::watch(request, sql, session, &MariaDb, monitor).await;
     watch::settle(watched, session, sql, is_lock_timeout, |e| {
         db_error(context, &e)
     })

@@ -191,7 +191,7 @@ impl PostgresBackend {
             config: &self.config,
             token: self.client.cancel_token(),
         };
-        let watched = watch::watch(request, &self.session, &Postgres, &monitor).await;
+        let watched = watch::watch(request, sql, &self.session, &Postgres, &monitor).await;
         watch::settle(watched, &self.session, sql, is_lock_timeout, |e| {
             db_error(context, &e)
         })

@@ -1,0 +1,125 @@
+//! Shared by the lock and cancel tests: server connections (skipped with a reason when a
+//! server is unreachable, unless `EAVPIVOT_REQUIRE_SERVERS=1`), job files, and the real binary
+//! run as a child process while the test keeps its own connections alive.
+#![allow(dead_code)] // each test binary uses part of this file
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec};
+
+pub const PG_DEFAULT: &str = "postgres://postgres@127.0.0.1:5432/test";
+pub const MARIADB_DEFAULT: &str = "mysql://root@127.0.0.1:3306/test";
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// The server's URL (from `var`, else `default`) and a connection, or `None` with the reason
+/// printed; under `EAVPIVOT_REQUIRE_SERVERS=1` an unreachable server fails the test.
+pub async fn server(var: &str, default: &str) -> Option<(String, Box<dyn Backend>)> {
+    let url = std::env::var(var).unwrap_or_else(|_| default.into());
+    match connect(&url).await {
+        Ok(db) => Some((url, db)),
+        Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
+            panic!("{url} is required (EAVPIVOT_REQUIRE_SERVERS=1) but unreachable: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipped: {url} is unreachable: {e}");
+            None
+        }
+    }
+}
+
+pub async fn connect(url: &str) -> eavpivot::Result<Box<dyn Backend>> {
+    let spec = ConnectionSpec::parse(Some(url))?;
+    let options = ConnectOptions {
+        connect_timeout: Duration::from_secs(5),
+        password: None,
+    };
+    backend::connect(&spec, &options).await
+}
+
+/// A job pivoting `source (id, attr, val)` into `target`, with `value` as the value expression.
+pub fn write_job(dir: &Path, source: &str, target: &str, value: &str, extra: &str) -> PathBuf {
+    let path = dir.join(format!("{target}.yaml"));
+    let text = format!(
+        "name: {target}\nsource: {{ table: {source}, alias: k }}\nentity: [k.id]\n\
+         attribute: k.attr\nvalue: \"{value}\"\ntarget: {{ table: {target} {extra} }}\n"
+    );
+    std::fs::write(&path, text).expect("job file");
+    path
+}
+
+/// `eavpivot run JOB --connection URL ARGS…`, started and left running.
+pub fn start(job: &Path, url: &str, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_eavpivot"))
+        .arg("run")
+        .arg(job)
+        .args(["--connection", url, "--preview", "0"])
+        .args(args)
+        .env_remove("EAVPIVOT_CONNECTION")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start eavpivot")
+}
+
+/// Wait (yielding to the runtime, so the test's own connections stay served) for the child to
+/// end, at most `limit`; its status, stderr, and the time it took.
+pub async fn finish(mut child: Child, limit: Duration) -> (ExitStatus, String, Duration) {
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for eavpivot") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("eavpivot still running after {limit:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let took = started.elapsed();
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        use std::io::Read;
+        pipe.read_to_string(&mut stderr).expect("stderr");
+    }
+    (status, stderr, took)
+}
+
+/// The first integer of `sql`'s first row.
+pub async fn count(db: &mut dyn Backend, sql: &str) -> i64 {
+    let rows = db.query(sql).await.expect(sql);
+    rows.first()
+        .and_then(|r| r.first())
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0)
+}
+
+/// Poll until `sql` counts at least one row; false after `limit`.
+pub async fn wait_until(db: &mut dyn Backend, sql: &str, limit: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if count(db, sql).await > 0 {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// Send `signal` (`INT`, `TERM`) to the child with the system's `kill`.
+pub fn signal(child: &Child, signal: &str) {
+    let ok = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(child.id().to_string())
+        .status()
+        .expect("run kill")
+        .success();
+    assert!(ok, "kill -{signal} failed");
+}
