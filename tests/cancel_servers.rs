@@ -19,7 +19,11 @@ use servers::*;
 const PROMPT: Duration = Duration::from_secs(2);
 
 /// (statement that sleeps, signal, exit status)
-const CASES: [(&str, &str, i32); 3] = [("INSERT", "INT", 130), ("INSERT", "TERM", 143), ("SELECT", "INT", 130)];
+const CASES: [(&str, &str, i32); 3] = [
+    ("INSERT", "INT", 130),
+    ("INSERT", "TERM", 143),
+    ("SELECT", "INT", 130),
+];
 
 /// Run the job, signal it once `running` finds its statement, check the aftermath.
 async fn interrupt_case(
@@ -36,18 +40,30 @@ async fn interrupt_case(
     assert!(seen, "{case}: the slow statement never showed up");
     signal(&run, sig);
     let (status, stderr, took) = finish(run, Duration::from_secs(20)).await;
-    eprintln!("{case}: exit {:?} {took:?} after the signal:\n{stderr}", status.code());
+    eprintln!(
+        "{case}: exit {:?} {took:?} after the signal:\n{stderr}",
+        status.code()
+    );
     assert_eq!(status.code(), Some(code), "{case}: {stderr}");
-    assert!(took < PROMPT, "{case}: exited {took:?} after the signal: {stderr}");
+    assert!(
+        took < PROMPT,
+        "{case}: exited {took:?} after the signal: {stderr}"
+    );
     let label = if sig == "INT" { "Ctrl-C" } else { "SIGTERM" };
     assert!(
-        stderr.contains(&format!("interrupted ({label}): the running statement was cancelled on the server")),
+        stderr.contains(&format!(
+            "interrupted ({label}): the running statement was cancelled on the server"
+        )),
         "{case}: {stderr}"
     );
     if statement == "INSERT" {
         assert!(stderr.contains("rolled back"), "{case}: {stderr}");
     }
-    assert_eq!(count(db, running).await, 0, "{case}: still running on the server");
+    assert_eq!(
+        count(db, running).await,
+        0,
+        "{case}: still running on the server"
+    );
     assert_eq!(count(db, exists).await, 0, "{case}: target left behind");
 }
 
@@ -57,14 +73,8 @@ fn postgres_statements_are_cancelled_by_sigint_and_sigterm() {
         let Some((url, mut db)) = server("EAVPIVOT_PG_URL", PG_DEFAULT).await else {
             return;
         };
-        let (kv, wide) = (format!("cn_kv_{}", std::process::id()), format!("cn_wide_{}", std::process::id()));
-        db.execute_script(&format!(
-            "DROP TABLE IF EXISTS {kv}, {wide};
-             CREATE TABLE {kv} (id int, attr text, val text);
-             INSERT INTO {kv} SELECT g / 3, 'a' || g % 3, 'v' || g FROM generate_series(1, 3000) g;"
-        ))
-        .await
-        .expect("source");
+        let (kv, wide) = table_names("cn");
+        create_source(db.as_mut(), &kv, &pg_rows(3000), &[&kv, &wide]).await;
         let dir = tempfile::tempdir().expect("temp dir");
         let exists = format!("SELECT COUNT(*) FROM pg_class WHERE relname = '{wide}'");
         for case in CASES {
@@ -83,9 +93,7 @@ fn postgres_statements_are_cancelled_by_sigint_and_sigterm() {
             );
             interrupt_case(db.as_mut(), &url, &job, &running, &exists, case).await;
         }
-        db.execute(&format!("DROP TABLE IF EXISTS {kv}, {wide}"))
-            .await
-            .expect("clean up");
+        drop_tables(db.as_mut(), &[&kv, &wide]).await;
     });
 }
 
@@ -95,14 +103,15 @@ fn mariadb_statements_are_cancelled_by_sigint_and_sigterm() {
         let Some((url, mut db)) = server("EAVPIVOT_MARIADB_URL", MARIADB_DEFAULT).await else {
             return;
         };
-        let (kv, wide) = (format!("cn_kv_{}", std::process::id()), format!("cn_wide_{}", std::process::id()));
-        db.execute_script(&format!(
-            "DROP TABLE IF EXISTS {kv}, {wide}, {wide}__eavpivot_new;
-             CREATE TABLE {kv} (id int, attr varchar(10), val varchar(20));
-             INSERT INTO {kv} SELECT seq DIV 3, CONCAT('a', seq MOD 3), CONCAT('v', seq) FROM seq_1_to_3000;"
-        ))
-        .await
-        .expect("source");
+        let (kv, wide) = table_names("cn");
+        let staging = format!("{wide}__eavpivot_new");
+        create_source(
+            db.as_mut(),
+            &kv,
+            &mariadb_rows(3000),
+            &[&kv, &wide, &staging],
+        )
+        .await;
         let dir = tempfile::tempdir().expect("temp dir");
         let exists = format!(
             "SELECT COUNT(*) FROM information_schema.TABLES \
@@ -115,8 +124,11 @@ fn mariadb_statements_are_cancelled_by_sigint_and_sigterm() {
                 case.0
             );
             let job = write_job(dir.path(), &kv, &wide, &value, "");
-            std::fs::write(&job, std::fs::read_to_string(&job).expect("job") + "strategy: pushdown\n")
-                .expect("job");
+            std::fs::write(
+                &job,
+                std::fs::read_to_string(&job).expect("job") + "strategy: pushdown\n",
+            )
+            .expect("job");
             let running = format!(
                 "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() \
                  AND INFO LIKE '{}%' AND INFO LIKE '%{kv}%'",
@@ -124,8 +136,6 @@ fn mariadb_statements_are_cancelled_by_sigint_and_sigterm() {
             );
             interrupt_case(db.as_mut(), &url, &job, &running, &exists, case).await;
         }
-        db.execute(&format!("DROP TABLE IF EXISTS {kv}, {wide}"))
-            .await
-            .expect("clean up");
+        drop_tables(db.as_mut(), &[&kv, &wide]).await;
     });
 }

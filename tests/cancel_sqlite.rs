@@ -38,14 +38,24 @@ fn an_interrupt_stops_a_running_statement_and_a_lock_times_out() {
         // About a billion rows: minutes, unless stopped.
         let endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c \
                        WHERE x < 1000000000) SELECT COUNT(*) FROM c";
-        let err = db.query(endless).await.expect_err("an interrupted query fails");
+        let err = db
+            .query(endless)
+            .await
+            .expect_err("an interrupted query fails");
         interrupter.join().expect("interrupter");
-        assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "took {:?}",
+            started.elapsed()
+        );
         assert!(err.to_string().starts_with("interrupted (Ctrl-C)"), "{err}");
 
         // A second connection holding the write lock: the first gives up after its timeout.
         let mut other = open(&path).await;
-        other.execute("CREATE TABLE t (x INTEGER)").await.expect("table");
+        other
+            .execute("CREATE TABLE t (x INTEGER)")
+            .await
+            .expect("table");
         other.execute("BEGIN IMMEDIATE").await.expect("write lock");
         db.set_lock_timeout(Duration::from_secs(1))
             .await
@@ -61,7 +71,8 @@ fn an_interrupt_stops_a_running_statement_and_a_lock_times_out() {
             "took {took:?}"
         );
         assert!(
-            err.to_string().contains("lock_timeout expired waiting for a lock on the database file"),
+            err.to_string()
+                .contains("lock_timeout expired waiting for a lock on the database file"),
             "{err}"
         );
         other.execute("ROLLBACK").await.expect("release");

@@ -34,8 +34,15 @@ fn a_zero_flag_is_a_usage_error() {
     Command::cargo_bin("eavpivot")
         .expect("binary")
         .current_dir(dir.path())
-        .args(["run", path.to_str().expect("utf-8 path"), "--lock-timeout", "0"])
+        .args([
+            "run",
+            path.to_str().expect("utf-8 path"),
+            "--lock-timeout",
+            "0",
+        ])
         .assert()
         .code(2)
-        .stderr(contains("--lock-timeout: expected 1 to 86400 seconds, got 0"));
+        .stderr(contains(
+            "--lock-timeout: expected 1 to 86400 seconds, got 0",
+        ));
 }

@@ -17,23 +17,31 @@ const TIMEOUT: u64 = 2;
 /// What a timed-out run may take beyond the timeout (connect, discovery, rollback).
 const SLACK: Duration = Duration::from_secs(4);
 
+/// Once the lock is released the same run succeeds: 101 entities pivoted. Then clean up.
+async fn rerun_succeeds(
+    db: &mut dyn eavpivot::backend::Backend,
+    url: &str,
+    job: &std::path::Path,
+    kv: &str,
+    wide: &str,
+) {
+    let again = start(job, url, &["--lock-timeout", &TIMEOUT.to_string()]);
+    let (status, stderr, _) = finish(again, Duration::from_secs(60)).await;
+    assert_eq!(status.code(), Some(0), "re-run after release: {stderr}");
+    let rows = count(db, &format!("SELECT COUNT(*) FROM {wide}")).await;
+    assert_eq!(rows, 101, "re-run after release");
+    drop_tables(db, &[kv, wide]).await;
+}
+
 #[test]
 fn postgres_lock_on_the_source_times_out_with_its_holder() {
     runtime().block_on(async {
-        let Some((url, mut db)) = server("EAVPIVOT_PG_URL", PG_DEFAULT).await else {
+        let Some((url, mut db, mut holder)) = two_connections("EAVPIVOT_PG_URL", PG_DEFAULT).await
+        else {
             return;
         };
-        let Some((_, mut holder)) = server("EAVPIVOT_PG_URL", PG_DEFAULT).await else {
-            return;
-        };
-        let (kv, wide) = (format!("lk_kv_{}", std::process::id()), format!("lk_wide_{}", std::process::id()));
-        db.execute_script(&format!(
-            "DROP TABLE IF EXISTS {kv}, {wide};
-             CREATE TABLE {kv} (id int, attr text, val text);
-             INSERT INTO {kv} SELECT g / 3, 'a' || g % 3, 'v' || g FROM generate_series(1, 300) g;"
-        ))
-        .await
-        .expect("source");
+        let (kv, wide) = table_names("lk");
+        create_source(db.as_mut(), &kv, &pg_rows(300), &[&kv, &wide]).await;
         let dir = tempfile::tempdir().expect("temp dir");
         let job = write_job(dir.path(), &kv, &wide, "k.val", "");
         holder.execute("BEGIN").await.expect("begin");
@@ -46,49 +54,52 @@ fn postgres_lock_on_the_source_times_out_with_its_holder() {
         let run = start(&job, &url, &["--lock-timeout", &TIMEOUT.to_string()]);
         let (status, stderr, took) = finish(run, Duration::from_secs(TIMEOUT) + SLACK * 2).await;
         assert_eq!(status.code(), Some(1), "{stderr}");
-        assert!(took < Duration::from_secs(TIMEOUT) + SLACK, "took {took:?}: {stderr}");
+        assert!(
+            took < Duration::from_secs(TIMEOUT) + SLACK,
+            "took {took:?}: {stderr}"
+        );
         let held = format!("on {kv} (held by pid {holder_pid}, ");
         assert!(
             stderr.contains(&format!("waiting for a lock {held}")),
             "no waiting line: {stderr}"
         );
         assert!(
-            stderr.contains(&format!("lock_timeout {TIMEOUT} s expired waiting for a lock {held}")),
+            stderr.contains(&format!(
+                "lock_timeout {TIMEOUT} s expired waiting for a lock {held}"
+            )),
             "no timeout line: {stderr}"
         );
         let exists = format!("SELECT COUNT(*) FROM pg_class WHERE relname = '{wide}'");
         holder.execute("ROLLBACK").await.expect("release");
         assert_eq!(count(db.as_mut(), &exists).await, 0, "target left behind");
 
-        let again = start(&job, &url, &["--lock-timeout", &TIMEOUT.to_string()]);
-        let (status, stderr, _) = finish(again, Duration::from_secs(60)).await;
-        assert_eq!(status.code(), Some(0), "re-run after release: {stderr}");
-        assert_eq!(count(db.as_mut(), &format!("SELECT COUNT(*) FROM {wide}")).await, 101);
-        db.execute(&format!("DROP TABLE IF EXISTS {kv}, {wide}"))
-            .await
-            .expect("clean up");
+        rerun_succeeds(db.as_mut(), &url, &job, &kv, &wide).await;
     });
 }
 
 #[test]
 fn mariadb_locks_on_source_and_target_time_out_and_leave_nothing() {
     runtime().block_on(async {
-        let Some((url, mut db)) = server("EAVPIVOT_MARIADB_URL", MARIADB_DEFAULT).await else {
+        let Some((url, mut db, mut holder)) =
+            two_connections("EAVPIVOT_MARIADB_URL", MARIADB_DEFAULT).await
+        else {
             return;
         };
-        let Some((_, mut holder)) = server("EAVPIVOT_MARIADB_URL", MARIADB_DEFAULT).await else {
-            return;
-        };
-        let (kv, wide) = (format!("lk_kv_{}", std::process::id()), format!("lk_wide_{}", std::process::id()));
-        db.execute_script(&format!(
-            "DROP TABLE IF EXISTS {kv}, {wide}, {wide}__eavpivot_new;
-             CREATE TABLE {kv} (id int, attr varchar(10), val varchar(20));
-             INSERT INTO {kv} SELECT seq DIV 3, CONCAT('a', seq MOD 3), CONCAT('v', seq) FROM seq_1_to_300;
-             CREATE TABLE {wide} (id int, old varchar(10));
-             INSERT INTO {wide} VALUES (42, 'kept');"
-        ))
-        .await
-        .expect("source and old target");
+        let (kv, wide) = table_names("lk");
+        let staging = format!("{wide}__eavpivot_new");
+        create_source(
+            db.as_mut(),
+            &kv,
+            &mariadb_rows(300),
+            &[&kv, &wide, &staging],
+        )
+        .await;
+        for sql in [
+            format!("CREATE TABLE {wide} (id int, old varchar(10))"),
+            format!("INSERT INTO {wide} VALUES (42, 'kept')"),
+        ] {
+            db.execute(&sql).await.expect("old target");
+        }
         let dir = tempfile::tempdir().expect("temp dir");
         let job = write_job(dir.path(), &kv, &wide, "k.val", ", if_exists: replace");
         let tables = |name: &str| {
@@ -109,14 +120,22 @@ fn mariadb_locks_on_source_and_target_time_out_and_leave_nothing() {
                 finish(run, Duration::from_secs(TIMEOUT) + SLACK * 2).await;
             holder.execute("UNLOCK TABLES").await.expect("release");
             assert_eq!(status.code(), Some(1), "{locked}: {stderr}");
-            assert!(took < Duration::from_secs(TIMEOUT) + SLACK, "{locked}: took {took:?}: {stderr}");
             assert!(
-                stderr.contains(&format!("lock_timeout {TIMEOUT} s expired waiting for a lock")),
+                took < Duration::from_secs(TIMEOUT) + SLACK,
+                "{locked}: took {took:?}: {stderr}"
+            );
+            assert!(
+                stderr.contains(&format!(
+                    "lock_timeout {TIMEOUT} s expired waiting for a lock"
+                )),
                 "{locked}: {stderr}"
             );
             assert!(stderr.contains("waiting for a lock"), "{locked}: {stderr}");
-            let staging = format!("{wide}__eavpivot_new");
-            assert_eq!(count(db.as_mut(), &tables(&staging)).await, 0, "{locked}: staging left: {stderr}");
+            assert_eq!(
+                count(db.as_mut(), &tables(&staging)).await,
+                0,
+                "{locked}: staging left: {stderr}"
+            );
             let old = db
                 .query(&format!("SELECT old FROM {wide}"))
                 .await
@@ -124,12 +143,6 @@ fn mariadb_locks_on_source_and_target_time_out_and_leave_nothing() {
             assert_eq!(old.len(), 1, "{locked}: old target replaced: {stderr}");
         }
 
-        let again = start(&job, &url, &["--lock-timeout", &TIMEOUT.to_string()]);
-        let (status, stderr, _) = finish(again, Duration::from_secs(60)).await;
-        assert_eq!(status.code(), Some(0), "re-run after release: {stderr}");
-        assert_eq!(count(db.as_mut(), &format!("SELECT COUNT(*) FROM {wide}")).await, 101);
-        db.execute(&format!("DROP TABLE IF EXISTS {kv}, {wide}"))
-            .await
-            .expect("clean up");
+        rerun_succeeds(db.as_mut(), &url, &job, &kv, &wide).await;
     });
 }

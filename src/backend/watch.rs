@@ -23,8 +23,8 @@ use async_trait::async_trait;
 use super::Backend;
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
-use crate::execute::progress;
 use crate::execute::first_int;
+use crate::execute::progress;
 use crate::value::Value;
 
 /// How long a statement runs before the server is asked whether it waits for a lock (and
@@ -196,7 +196,11 @@ fn phrase(wait: Option<&LockWait>, sql: &str) -> String {
         other => {
             let words: Vec<&str> = sql.split_whitespace().collect();
             let start: String = words.join(" ").chars().take(80).collect();
-            let more = if start.len() < words.join(" ").len() { "…" } else { "" };
+            let more = if start.len() < words.join(" ").len() {
+                "…"
+            } else {
+                ""
+            };
             format!(
                 "{} in `{start}{more}`",
                 other.map(LockWait::describe).unwrap_or_default()
@@ -271,7 +275,11 @@ mod tests {
 
     #[test]
     fn an_unknown_holder_names_the_statement() {
-        let row = [Value::Null, Value::Null, Value::Text("Waiting for table metadata lock".into())];
+        let row = [
+            Value::Null,
+            Value::Null,
+            Value::Text("Waiting for table metadata lock".into()),
+        ];
         let session = SessionWatch {
             timeout: Some(Duration::from_secs(5)),
             id: Some(1),

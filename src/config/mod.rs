@@ -260,7 +260,8 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
         target,
         transforms,
         strategy: raw.strategy.unwrap_or_default(),
-        lock_timeout: validate_lock_timeout(raw.lock_timeout).map_err(|m| invalid("lock_timeout", m))?,
+        lock_timeout: validate_lock_timeout(raw.lock_timeout)
+            .map_err(|m| invalid("lock_timeout", m))?,
     })
 }
 

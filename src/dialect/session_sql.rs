@@ -86,7 +86,7 @@ impl SessionSql for MariaDb {
                  CONCAT(p.USER, '@', p.HOST, ' ', p.COMMAND) \
                  FROM information_schema.METADATA_LOCK_INFO m \
                  JOIN information_schema.PROCESSLIST p ON p.ID = m.THREAD_ID \
-                 WHERE m.THREAD_ID <> {id} AND m.TABLE_NAME <> '' \
+                 WHERE m.THREAD_ID <> {id} AND m.LOCK_TYPE = 'Table metadata lock' \
                  AND m.LOCK_MODE IN ('MDL_SHARED_NO_WRITE', 'MDL_SHARED_NO_READ_WRITE', 'MDL_EXCLUSIVE') \
                  LIMIT 1"
             ),

@@ -153,7 +153,9 @@ async fn listen(ready: std::sync::mpsc::Sender<()>) {
 fn on_signal(signal: Signal) {
     let label = signal.label();
     if ARMED.load(Ordering::SeqCst) == 0 || INTERRUPTED.swap(true, Ordering::SeqCst) {
-        eprintln!("\ninterrupted ({label}): exiting now; the database rolls back the open transaction");
+        eprintln!(
+            "\ninterrupted ({label}): exiting now; the database rolls back the open transaction"
+        );
         std::process::exit(i32::from(signal.exit_code()));
     }
     let _ = SIGNAL.compare_exchange(0, signal.number(), Ordering::SeqCst, Ordering::SeqCst);

@@ -123,3 +123,50 @@ pub fn signal(child: &Child, signal: &str) {
         .success();
     assert!(ok, "kill -{signal} failed");
 }
+
+/// `<prefix>_kv_<pid>` and `<prefix>_wide_<pid>`: this process's source and target tables.
+pub fn table_names(prefix: &str) -> (String, String) {
+    let pid = std::process::id();
+    (format!("{prefix}_kv_{pid}"), format!("{prefix}_wide_{pid}"))
+}
+
+/// `(id, attr, val)` rows 1..=n, three attributes per entity, in PostgreSQL.
+pub fn pg_rows(n: u32) -> String {
+    format!("SELECT g / 3, 'a' || g % 3, 'v' || g FROM generate_series(1, {n}) g")
+}
+
+/// The same rows in MariaDB (its `seq_1_to_N` sequence engine).
+pub fn mariadb_rows(n: u32) -> String {
+    format!("SELECT seq DIV 3, CONCAT('a', seq MOD 3), CONCAT('v', seq) FROM seq_1_to_{n}")
+}
+
+/// Drop `stale` (leftovers of an earlier run) and create the source `kv` filled by `rows`.
+pub async fn create_source(db: &mut dyn Backend, kv: &str, rows: &str, stale: &[&str]) {
+    drop_tables(db, stale).await;
+    db.execute(&format!(
+        "CREATE TABLE {kv} (id int, attr varchar(10), val varchar(20))"
+    ))
+    .await
+    .expect("source table");
+    db.execute(&format!("INSERT INTO {kv} {rows}"))
+        .await
+        .expect("source rows");
+}
+
+pub async fn drop_tables(db: &mut dyn Backend, tables: &[&str]) {
+    for table in tables {
+        db.execute(&format!("DROP TABLE IF EXISTS {table}"))
+            .await
+            .expect("drop table");
+    }
+}
+
+/// Two connections to one server: the test's own and a lock holder's.
+pub async fn two_connections(
+    var: &str,
+    default: &str,
+) -> Option<(String, Box<dyn Backend>, Box<dyn Backend>)> {
+    let (url, db) = server(var, default).await?;
+    let (_, holder) = server(var, default).await?;
+    Some((url, db, holder))
+}

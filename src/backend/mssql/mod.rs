@@ -313,7 +313,12 @@ impl Backend for MsSqlBackend {
         {
             let context = "reading source rows (second connection)";
             // The reader waits for locks no longer than this connection does.
-            for setting in self.session.timeout.map(|t| MsSql.lock_timeout(t)).unwrap_or_default() {
+            for setting in self
+                .session
+                .timeout
+                .map(|t| MsSql.lock_timeout(t))
+                .unwrap_or_default()
+            {
                 reader
                     .simple_query(setting)
                     .await
