@@ -179,6 +179,8 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
     let shape: Vec<&str> = sent
         .iter()
         .map(|s| match s.as_str() {
+            s if s.starts_with("SET LOCK_TIMEOUT") => "lock_timeout",
+            "SELECT @@SPID" => "session id",
             s if s.contains("AS n_rows") => "discover",
             s if s.starts_with("EXEC sp_describe_first_result_set") => "describe keys",
             s if s.contains("OBJECT_ID(N'dbo.WIDE', N'U')") => "target exists?",
@@ -197,6 +199,8 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
     assert_eq!(
         shape,
         [
+            "lock_timeout",
+            "session id",
             "discover",
             "describe keys",
             "target exists?",
@@ -209,7 +213,7 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
             "COMMIT"
         ]
     );
-    let create = &sent[5];
+    let create = &sent[7];
     assert!(
         create.contains("[item_id] INT"),
         "entity keeps its source type: {create}"
@@ -236,7 +240,14 @@ fn dry_run_sends_only_read_only_statements() {
     show("dry run", &peer, &out);
     assert!(out.status.success());
     assert_no_password(&out, PASSWORD);
-    let sent = peer.statements();
+    let all = peer.statements();
+    // The session settings come first: lock_timeout, and the id that names lock holders.
+    assert_eq!(
+        all[..2],
+        ["SET LOCK_TIMEOUT 30000", "SELECT @@SPID"],
+        "{all:#?}"
+    );
+    let sent = &all[2..];
     assert_eq!(sent.len(), 4, "{sent:#?}");
     assert!(sent[0].contains("AS n_rows"));
     assert!(sent[1].starts_with("EXEC sp_describe_first_result_set"));

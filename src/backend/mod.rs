@@ -56,12 +56,13 @@ pub trait Backend: Send {
     /// Bound every later lock wait of this session, and of the connections it opens later,
     /// by `timeout` (the job's `lock_timeout`), with the dialect's session settings. Server
     /// backends also learn their session id here, to say who holds a lock they wait for.
-    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<()> {
-        let dialect = self.dialect();
-        for sql in dialect.lock_timeout(timeout) {
-            self.execute(&sql).await?;
+    /// Returns the statements it sent, in order, for the report.
+    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
+        let statements = self.dialect().lock_timeout(timeout);
+        for sql in &statements {
+            self.execute(sql).await?;
         }
-        Ok(())
+        Ok(statements)
     }
 
     /// Run a script of several statements (sample-data setup files).

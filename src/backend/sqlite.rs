@@ -160,10 +160,11 @@ impl Backend for SqliteBackend {
     }
 
     /// SQLite's lock timeout is the busy timeout of the C API, not SQL.
-    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<()> {
+    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
         self.conn
             .busy_timeout(timeout)
-            .map_err(|e| db_error("setting the busy timeout (lock_timeout)", e))
+            .map_err(|e| db_error("setting the busy timeout (lock_timeout)", e))?;
+        Ok(Vec::new())
     }
 
     async fn stream_into(

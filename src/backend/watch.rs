@@ -40,6 +40,8 @@ pub struct SessionWatch {
     pub timeout: Option<Duration>,
     /// This connection's id on the server (for lock probes and SQL-level cancels).
     pub id: Option<i64>,
+    /// What setting it up sent, in order (the report lists every statement sent).
+    pub statements: Vec<String>,
 }
 
 /// A lock some other session holds and this one waits for, as far as the server says.
@@ -235,19 +237,22 @@ pub fn settle<T, E>(
 /// Start a session: the dialect's lock-timeout statements, then this connection's id.
 pub async fn start_session(backend: &mut dyn Backend, timeout: Duration) -> Result<SessionWatch> {
     let dialect = backend.dialect();
-    for sql in dialect.lock_timeout(timeout) {
+    let mut statements = dialect.lock_timeout(timeout);
+    for sql in &statements {
         backend
-            .execute(&sql)
+            .execute(sql)
             .await
             .map_err(|e| e.with_context("setting lock_timeout"))?;
     }
-    let id = match dialect.session_id() {
-        Some(sql) => Some(first_int(&backend.query(&sql).await?) as i64),
-        None => None,
-    };
+    let mut id = None;
+    if let Some(sql) = dialect.session_id() {
+        id = Some(first_int(&backend.query(&sql).await?) as i64);
+        statements.push(sql);
+    }
     Ok(SessionWatch {
         timeout: Some(timeout),
         id,
+        statements,
     })
 }
 
@@ -265,6 +270,7 @@ mod tests {
         let session = SessionWatch {
             timeout: Some(Duration::from_secs(30)),
             id: Some(1),
+            statements: Vec::new(),
         };
         let err = lock_timeout_error(&session, Some(&LockWait::from_row(&row)), "SELECT 1");
         assert_eq!(
@@ -283,6 +289,7 @@ mod tests {
         let session = SessionWatch {
             timeout: Some(Duration::from_secs(5)),
             id: Some(1),
+            statements: Vec::new(),
         };
         let err = lock_timeout_error(
             &session,

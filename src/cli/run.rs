@@ -121,7 +121,7 @@ async fn run_async(
         }
         _ => backend::connect(spec, options).await?,
     };
-    backend.set_lock_timeout(job.lock_timeout).await?;
+    let session_sql = backend.set_lock_timeout(job.lock_timeout).await?;
     let mut sample_loaded = false;
     if spec.embedded || args.load_sample {
         if args.dry_run && !source_exists(backend.as_mut(), job).await? && job.setup.is_some() {
@@ -149,6 +149,7 @@ async fn run_async(
     let mut report = outcome.report;
     report.connection = spec.display().to_string();
     report.sample_data_loaded = sample_loaded;
+    record_session(&mut report, session_sql, job.lock_timeout);
     if args.json {
         print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else if args.dry_run {
@@ -166,6 +167,25 @@ async fn run_async(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The session settings sent before the job's own statements go first in the report (which
+/// lists every statement sent) and in the dry-run script (where they ran too).
+fn record_session(report: &mut report::Report, sent: Vec<String>, timeout: Duration) {
+    let note = format!(
+        "session: lock_timeout {} s (and this connection's id, to name lock holders)",
+        timeout.as_secs()
+    );
+    let logged = sent.into_iter().map(|sql| execute::Statement {
+        kind: execute::StatementKind::Inspect,
+        sql,
+        note: Some(note.clone()),
+    });
+    let logged: Vec<_> = logged.collect();
+    report
+        .statements
+        .splice(0..0, logged.iter().map(|s| s.sql.clone()));
+    report.statement_log.splice(0..0, logged);
 }
 
 /// The report keeps statements as text; the dry-run script wants them with their kinds.

@@ -151,9 +151,9 @@ impl Backend for MariaDbBackend {
         watched(&self.session, &monitor, sql, "describe", request).await
     }
 
-    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<()> {
+    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
         self.session = watch::start_session(self, timeout).await?;
-        Ok(())
+        Ok(self.session.statements.clone())
     }
 
     async fn load_rows(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {

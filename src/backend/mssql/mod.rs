@@ -295,9 +295,9 @@ impl Backend for MsSqlBackend {
         self.load(target, rows).await
     }
 
-    async fn set_lock_timeout(&mut self, timeout: Duration) -> Result<()> {
+    async fn set_lock_timeout(&mut self, timeout: Duration) -> Result<Vec<String>> {
         self.session = watch::start_session(self, timeout).await?;
-        Ok(())
+        Ok(self.session.statements.clone())
     }
 
     async fn stream_into(

@@ -145,9 +145,9 @@ impl Backend for PostgresBackend {
         load::load(&self.client, target, &types, rows).await
     }
 
-    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<()> {
+    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
         self.session = watch::start_session(self, timeout).await?;
-        Ok(())
+        Ok(self.session.statements.clone())
     }
 
     async fn stream_into(
