@@ -270,6 +270,38 @@ fn dry_run_sends_only_read_only_statements() {
 }
 
 #[test]
+fn a_lock_timeout_is_set_first_and_its_expiry_is_one_line_and_a_rollback() {
+    let script = Script::new().on(
+        starts_with("INSERT INTO"),
+        Response::error(1222, "Lock request time out period exceeded."),
+    );
+    let mut rules = script.rules;
+    rules.extend(eav_server().rules);
+    let peer = TdsPeer::start(Script { rules });
+    let (_dir, job) = job_file();
+    let out = eavpivot(
+        &[
+            "run",
+            job.to_str().expect("utf-8 path"),
+            "--lock-timeout",
+            "7",
+        ],
+        &url(peer.port(), PASSWORD),
+    );
+    show("lock timeout", &peer, &out);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("lock_timeout 7 s expired waiting for a lock in `INSERT INTO dbo.WIDE"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("rolled back"), "{stderr}");
+    let sent = peer.statements();
+    assert_eq!(sent[0], "SET LOCK_TIMEOUT 7000");
+    assert_eq!(sent.last(), Some(&MsSql.rollback()));
+}
+
+#[test]
 fn server_error_mid_insert_rolls_back_and_shows_the_server_error() {
     let script = Script::new().on(
         starts_with("INSERT INTO"),
