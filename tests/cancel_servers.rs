@@ -7,13 +7,13 @@
 //! Servers from EAVPIVOT_PG_URL / EAVPIVOT_MARIADB_URL (default: the local ones), skipped
 //! when unreachable unless `EAVPIVOT_REQUIRE_SERVERS=1`.
 
-#[path = "support/servers.rs"]
-mod servers;
+#[path = "support/db_children.rs"]
+mod db_children;
 
 use std::time::Duration;
 
+use db_children::*;
 use eavpivot::backend::Backend;
-use servers::*;
 
 /// From the signal to the process gone, at most.
 const PROMPT: Duration = Duration::from_secs(2);

@@ -5,12 +5,12 @@
 //! is what waits). Servers from EAVPIVOT_PG_URL / EAVPIVOT_MARIADB_URL (default: the local
 //! ones), skipped when unreachable unless `EAVPIVOT_REQUIRE_SERVERS=1`.
 
-#[path = "support/servers.rs"]
-mod servers;
+#[path = "support/db_children.rs"]
+mod db_children;
 
 use std::time::Duration;
 
-use servers::*;
+use db_children::*;
 
 /// `--lock-timeout` for these runs: short, to keep the file fast.
 const TIMEOUT: u64 = 2;
