@@ -9,11 +9,14 @@
 
 #[path = "support/db_children.rs"]
 mod db_children;
+#[path = "support/servers.rs"]
+mod servers;
 
 use std::time::Duration;
 
 use db_children::*;
 use eavpivot::backend::Backend;
+use servers::{mariadb, postgres, runtime};
 
 /// From the signal to the process gone, at most.
 const PROMPT: Duration = Duration::from_secs(2);
@@ -70,7 +73,9 @@ async fn interrupt_case(
 #[test]
 fn postgres_statements_are_cancelled_by_sigint_and_sigterm() {
     runtime().block_on(async {
-        let Some((url, mut db)) = server("EAVPIVOT_PG_URL", PG_DEFAULT).await else {
+        let server = postgres();
+        let url = &server.url;
+        let Some(mut db) = server.open().await else {
             return;
         };
         let (kv, wide) = table_names("cn");
@@ -91,7 +96,7 @@ fn postgres_statements_are_cancelled_by_sigint_and_sigterm() {
                  AND pid <> pg_backend_pid() AND query LIKE '{}%' AND query LIKE '%{kv}%'",
                 case.0
             );
-            interrupt_case(db.as_mut(), &url, &job, &running, &exists, case).await;
+            interrupt_case(db.as_mut(), url, &job, &running, &exists, case).await;
         }
         drop_tables(db.as_mut(), &[&kv, &wide]).await;
     });
@@ -100,7 +105,9 @@ fn postgres_statements_are_cancelled_by_sigint_and_sigterm() {
 #[test]
 fn mariadb_statements_are_cancelled_by_sigint_and_sigterm() {
     runtime().block_on(async {
-        let Some((url, mut db)) = server("EAVPIVOT_MARIADB_URL", MARIADB_DEFAULT).await else {
+        let server = mariadb();
+        let url = &server.url;
+        let Some(mut db) = server.open().await else {
             return;
         };
         let (kv, wide) = table_names("cn");
@@ -134,7 +141,7 @@ fn mariadb_statements_are_cancelled_by_sigint_and_sigterm() {
                  AND INFO LIKE '{}%' AND INFO LIKE '%{kv}%'",
                 case.0
             );
-            interrupt_case(db.as_mut(), &url, &job, &running, &exists, case).await;
+            interrupt_case(db.as_mut(), url, &job, &running, &exists, case).await;
         }
         drop_tables(db.as_mut(), &[&kv, &wide]).await;
     });

@@ -7,10 +7,13 @@
 
 #[path = "support/db_children.rs"]
 mod db_children;
+#[path = "support/servers.rs"]
+mod servers;
 
 use std::time::Duration;
 
 use db_children::*;
+use servers::{mariadb, postgres, runtime};
 
 /// `--lock-timeout` for these runs: short, to keep the file fast.
 const TIMEOUT: u64 = 2;
@@ -36,8 +39,9 @@ async fn rerun_succeeds(
 #[test]
 fn postgres_lock_on_the_source_times_out_with_its_holder() {
     runtime().block_on(async {
-        let Some((url, mut db, mut holder)) = two_connections("EAVPIVOT_PG_URL", PG_DEFAULT).await
-        else {
+        let server = postgres();
+        let url = &server.url;
+        let Some((mut db, mut holder)) = two_connections(&server).await else {
             return;
         };
         let (kv, wide) = table_names("lk");
@@ -51,7 +55,7 @@ fn postgres_lock_on_the_source_times_out_with_its_holder() {
             .expect("lock");
         let holder_pid = count(holder.as_mut(), "SELECT pg_backend_pid()").await;
 
-        let run = start(&job, &url, &["--lock-timeout", &TIMEOUT.to_string()]);
+        let run = start(&job, url, &["--lock-timeout", &TIMEOUT.to_string()]);
         let (status, stderr, took) = finish(run, Duration::from_secs(TIMEOUT) + SLACK * 2).await;
         assert_eq!(status.code(), Some(1), "{stderr}");
         assert!(
@@ -73,16 +77,16 @@ fn postgres_lock_on_the_source_times_out_with_its_holder() {
         holder.execute("ROLLBACK").await.expect("release");
         assert_eq!(count(db.as_mut(), &exists).await, 0, "target left behind");
 
-        rerun_succeeds(db.as_mut(), &url, &job, &kv, &wide).await;
+        rerun_succeeds(db.as_mut(), url, &job, &kv, &wide).await;
     });
 }
 
 #[test]
 fn mariadb_locks_on_source_and_target_time_out_and_leave_nothing() {
     runtime().block_on(async {
-        let Some((url, mut db, mut holder)) =
-            two_connections("EAVPIVOT_MARIADB_URL", MARIADB_DEFAULT).await
-        else {
+        let server = mariadb();
+        let url = &server.url;
+        let Some((mut db, mut holder)) = two_connections(&server).await else {
             return;
         };
         let (kv, wide) = table_names("lk");
@@ -115,7 +119,7 @@ fn mariadb_locks_on_source_and_target_time_out_and_leave_nothing() {
                 .execute(&format!("LOCK TABLES {locked} WRITE"))
                 .await
                 .expect("lock");
-            let run = start(&job, &url, &["--lock-timeout", &TIMEOUT.to_string()]);
+            let run = start(&job, url, &["--lock-timeout", &TIMEOUT.to_string()]);
             let (status, stderr, took) =
                 finish(run, Duration::from_secs(TIMEOUT) + SLACK * 2).await;
             holder.execute("UNLOCK TABLES").await.expect("release");
@@ -143,6 +147,6 @@ fn mariadb_locks_on_source_and_target_time_out_and_leave_nothing() {
             assert_eq!(old.len(), 1, "{locked}: old target replaced: {stderr}");
         }
 
-        rerun_succeeds(db.as_mut(), &url, &job, &kv, &wide).await;
+        rerun_succeeds(db.as_mut(), url, &job, &kv, &wide).await;
     });
 }

@@ -1,47 +1,19 @@
-//! Shared by the lock and cancel tests: server connections (skipped with a reason when a
-//! server is unreachable, unless `EAVPIVOT_REQUIRE_SERVERS=1`), job files, and the real binary
-//! run as a child process while the test keeps its own connections alive.
+//! For the lock and cancel tests, on top of `servers.rs` (where the servers are, skipping):
+//! job files, the real binary run as a child process while the test keeps its own
+//! connections alive and served, and the few queries those tests poll.
 #![allow(dead_code)] // each test binary uses part of this file
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec};
+use eavpivot::backend::Backend;
 
-pub const PG_DEFAULT: &str = "postgres://postgres@127.0.0.1:5432/test";
-pub const MARIADB_DEFAULT: &str = "mysql://root@127.0.0.1:3306/test";
+use super::servers::{drop_if_exists, eavpivot, Db};
 
-pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
-
-/// The server's URL (from `var`, else `default`) and a connection, or `None` with the reason
-/// printed; under `EAVPIVOT_REQUIRE_SERVERS=1` an unreachable server fails the test.
-pub async fn server(var: &str, default: &str) -> Option<(String, Box<dyn Backend>)> {
-    let url = std::env::var(var).unwrap_or_else(|_| default.into());
-    match connect(&url).await {
-        Ok(db) => Some((url, db)),
-        Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
-            panic!("{url} is required (EAVPIVOT_REQUIRE_SERVERS=1) but unreachable: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipped: {url} is unreachable: {e}");
-            None
-        }
-    }
-}
-
-pub async fn connect(url: &str) -> eavpivot::Result<Box<dyn Backend>> {
-    let spec = ConnectionSpec::parse(Some(url))?;
-    let options = ConnectOptions {
-        connect_timeout: Duration::from_secs(5),
-        password: None,
-    };
-    backend::connect(&spec, &options).await
+/// Two connections to one server: the test's own and a lock holder's (`None`: skipped).
+pub async fn two_connections(db: &Db) -> Option<(Box<dyn Backend>, Box<dyn Backend>)> {
+    Some((db.open().await?, db.open().await?))
 }
 
 /// A job pivoting `source (id, attr, val)` into `target`, with `value` as the value expression.
@@ -57,12 +29,8 @@ pub fn write_job(dir: &Path, source: &str, target: &str, value: &str, extra: &st
 
 /// `eavpivot run JOB --connection URL ARGS…`, started and left running.
 pub fn start(job: &Path, url: &str, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_eavpivot"))
-        .arg("run")
-        .arg(job)
-        .args(["--connection", url, "--preview", "0"])
-        .args(args)
-        .env_remove("EAVPIVOT_CONNECTION")
+    let job = job.to_str().expect("utf-8 path");
+    eavpivot(&[&["run", job], args].concat(), url)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -155,18 +123,6 @@ pub async fn create_source(db: &mut dyn Backend, kv: &str, rows: &str, stale: &[
 
 pub async fn drop_tables(db: &mut dyn Backend, tables: &[&str]) {
     for table in tables {
-        db.execute(&format!("DROP TABLE IF EXISTS {table}"))
-            .await
-            .expect("drop table");
+        drop_if_exists(db, table).await;
     }
-}
-
-/// Two connections to one server: the test's own and a lock holder's.
-pub async fn two_connections(
-    var: &str,
-    default: &str,
-) -> Option<(String, Box<dyn Backend>, Box<dyn Backend>)> {
-    let (url, db) = server(var, default).await?;
-    let (_, holder) = server(var, default).await?;
-    Some((url, db, holder))
 }
