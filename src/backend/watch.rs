@@ -30,6 +30,8 @@ use crate::value::Value;
 /// How long a statement runs before the server is asked whether it waits for a lock (and
 /// again every so often), unless half the lock timeout is shorter.
 const REPORT_AFTER: Duration = Duration::from_secs(3);
+/// The interval's floor (a lock timeout under a second is the caller's business).
+const MIN_REPORT_AFTER: Duration = Duration::from_millis(100);
 /// How long the side connection may take to answer; the statement goes on regardless.
 const PROBE_BUDGET: Duration = Duration::from_secs(2);
 
@@ -127,8 +129,9 @@ pub async fn watch<F: Future>(
         out.interrupted = true;
         return out;
     }
+    // Half the timeout when that is sooner, so a wait is named before it expires.
     let every = match session.timeout {
-        Some(t) => REPORT_AFTER.min(t / 2),
+        Some(t) => REPORT_AFTER.min(t / 2).max(MIN_REPORT_AFTER),
         None => REPORT_AFTER,
     };
     let mut statement = pin!(statement);
@@ -154,12 +157,20 @@ pub async fn watch<F: Future>(
             _ = tick.tick(), if session.id.is_some() && out.wait.is_none() => {
                 out.wait = probe(session, dialect, monitor).await;
                 if let Some(wait) = &out.wait {
-                    let limit = session.timeout.map(|t| format!("; lock_timeout {} s", t.as_secs())).unwrap_or_default();
-                    eprintln!("waiting for a lock{}{limit}", phrase(Some(wait), sql));
+                    report_wait(session, wait, sql);
                 }
             }
         }
     }
+}
+
+/// The one line said while a statement waits for a lock.
+fn report_wait(session: &SessionWatch, wait: &LockWait, sql: &str) {
+    let limit = session
+        .timeout
+        .map(|t| format!("; lock_timeout {} s", t.as_secs()))
+        .unwrap_or_default();
+    eprintln!("waiting for a lock{}{limit}", phrase(Some(wait), sql));
 }
 
 /// Who holds the lock session `id` waits for: the first of the dialect's queries that answers.

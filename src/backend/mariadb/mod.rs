@@ -18,6 +18,7 @@
 //! holds the load's transaction, and on its own task ([`super::read_ahead`]).
 
 mod load;
+mod monitor;
 
 use async_trait::async_trait;
 use mysql_async::consts::{ColumnFlags, ColumnType};
@@ -25,11 +26,12 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Column, Conn, Opts, OptsBuilder, Row};
 
 use super::read_ahead::{self, ReadAhead, RowSender};
-use super::watch::{self, Monitor, SessionWatch};
+use super::watch::{self, SessionWatch};
 use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, MariaDb, SessionSql};
 use crate::error::{Error, Result};
 use crate::value::Value;
+use monitor::watched;
 
 /// Wide rows per streamed load at the most ([`super::flush_rows`]).
 const MAX_FLUSH_ROWS: usize = 50_000;
@@ -187,68 +189,6 @@ impl MariaDbBackend {
             let outcome = read_rows(&opts, timeout, &settings, &sql, &mut rows).await;
             (rows, outcome)
         })
-    }
-
-    fn monitor(&self) -> MariaDbMonitor {
-        MariaDbMonitor {
-            opts: self.opts.clone(),
-            timeout: self.timeout,
-            id: self.session.id,
-        }
-    }
-}
-
-/// Run one request of the busy connection under [`watch::watch`].
-async fn watched<T>(
-    session: &SessionWatch,
-    monitor: &MariaDbMonitor,
-    sql: &str,
-    context: &str,
-    request: impl std::future::Future<Output = std::result::Result<T, mysql_async::Error>>,
-) -> Result<T> {
-    let watched = watch::watch(request, sql, session, &MariaDb, monitor).await;
-    watch::settle(watched, session, sql, is_lock_timeout, |e| {
-        db_error(context, &e)
-    })
-}
-
-/// ER_LOCK_WAIT_TIMEOUT: `lock_wait_timeout` or `innodb_lock_wait_timeout` expired.
-fn is_lock_timeout(err: &mysql_async::Error) -> bool {
-    matches!(err, mysql_async::Error::Server(e) if e.code == 1205)
-}
-
-/// A MariaDB backend's side channel: a short-lived second connection, for lock probes and for
-/// `KILL QUERY` (the protocol has no cancel request of its own).
-struct MariaDbMonitor {
-    opts: Opts,
-    timeout: std::time::Duration,
-    id: Option<i64>,
-}
-
-#[async_trait]
-impl Monitor for MariaDbMonitor {
-    async fn side_query(&self, sql: &str) -> Result<Vec<Vec<Value>>> {
-        let mut conn = open(&self.opts, self.timeout).await?;
-        let rows: Vec<Row> = conn
-            .query(sql)
-            .await
-            .map_err(|e| db_error("asking who holds a lock", &e))?;
-        let _ = conn.disconnect().await;
-        rows.into_iter().map(decode_row).collect()
-    }
-
-    async fn cancel(&self) -> Result<bool> {
-        let Some(kill) = self.id.and_then(|id| MariaDb.cancel_statement(id)) else {
-            return Err(Error::Job(
-                "the connection id is unknown (set_lock_timeout was not called)".into(),
-            ));
-        };
-        let mut conn = open(&self.opts, self.timeout).await?;
-        conn.query_drop(kill)
-            .await
-            .map_err(|e| db_error("cancelling the running statement", &e))?;
-        let _ = conn.disconnect().await;
-        Ok(true)
     }
 }
 

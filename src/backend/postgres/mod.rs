@@ -11,6 +11,7 @@
 //! is busy holding the load's transaction.
 
 mod load;
+mod monitor;
 
 use std::collections::HashMap;
 use std::pin::pin;
@@ -18,10 +19,10 @@ use std::pin::pin;
 use async_trait::async_trait;
 use futures_util::StreamExt;
 use tokio_postgres::types::Type;
-use tokio_postgres::{CancelToken, Client, Config, NoTls, SimpleQueryMessage};
+use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
 
 use super::read_ahead::{self, ReadAhead, RowSender};
-use super::watch::{self, Monitor, SessionWatch};
+use super::watch::{self, SessionWatch};
 use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, Postgres, SessionSql};
 use crate::error::{Error, Result};
@@ -177,55 +178,6 @@ impl PostgresBackend {
             let outcome = read_rows(&config, &settings, &sql, &mut rows).await;
             (rows, outcome)
         })
-    }
-
-    /// Run one request of this connection under [`watch::watch`]: a lock wait is reported,
-    /// an interrupt cancels it on the server (a cancel request on its own connection).
-    async fn watched<T>(
-        &self,
-        sql: &str,
-        context: &str,
-        request: impl std::future::Future<Output = std::result::Result<T, tokio_postgres::Error>>,
-    ) -> Result<T> {
-        let monitor = PgMonitor {
-            config: &self.config,
-            token: self.client.cancel_token(),
-        };
-        let watched = watch::watch(request, sql, &self.session, &Postgres, &monitor).await;
-        watch::settle(watched, &self.session, sql, is_lock_timeout, |e| {
-            db_error(context, &e)
-        })
-    }
-}
-
-/// lock_not_available: `SET lock_timeout` expired.
-fn is_lock_timeout(err: &tokio_postgres::Error) -> bool {
-    err.as_db_error().map(|d| d.code().code()) == Some("55P03")
-}
-
-/// A PostgreSQL backend's side channel: lock probes on a short-lived connection, and the
-/// protocol's cancel request (which the server honours for the running statement only).
-struct PgMonitor<'a> {
-    config: &'a Config,
-    token: CancelToken,
-}
-
-#[async_trait]
-impl Monitor for PgMonitor<'_> {
-    async fn side_query(&self, sql: &str) -> Result<Vec<Vec<Value>>> {
-        let client = open(self.config).await?;
-        let (types, messages) = fetch_all(&client, sql)
-            .await
-            .map_err(|e| db_error("asking who holds a lock", &e))?;
-        decode_all(&types, messages)
-    }
-
-    async fn cancel(&self) -> Result<bool> {
-        self.token
-            .cancel_query(NoTls)
-            .await
-            .map_err(|e| db_error("cancelling the running statement", &e))?;
-        Ok(true)
     }
 }
 
