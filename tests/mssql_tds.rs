@@ -179,6 +179,8 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
     let shape: Vec<&str> = sent
         .iter()
         .map(|s| match s.as_str() {
+            s if s.starts_with("SET LOCK_TIMEOUT") => "lock_timeout",
+            "SELECT @@SPID" => "session id",
             s if s.contains("AS n_rows") => "discover",
             s if s.starts_with("EXEC sp_describe_first_result_set") => "describe keys",
             s if s.contains("OBJECT_ID(N'dbo.WIDE', N'U')") => "target exists?",
@@ -197,6 +199,8 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
     assert_eq!(
         shape,
         [
+            "lock_timeout",
+            "session id",
             "discover",
             "describe keys",
             "target exists?",
@@ -209,7 +213,7 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
             "COMMIT"
         ]
     );
-    let create = &sent[5];
+    let create = &sent[7];
     assert!(
         create.contains("[item_id] INT"),
         "entity keeps its source type: {create}"
@@ -236,7 +240,14 @@ fn dry_run_sends_only_read_only_statements() {
     show("dry run", &peer, &out);
     assert!(out.status.success());
     assert_no_password(&out, PASSWORD);
-    let sent = peer.statements();
+    let all = peer.statements();
+    // The session settings come first: lock_timeout, and the id that names lock holders.
+    assert_eq!(
+        all[..2],
+        ["SET LOCK_TIMEOUT 30000", "SELECT @@SPID"],
+        "{all:#?}"
+    );
+    let sent = &all[2..];
     assert_eq!(sent.len(), 4, "{sent:#?}");
     assert!(sent[0].contains("AS n_rows"));
     assert!(sent[1].starts_with("EXEC sp_describe_first_result_set"));
@@ -256,6 +267,38 @@ fn dry_run_sends_only_read_only_statements() {
             "dry run sent {would}"
         );
     }
+}
+
+#[test]
+fn a_lock_timeout_is_set_first_and_its_expiry_is_one_line_and_a_rollback() {
+    let script = Script::new().on(
+        starts_with("INSERT INTO"),
+        Response::error(1222, "Lock request time out period exceeded."),
+    );
+    let mut rules = script.rules;
+    rules.extend(eav_server().rules);
+    let peer = TdsPeer::start(Script { rules });
+    let (_dir, job) = job_file();
+    let out = eavpivot(
+        &[
+            "run",
+            job.to_str().expect("utf-8 path"),
+            "--lock-timeout",
+            "7",
+        ],
+        &url(peer.port(), PASSWORD),
+    );
+    show("lock timeout", &peer, &out);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("lock_timeout 7 s expired waiting for a lock in `INSERT INTO dbo.WIDE"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("rolled back"), "{stderr}");
+    let sent = peer.statements();
+    assert_eq!(sent[0], "SET LOCK_TIMEOUT 7000");
+    assert_eq!(sent.last(), Some(&MsSql.rollback()));
 }
 
 #[test]

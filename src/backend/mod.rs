@@ -12,6 +12,7 @@ pub mod postgres;
 pub mod read_ahead;
 pub mod sqlite;
 mod tls;
+pub mod watch;
 
 pub use connection::{ConnectOptions, ConnectionSpec, Driver};
 
@@ -53,6 +54,18 @@ pub trait Backend: Send {
 
     /// Run one statement; the number of rows it affected, where the server says.
     async fn execute(&mut self, sql: &str) -> Result<u64>;
+
+    /// Bound every later lock wait of this session, and of the connections it opens later,
+    /// by `timeout` (the job's `lock_timeout`), with the dialect's session settings. Server
+    /// backends also learn their session id here, to say who holds a lock they wait for.
+    /// Returns the statements it sent, in order, for the report.
+    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
+        let statements = self.dialect().lock_timeout(timeout);
+        for sql in &statements {
+            self.execute(sql).await?;
+        }
+        Ok(statements)
+    }
 
     /// Run a script of several statements (sample-data setup files).
     async fn execute_script(&mut self, sql: &str) -> Result<()>;

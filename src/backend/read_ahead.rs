@@ -181,7 +181,16 @@ pub async fn stream(
     batch_rows: usize,
 ) -> Result<Vec<u64>> {
     let mut loaded = vec![0u64; targets.len()];
-    while let Some(rows) = source.next().await? {
+    loop {
+        // The first rows of an ordered read can be seconds away (the server sorts first): an
+        // interrupt must not wait for them. Dropping `source` ends the read and its connection.
+        let next = tokio::select! {
+            next = source.next() => next?,
+            _ = crate::execute::progress::interrupted() => {
+                return Err(crate::execute::progress::interrupted_error(true));
+            }
+        };
+        let Some(rows) = next else { break };
         for row in rows {
             pipeline.push(row)?;
             if pipeline.ready_rows() >= batch_rows {

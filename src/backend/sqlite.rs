@@ -24,6 +24,7 @@ use super::read_ahead::ReadAhead;
 use super::{flush_rows, Backend, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, Sqlite};
 use crate::error::{Error, Result};
+use crate::execute::progress;
 use crate::value::Value;
 
 /// SQLite's default limit on bound parameters per statement (SQLITE_MAX_VARIABLE_NUMBER).
@@ -121,6 +122,7 @@ impl Backend for SqliteBackend {
     }
 
     async fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
+        let _interrupt = self.interruptible();
         let mut stmt = self.conn.prepare(sql).map_err(|e| db_error("query", e))?;
         let width = stmt.column_count();
         let mut rows = stmt.query([]).map_err(|e| db_error("query", e))?;
@@ -132,6 +134,7 @@ impl Backend for SqliteBackend {
     }
 
     async fn execute(&mut self, sql: &str) -> Result<u64> {
+        let _interrupt = self.interruptible();
         let mut stmt = self
             .conn
             .prepare(sql)
@@ -141,6 +144,7 @@ impl Backend for SqliteBackend {
     }
 
     async fn execute_script(&mut self, sql: &str) -> Result<()> {
+        let _interrupt = self.interruptible();
         self.conn
             .execute_batch(sql)
             .map_err(|e| db_error("script", e))
@@ -196,12 +200,21 @@ impl Backend for SqliteBackend {
         MAX_FLUSH_ROWS
     }
 
+    /// SQLite's lock timeout is the busy timeout of the C API, not SQL.
+    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
+        self.conn
+            .busy_timeout(timeout)
+            .map_err(|e| db_error("setting the busy timeout (lock_timeout)", e))?;
+        Ok(Vec::new())
+    }
+
     async fn stream_into(
         &mut self,
         read_sql: &str,
         pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
+        let _interrupt = self.interruptible();
         let mut loaded = vec![0u64; targets.len()];
         let batch_rows = flush_rows(targets, MAX_FLUSH_ROWS);
         let mut stmt = self
@@ -230,6 +243,14 @@ impl Backend for SqliteBackend {
 }
 
 impl SqliteBackend {
+    /// While the guard lives, an interrupt calls `sqlite3_interrupt` (from the signal thread:
+    /// this one is busy stepping the statement), which stops it at its next step with
+    /// SQLITE_INTERRUPT; [`db_error`] turns that into the interrupt's error.
+    fn interruptible(&self) -> progress::HookGuard {
+        let handle = self.conn.get_interrupt_handle();
+        progress::on_interrupt(move || handle.interrupt())
+    }
+
     /// [`super::load_ready`], synchronously: the read statement borrows the connection, so the
     /// load goes through `&self` on that same connection (SQLite allows it mid-scan).
     fn flush(
@@ -278,5 +299,14 @@ impl ToSql for Bound<'_> {
 }
 
 fn db_error(context: &str, err: rusqlite::Error) -> Error {
-    Error::database(format!("sqlite {context}"), err.to_string())
+    match err.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::OperationInterrupted) => progress::interrupted_error(true),
+        // The busy timeout ran out: another connection holds the file's lock (SQLite locks
+        // the whole database, and cannot say who holds it).
+        Some(rusqlite::ErrorCode::DatabaseBusy) => Error::Job(format!(
+            "sqlite {context}: lock_timeout expired waiting for a lock on the database file \
+             (another connection is writing to it)"
+        )),
+        _ => Error::database(format!("sqlite {context}"), err.to_string()),
+    }
 }

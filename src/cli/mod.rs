@@ -146,9 +146,12 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// 2 when the command line or job file is at fault, 1 when the job failed.
+/// 2 when the command line or job file is at fault, 1 when the job failed, and 130 or 143
+/// when a SIGINT or SIGTERM stopped it (whatever error the stop surfaced as).
 pub fn exit_code_of(err: &anyhow::Error) -> u8 {
-    if let Some(e) = err.downcast_ref::<crate::Error>() {
+    if let Some(code) = crate::execute::progress::signal_exit_code() {
+        code
+    } else if let Some(e) = err.downcast_ref::<crate::Error>() {
         e.exit_code()
     } else if err.is::<crate::config::ConfigError>() || err.is::<clap::Error>() {
         2

@@ -70,6 +70,10 @@ pub struct RunArgs {
     /// A value for `${NAME}` in the job's operator SQL (where, on, expressions); repeatable.
     #[arg(long = "var", value_name = "NAME=VALUE", value_parser = crate::config::parse_var)]
     pub vars: Vec<(String, String)>,
+    /// Seconds any statement may wait for a lock before the run fails and rolls back
+    /// (overrides the job's lock_timeout; default 30).
+    #[arg(long, value_name = "SECONDS")]
+    pub lock_timeout: Option<u64>,
     #[command(flatten)]
     pub connection: ConnectionArgs,
 }
@@ -107,7 +111,11 @@ pub fn run(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
 
 fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
     let vars: crate::config::Vars = args.vars.iter().cloned().collect();
-    let job = super::job::load_job_with_vars(&args.job, &vars)?;
+    let mut job = super::job::load_job_with_vars(&args.job, &vars)?;
+    if let Some(secs) = args.lock_timeout {
+        job.job.lock_timeout = crate::config::validate_lock_timeout(Some(secs))
+            .map_err(|m| Error::Usage(format!("--lock-timeout: {m}")))?;
+    }
     // The command line wins over the job file, for the source as for the target.
     let source = (args.connection.connection.clone()).or_else(|| job.job.source.connection.clone());
     let spec = ConnectionSpec::parse(source.as_deref())?;
@@ -116,6 +124,8 @@ fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
         .as_deref()
         .map(|t| ConnectionSpec::parse(Some(t)))
         .transpose()?;
+    // From here on SIGINT/SIGTERM cancel the running statement and roll back, and say so.
+    let _interrupt = execute::progress::InterruptGuard::arm();
     let options = connect_options(&args.connection)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -222,6 +232,7 @@ async fn run_async(
         }
         _ => backend::connect(spec, options).await?,
     };
+    let session_sql = backend.set_lock_timeout(job.lock_timeout).await?;
     let mut sample_loaded = false;
     if spec.embedded || args.load_sample {
         if args.dry_run && !source_exists(backend.as_mut(), job).await? && job.setup.is_some() {
@@ -271,17 +282,27 @@ async fn run_async(
             (false, rows, _) => rows.unwrap_or(DEFAULT_PREVIEW_ROWS) + read_ahead,
         },
     };
-    let outcome = match target_spec {
-        None => execute::run_job(job, backend.as_mut(), &run_options).await?,
+    let (outcome, target_session_sql) = match target_spec {
+        None => (
+            execute::run_job(job, backend.as_mut(), &run_options).await?,
+            Vec::new(),
+        ),
         Some(target_spec) => {
             let mut target = open_target(target_spec, options, args.dry_run, verbosity).await?;
-            execute::run_job_across(job, backend.as_mut(), target.as_mut(), &run_options).await?
+            let sent = target.set_lock_timeout(job.lock_timeout).await?;
+            let outcome =
+                execute::run_job_across(job, backend.as_mut(), target.as_mut(), &run_options)
+                    .await?;
+            (outcome, sent)
         }
     };
     let mut report = outcome.report;
     report.connection = spec.display().to_string();
     report.target_connection = target_spec.map(|t| t.display().to_string());
     report.sample_data_loaded = sample_loaded;
+    record_session(&mut report, target_session_sql, job.lock_timeout, false);
+    let across = target_spec.is_some();
+    record_session(&mut report, session_sql, job.lock_timeout, across);
     if args.json {
         print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
         return Ok(ExitCode::SUCCESS);
@@ -309,6 +330,31 @@ async fn run_async(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The session settings sent before the job's own statements go first in the report (which
+/// lists every statement sent) and in the dry-run script (where they ran too).
+fn record_session(
+    report: &mut report::Report,
+    sent: Vec<String>,
+    timeout: Duration,
+    on_source: bool,
+) {
+    let note = format!(
+        "session: lock_timeout {} s (and this connection's id, to name lock holders)",
+        timeout.as_secs()
+    );
+    let logged = sent.into_iter().map(|sql| execute::Statement {
+        kind: execute::StatementKind::Inspect,
+        sql,
+        note: Some(note.clone()),
+        on_source,
+    });
+    let logged: Vec<_> = logged.collect();
+    report
+        .statements
+        .splice(0..0, logged.iter().map(|s| s.sql.clone()));
+    report.statement_log.splice(0..0, logged);
 }
 
 /// The report keeps statements as text; the dry-run script wants them with their kinds.

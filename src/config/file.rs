@@ -29,6 +29,10 @@ pub struct JobFile {
     /// `auto` (default) | `pushdown` | `stream`; `--strategy` overrides it.
     #[serde(default)]
     pub strategy: Option<StrategyName>,
+    /// Seconds any statement may wait for a lock before the run gives up (default 30);
+    /// `--lock-timeout` overrides it.
+    #[serde(default)]
+    pub lock_timeout: Option<u64>,
 }
 
 /// `[a, b]` or a single item. `Many` is tried first: serde lets a struct be read from a

@@ -61,6 +61,8 @@ pub struct Job {
     pub target: Target,
     pub transforms: Vec<TransformSpec>,
     pub strategy: StrategyName,
+    /// How long any statement may wait for a lock (`lock_timeout`, default 30 s).
+    pub lock_timeout: std::time::Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -308,7 +310,21 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
         target,
         transforms,
         strategy: raw.strategy.unwrap_or_default(),
+        lock_timeout: validate_lock_timeout(raw.lock_timeout)
+            .map_err(|m| invalid("lock_timeout", m))?,
     })
+}
+
+/// The default of `lock_timeout`: long enough for an ordinary commit elsewhere to finish.
+pub const DEFAULT_LOCK_TIMEOUT_SECS: u64 = 30;
+
+/// `lock_timeout` in seconds: at least 1 (0 means "wait forever" to PostgreSQL and SQL
+/// Server, the very hang it exists to prevent), at most a day.
+pub fn validate_lock_timeout(secs: Option<u64>) -> Result<std::time::Duration, String> {
+    match secs.unwrap_or(DEFAULT_LOCK_TIMEOUT_SECS) {
+        s @ 1..=86_400 => Ok(std::time::Duration::from_secs(s)),
+        s => Err(format!("expected 1 to 86400 seconds, got {s}")),
+    }
 }
 
 /// What `if_exists: merge` cannot do (yet), refused before anything runs.

@@ -11,12 +11,14 @@ mod mariadb;
 mod mssql;
 pub mod mssql_script;
 mod postgres;
+mod session_sql;
 mod sqlite;
 pub mod sudoku_sql;
 
 pub use mariadb::MariaDb;
 pub use mssql::MsSql;
 pub use postgres::Postgres;
+pub use session_sql::SessionSql;
 pub use sqlite::Sqlite;
 
 pub mod merge;
@@ -109,7 +111,8 @@ pub struct TableShape {
     pub primary_key: bool,
 }
 
-pub trait Dialect: Send + Sync {
+/// Session control (lock timeouts, lock holders, cancel) is [`SessionSql`], kept apart.
+pub trait Dialect: SessionSql + Send + Sync {
     /// `sqlite`, `postgres`, `mariadb` or `mssql`: also the folder name under `sql/`.
     fn name(&self) -> &'static str;
 

@@ -1,75 +1,250 @@
-//! Progress and Ctrl-C for long loads.
+//! Progress, Ctrl-C and SIGTERM for long runs.
 //!
 //! A streaming load of millions of rows runs for a while, so it shows a bar (rows/s, ETA) on
 //! stderr, but only when stderr is a terminal: logs and pipes stay clean.
 //!
-//! Ctrl-C must not leave a half-built target, and must say what happened. Killing the process
-//! would be safe (the database rolls back an open transaction when the connection drops) but
-//! silent, so while a load is running ([`InterruptGuard`]) the first Ctrl-C only sets a flag:
-//! the pipeline checks it between rows and the load checks it before COMMIT, and either returns
-//! an error that the ordinary rollback path handles and reports. A second Ctrl-C, or one
-//! outside a load, exits at once with status 130 as usual.
+//! An interrupt must not leave a half-built target, must not leave the statement running on
+//! the server (a pushdown INSERT over millions of rows would go on for seconds after the
+//! client exits), and must say what happened. So while a run is armed ([`InterruptGuard`])
+//! the first SIGINT or SIGTERM only records itself: a backend racing a statement against
+//! [`interrupted`] cancels it on the server, the pipeline checks between rows and the load
+//! before COMMIT, and the error they return goes through the ordinary rollback path. A second
+//! signal, or one outside a run, exits at once. SIGINT exits 130, SIGTERM 143 (128 + signal),
+//! by shell convention, whichever way the run ends after it ([`signal_exit_code`]).
+//!
+//! Signals are received on a thread of their own (tokio's signal streams on a small runtime),
+//! not on the run's runtime: a synchronous SQLite statement blocks that one, and its
+//! interrupt ([`on_interrupt`]) has to be called from elsewhere while it runs.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Mutex, Once};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::{Error, Result};
 
-/// Set by the Ctrl-C handler (or [`interrupt`]) while a load is armed.
+/// Set by a signal (or [`interrupt`]) while a run is armed; cleared when the last guard drops.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-/// A load is running: Ctrl-C asks it to stop instead of ending the process.
-static ARMED: AtomicBool = AtomicBool::new(false);
+/// Set with [`INTERRUPTED`], cleared once some statement or check has turned it into an
+/// error: the statements of the rollback that follows must run, not be cancelled in turn.
+static PENDING: AtomicBool = AtomicBool::new(false);
+/// Runs armed (nested guards: the command arms the whole run, the load its own part).
+static ARMED: AtomicUsize = AtomicUsize::new(0);
+/// The signal that interrupted this process (0: none), for the exit status.
+static SIGNAL: AtomicU8 = AtomicU8::new(0);
 static INSTALL: Once = Once::new();
+/// Called at the moment of an interrupt: cancels what cannot race a future (SQLite).
+type Hook = Box<dyn Fn() + Send + Sync>;
+static HOOKS: Mutex<Vec<(u64, Hook)>> = Mutex::new(Vec::new());
+static NEXT_HOOK: AtomicUsize = AtomicUsize::new(1);
+/// How often a statement waiting on the server looks at the flag: well under a second.
+const POLL: Duration = Duration::from_millis(25);
 
-/// Exit status of a process ended by SIGINT, by shell convention.
-const EXIT_INTERRUPTED: i32 = 130;
+/// A signal that interrupts a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Interrupt,
+    Terminate,
+}
 
-/// While alive, Ctrl-C interrupts the load instead of ending the process.
+impl Signal {
+    fn number(self) -> u8 {
+        match self {
+            Signal::Interrupt => 2,
+            Signal::Terminate => 15,
+        }
+    }
+
+    fn from_number(n: u8) -> Option<Signal> {
+        match n {
+            2 => Some(Signal::Interrupt),
+            15 => Some(Signal::Terminate),
+            _ => None,
+        }
+    }
+
+    /// How the user sees it: `Ctrl-C` or `SIGTERM`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Signal::Interrupt => "Ctrl-C",
+            Signal::Terminate => "SIGTERM",
+        }
+    }
+
+    /// The shell's status for a process ended by this signal.
+    pub fn exit_code(self) -> u8 {
+        128 + self.number()
+    }
+}
+
+/// While alive, a signal interrupts the run instead of ending the process.
 pub struct InterruptGuard(());
 
 impl InterruptGuard {
-    /// Arm the handler for the duration of one load. A flag already set (by [`interrupt`])
-    /// is kept, so a caller can ask for a stop before the load starts.
+    /// Arm the handler for the duration of one run (or load). A flag already set (by
+    /// [`interrupt`]) is kept, so a caller can ask for a stop before the load starts.
     pub fn arm() -> InterruptGuard {
-        INSTALL.call_once(|| {
-            // Failing to install (another handler exists, e.g. in an embedding program) only
-            // means Ctrl-C keeps its default meaning; the rollback is then the database's.
-            let _ = ctrlc::set_handler(on_ctrl_c);
-        });
-        ARMED.store(true, Ordering::SeqCst);
+        INSTALL.call_once(install);
+        ARMED.fetch_add(1, Ordering::SeqCst);
         InterruptGuard(())
     }
 }
 
 impl Drop for InterruptGuard {
     fn drop(&mut self) {
-        ARMED.store(false, Ordering::SeqCst);
-        INTERRUPTED.store(false, Ordering::SeqCst);
+        if ARMED.fetch_sub(1, Ordering::SeqCst) == 1 {
+            INTERRUPTED.store(false, Ordering::SeqCst);
+            PENDING.store(false, Ordering::SeqCst);
+        }
     }
 }
 
-fn on_ctrl_c() {
-    if !ARMED.load(Ordering::SeqCst) || INTERRUPTED.swap(true, Ordering::SeqCst) {
-        eprintln!("\ninterrupted: exiting now; the database rolls back the open transaction");
-        std::process::exit(EXIT_INTERRUPTED);
+/// Listen for SIGINT and SIGTERM on a thread of their own. Failing to listen (no threads, an
+/// embedding program's own handler) only means signals keep their default meaning; the
+/// rollback is then the database's, when the connection drops.
+/// Waits until the listener is in place, so a signal right after [`InterruptGuard::arm`] is
+/// not lost (a background job's SIGINT starts out ignored, not fatal).
+fn install() {
+    let (ready, listening) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("eavpivot-signals".into())
+        .spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(listen(ready));
+        });
+    if spawned.is_ok() {
+        let _ = listening.recv_timeout(Duration::from_secs(1));
     }
-    eprintln!("\ninterrupted: stopping the load and rolling back (Ctrl-C again to exit at once)");
 }
 
-/// Ask the running load to stop, as Ctrl-C does (for embedding programs and tests).
+#[cfg(unix)]
+async fn listen(ready: std::sync::mpsc::Sender<()>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
+    let _ = ready.send(());
+    loop {
+        let which = tokio::select! {
+            _ = int.recv() => Signal::Interrupt,
+            _ = term.recv() => Signal::Terminate,
+        };
+        on_signal(which);
+    }
+}
+
+#[cfg(not(unix))]
+async fn listen(ready: std::sync::mpsc::Sender<()>) {
+    let _ = ready.send(());
+    while tokio::signal::ctrl_c().await.is_ok() {
+        on_signal(Signal::Interrupt);
+    }
+}
+
+fn on_signal(signal: Signal) {
+    let label = signal.label();
+    if ARMED.load(Ordering::SeqCst) == 0 || INTERRUPTED.swap(true, Ordering::SeqCst) {
+        eprintln!(
+            "\ninterrupted ({label}): exiting now; the database rolls back the open transaction"
+        );
+        std::process::exit(i32::from(signal.exit_code()));
+    }
+    let _ = SIGNAL.compare_exchange(0, signal.number(), Ordering::SeqCst, Ordering::SeqCst);
+    PENDING.store(true, Ordering::SeqCst);
+    eprintln!("\ninterrupted ({label}): cancelling the running statement and rolling back ({label} again to exit at once)");
+    run_hooks();
+}
+
+fn run_hooks() {
+    if let Ok(hooks) = HOOKS.lock() {
+        for (_, hook) in hooks.iter() {
+            hook();
+        }
+    }
+}
+
+/// Ask the running load to stop, as a signal does (for embedding programs and tests).
 pub fn interrupt() {
     INTERRUPTED.store(true, Ordering::SeqCst);
+    PENDING.store(true, Ordering::SeqCst);
+    run_hooks();
+}
+
+/// The signal that interrupted this process, if one did.
+pub fn signal_received() -> Option<Signal> {
+    Signal::from_number(SIGNAL.load(Ordering::SeqCst))
+}
+
+/// The exit status a failed run should end with: 130 after SIGINT, 143 after SIGTERM.
+pub fn signal_exit_code() -> Option<u8> {
+    signal_received().map(Signal::exit_code)
+}
+
+fn label() -> &'static str {
+    signal_received().unwrap_or(Signal::Interrupt).label()
 }
 
 /// An error if a stop was asked for; checked between rows and before COMMIT.
 pub fn check_interrupt() -> Result<()> {
     if INTERRUPTED.load(Ordering::Relaxed) {
-        return Err(Error::Job("interrupted (Ctrl-C)".into()));
+        PENDING.store(false, Ordering::SeqCst);
+        return Err(Error::Job(format!("interrupted ({})", label())));
     }
     Ok(())
+}
+
+/// Resolves once an interrupt is pending: the statement raced against it is to be cancelled.
+/// Taking it clears it, so the rollback's own statements run normally.
+pub async fn interrupted() {
+    while !take_pending() {
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// True (once) when an interrupt is pending: the caller turns it into an error.
+pub fn take_pending() -> bool {
+    PENDING.swap(false, Ordering::SeqCst)
+}
+
+/// The error of a statement stopped by an interrupt; `cancelled` says whether the server was
+/// told to stop it (otherwise it never started).
+pub fn interrupted_error(cancelled: bool) -> Error {
+    let what = if cancelled {
+        "the running statement was cancelled on the server"
+    } else {
+        "stopped before the next statement"
+    };
+    Error::Job(format!("interrupted ({}): {what}", label()))
+}
+
+/// Call `hook` at the moment of an interrupt while the returned guard lives (a synchronous
+/// backend's cancel, e.g. SQLite's `sqlite3_interrupt`, called from the signal thread).
+pub fn on_interrupt(hook: impl Fn() + Send + Sync + 'static) -> HookGuard {
+    let id = NEXT_HOOK.fetch_add(1, Ordering::SeqCst) as u64;
+    if let Ok(mut hooks) = HOOKS.lock() {
+        hooks.push((id, Box::new(hook)));
+    }
+    HookGuard(id)
+}
+
+/// Removes its hook when dropped.
+pub struct HookGuard(u64);
+
+impl Drop for HookGuard {
+    fn drop(&mut self) {
+        if let Ok(mut hooks) = HOOKS.lock() {
+            hooks.retain(|(id, _)| *id != self.0);
+        }
+    }
 }
 
 /// A rows/s + ETA bar over the source rows, drawn only when stderr is a terminal.

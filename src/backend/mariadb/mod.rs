@@ -19,6 +19,7 @@
 
 mod connect;
 mod load;
+mod monitor;
 
 use async_trait::async_trait;
 use mysql_async::consts::{ColumnFlags, ColumnType};
@@ -27,10 +28,12 @@ use mysql_async::{Column, Conn, Row};
 
 use super::connection::open_asking;
 use super::read_ahead::{self, ReadAhead, RowSender};
+use super::watch::{self, SessionWatch};
 use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
-use crate::dialect::{Dialect, MariaDb};
+use crate::dialect::{Dialect, MariaDb, SessionSql};
 use crate::error::{Error, Result};
 use crate::value::Value;
+use monitor::watched;
 
 /// Wide rows per streamed load at the most ([`super::flush_rows`]).
 const MAX_FLUSH_ROWS: usize = 50_000;
@@ -45,6 +48,8 @@ pub struct MariaDbBackend {
     statement_budget: usize,
     /// The server accepts `LOAD DATA LOCAL INFILE`.
     local_infile: bool,
+    /// The lock timeout and connection id, once [`Backend::set_lock_timeout`] ran.
+    session: SessionWatch,
 }
 
 pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
@@ -67,6 +72,7 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Back
         target,
         statement_budget: (packet as usize / 2).clamp(64 << 10, 64 << 20),
         local_infile,
+        session: SessionWatch::default(),
     }))
 }
 
@@ -77,51 +83,49 @@ impl Backend for MariaDbBackend {
     }
 
     async fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
-        let rows: Vec<Row> = self
-            .conn
-            .query(sql)
-            .await
-            .map_err(|e| db_error("query", &e))?;
+        let monitor = self.monitor();
+        let rows: Vec<Row> =
+            watched(&self.session, &monitor, sql, "query", self.conn.query(sql)).await?;
         rows.into_iter().map(decode_row).collect()
     }
 
     async fn execute(&mut self, sql: &str) -> Result<u64> {
-        self.conn
-            .query_drop(sql)
-            .await
-            .map_err(|e| db_error("statement", &e))?;
+        let monitor = self.monitor();
+        let request = self.conn.query_drop(sql);
+        watched(&self.session, &monitor, sql, "statement", request).await?;
         Ok(self.conn.affected_rows())
     }
 
     async fn execute_script(&mut self, sql: &str) -> Result<()> {
         // The text protocol runs `;`-separated statements when multi-statements are enabled
         // (mysql_async enables them); every result set must be drained to see every error.
-        let mut result = self
-            .conn
-            .query_iter(sql)
-            .await
-            .map_err(|e| db_error("script", &e))?;
-        while !result.is_empty() {
-            result
-                .collect::<Row>()
-                .await
-                .map_err(|e| db_error("script", &e))?;
-        }
-        Ok(())
+        let monitor = self.monitor();
+        let conn = &mut self.conn;
+        let request = async move {
+            let mut result = conn.query_iter(sql).await?;
+            while !result.is_empty() {
+                result.collect::<Row>().await?;
+            }
+            Ok(())
+        };
+        watched(&self.session, &monitor, sql, "script", request).await
     }
 
     async fn column_types(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
-        let stmt = self
-            .conn
-            .prep(sql)
-            .await
-            .map_err(|e| db_error("describe", &e))?;
-        let types = stmt.columns().iter().map(type_name).collect();
-        self.conn
-            .close(stmt)
-            .await
-            .map_err(|e| db_error("describe", &e))?;
-        Ok(types)
+        let monitor = self.monitor();
+        let conn = &mut self.conn;
+        let request = async move {
+            let stmt = conn.prep(sql).await?;
+            let types = stmt.columns().iter().map(type_name).collect();
+            conn.close(stmt).await?;
+            Ok(types)
+        };
+        watched(&self.session, &monitor, sql, "describe", request).await
+    }
+
+    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
+        self.session = watch::start_session(self, timeout).await?;
+        Ok(self.session.statements.clone())
     }
 
     async fn load_rows(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {
@@ -150,20 +154,37 @@ impl Backend for MariaDbBackend {
 
 impl MariaDbBackend {
     /// The ordered read, on a second connection (the first holds the load's transaction) and
-    /// its own task, so it runs on while batches load.
+    /// its own task, so it runs on while batches load. It waits for locks no longer than the
+    /// first.
     fn start_read(&self, read_sql: &str) -> ReadAhead {
         let target = self.target.clone();
+        let settings = self
+            .session
+            .timeout
+            .map(|t| MariaDb.lock_timeout(t))
+            .unwrap_or_default();
         ReadAhead::spawn(read_sql, move |sql, mut rows| async move {
-            let outcome = read_rows(&target, &sql, &mut rows).await;
+            let outcome = read_rows(&target, &settings, &sql, &mut rows).await;
             (rows, outcome)
         })
     }
 }
 
 /// Run `sql` on a new connection, handing every row to `rows` until it stops listening.
-async fn read_rows(target: &connect::MyTarget, sql: &str, rows: &mut RowSender) -> Result<()> {
+async fn read_rows(
+    target: &connect::MyTarget,
+    settings: &[String],
+    sql: &str,
+    rows: &mut RowSender,
+) -> Result<()> {
     let context = "reading source rows";
     let mut reader = connect::open(target).await?;
+    for setting in settings {
+        reader
+            .query_drop(setting)
+            .await
+            .map_err(|e| db_error(context, &e))?;
+    }
     {
         let mut result = reader
             .query_iter(sql)

@@ -28,8 +28,9 @@ use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 use super::connection::{error_chain, with_retry, Attempt, RetryFailure};
 use super::credentials;
 use super::read_ahead::{self, ReadAhead, RowSender};
+use super::watch::{self, Monitor, SessionWatch};
 use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
-use crate::dialect::{Dialect, MsSql};
+use crate::dialect::{Dialect, MsSql, SessionSql};
 use crate::error::{Error, Result};
 use crate::value::Value;
 
@@ -48,6 +49,8 @@ pub struct MsSqlBackend {
     client: TdsClient,
     target: Target,
     connect_timeout: Duration,
+    /// The lock timeout and session id (`@@SPID`), once [`Backend::set_lock_timeout`] ran.
+    session: SessionWatch,
 }
 
 /// Connect to what `config` (an ADO.NET string or an `mssql://` URL) names.
@@ -71,6 +74,7 @@ pub async fn connect(config: &str, options: &ConnectOptions) -> Result<Box<dyn B
         client,
         target,
         connect_timeout: options.connect_timeout,
+        session: SessionWatch::default(),
     }))
 }
 
@@ -225,17 +229,25 @@ fn db_error(context: &str, err: TdsError) -> Error {
 
 impl MsSqlBackend {
     /// Send one batch and read every result set it returns (so that an error in any
-    /// statement of it surfaces here).
+    /// statement of it surfaces here), under [`watch::watch`]. On an interrupt the batch is
+    /// cancelled with a TDS ATTENTION on this connection (tiberius's `cancel_query`); with
+    /// `XACT_ABORT ON` the server then rolls the open transaction back itself.
     async fn batch(&mut self, sql: &str, context: &str) -> Result<Vec<Vec<tiberius::Row>>> {
-        let stream = self
-            .client
-            .simple_query(sql)
-            .await
-            .map_err(|e| db_error(context, e))?;
-        stream
-            .into_results()
-            .await
-            .map_err(|e| db_error(context, e))
+        let monitor = MsSqlMonitor {
+            target: &self.target,
+            timeout: self.connect_timeout,
+        };
+        let client = &mut self.client;
+        let request = async move { client.simple_query(sql).await?.into_results().await };
+        let watched = watch::watch(request, sql, &self.session, &MsSql, &monitor).await;
+        if watched.cancel_in_band {
+            if let Err(e) = self.client.cancel_query().await {
+                eprintln!("could not cancel the running statement: {e}");
+            }
+        }
+        watch::settle(watched, &self.session, sql, is_lock_timeout, |e| {
+            db_error(context, e)
+        })
     }
 
     /// One batch: by bulk load when it converts exactly, else by parameterised INSERT.
@@ -273,6 +285,43 @@ impl MsSqlBackend {
             loaded += result.total();
         }
         Ok(loaded)
+    }
+}
+
+/// Error 1222: `SET LOCK_TIMEOUT` expired.
+fn is_lock_timeout(err: &TdsError) -> bool {
+    matches!(err, TdsError::Server(e) if e.code() == 1222)
+}
+
+/// A SQL Server backend's side channel: lock probes on a short-lived second connection. The
+/// cancel itself is in-band (ATTENTION on the busy connection), so [`Monitor::cancel`] only
+/// says so.
+struct MsSqlMonitor<'a> {
+    target: &'a Target,
+    timeout: Duration,
+}
+
+#[async_trait]
+impl Monitor for MsSqlMonitor<'_> {
+    async fn side_query(&self, sql: &str) -> Result<Vec<Vec<Value>>> {
+        let mut client = open(self.target, self.timeout).await?;
+        let context = "asking who holds a lock";
+        let rows = client
+            .simple_query(sql)
+            .await
+            .map_err(|e| db_error(context, e))?
+            .into_first_result()
+            .await
+            .map_err(|e| db_error(context, e))?;
+        let _ = client.close().await;
+        Ok(rows
+            .into_iter()
+            .map(|row| row.into_iter().map(values::from_column).collect())
+            .collect())
+    }
+
+    async fn cancel(&self) -> Result<bool> {
+        Ok(false)
     }
 }
 
@@ -339,6 +388,11 @@ impl Backend for MsSqlBackend {
         MAX_FLUSH_ROWS
     }
 
+    async fn set_lock_timeout(&mut self, timeout: Duration) -> Result<Vec<String>> {
+        self.session = watch::start_session(self, timeout).await?;
+        Ok(self.session.statements.clone())
+    }
+
     async fn stream_into(
         &mut self,
         read_sql: &str,
@@ -354,10 +408,16 @@ impl Backend for MsSqlBackend {
 impl MsSqlBackend {
     /// The ordered read, on a second connection (one TDS connection cannot interleave a
     /// running result set with the load's requests), on its own task like the other servers'.
+    /// It waits for locks no longer than this connection does.
     fn start_read(&self, read_sql: &str) -> ReadAhead {
         let (target, timeout) = (self.target.clone(), self.connect_timeout);
+        let settings = self
+            .session
+            .timeout
+            .map(|t| MsSql.lock_timeout(t))
+            .unwrap_or_default();
         ReadAhead::spawn(read_sql, move |sql, mut rows| async move {
-            let outcome = read_rows(&target, timeout, &sql, &mut rows).await;
+            let outcome = read_rows(&target, timeout, &settings, &sql, &mut rows).await;
             (rows, outcome)
         })
     }
@@ -367,6 +427,7 @@ impl MsSqlBackend {
 async fn read_rows(
     target: &Target,
     timeout: Duration,
+    settings: &[String],
     sql: &str,
     rows: &mut RowSender,
 ) -> Result<()> {
@@ -375,6 +436,15 @@ async fn read_rows(
         .map_err(|e| Error::Connect(format!("opening the reading connection: {e}")))?;
     {
         let context = "reading source rows (second connection)";
+        for setting in settings {
+            reader
+                .simple_query(setting)
+                .await
+                .map_err(|e| db_error(context, e))?
+                .into_results()
+                .await
+                .map_err(|e| db_error(context, e))?;
+        }
         let stream = reader
             .simple_query(sql)
             .await

@@ -12,6 +12,7 @@
 
 mod connect;
 mod load;
+mod monitor;
 
 use std::collections::HashMap;
 use std::pin::pin;
@@ -23,8 +24,9 @@ use tokio_postgres::{Client, SimpleQueryMessage};
 
 use super::connection::open_asking;
 use super::read_ahead::{self, ReadAhead, RowSender};
+use super::watch::{self, SessionWatch};
 use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
-use crate::dialect::{Dialect, Postgres};
+use crate::dialect::{Dialect, Postgres, SessionSql};
 use crate::error::{Error, Result};
 use crate::value::Value;
 
@@ -38,6 +40,8 @@ pub struct PostgresBackend {
     /// Column types of the tables loaded since the last statement (see [`load_types`]): a
     /// stream loads one table many times, and describing it each time is a round trip.
     load_types: HashMap<String, Vec<Type>>,
+    /// The lock timeout and backend pid, once [`Backend::set_lock_timeout`] ran.
+    session: SessionWatch,
 }
 
 pub async fn connect(text: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
@@ -47,6 +51,7 @@ pub async fn connect(text: &str, options: &ConnectOptions) -> Result<Box<dyn Bac
         client,
         target,
         load_types: HashMap::new(),
+        session: SessionWatch::default(),
     }))
 }
 
@@ -58,17 +63,18 @@ impl Backend for PostgresBackend {
 
     async fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
         self.load_types.clear();
-        read_all(&self.client, sql, "query").await
+        let (types, messages) = self
+            .watched(sql, "query", fetch_all(&self.client, sql))
+            .await?;
+        decode_all(&types, messages)
     }
 
     async fn execute(&mut self, sql: &str) -> Result<u64> {
         // Any statement may change a table's columns: describe loads again after it.
         self.load_types.clear();
         let messages = self
-            .client
-            .simple_query(sql)
-            .await
-            .map_err(|e| db_error("statement", &e))?;
+            .watched(sql, "statement", self.client.simple_query(sql))
+            .await?;
         Ok(messages
             .iter()
             .map(|m| match m {
@@ -80,18 +86,14 @@ impl Backend for PostgresBackend {
 
     async fn execute_script(&mut self, sql: &str) -> Result<()> {
         self.load_types.clear();
-        self.client
-            .batch_execute(sql)
+        self.watched(sql, "script", self.client.batch_execute(sql))
             .await
-            .map_err(|e| db_error("script", &e))
     }
 
     async fn column_types(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
         let stmt = self
-            .client
-            .prepare(sql)
-            .await
-            .map_err(|e| db_error("describe", &e))?;
+            .watched(sql, "describe", self.client.prepare(sql))
+            .await?;
         Ok(stmt
             .columns()
             .iter()
@@ -123,6 +125,11 @@ impl Backend for PostgresBackend {
         MAX_FLUSH_ROWS
     }
 
+    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
+        self.session = watch::start_session(self, timeout).await?;
+        Ok(self.session.statements.clone())
+    }
+
     async fn stream_into(
         &mut self,
         read_sql: &str,
@@ -137,20 +144,37 @@ impl Backend for PostgresBackend {
 
 impl PostgresBackend {
     /// The ordered read, on a second connection: the first is busy holding the load's
-    /// transaction, and a separate task lets the read run while batches load.
+    /// transaction, and a separate task lets the read run while batches load. It waits for
+    /// locks no longer than the first.
     fn start_read(&self, read_sql: &str) -> ReadAhead {
         let target = self.target.clone();
+        let settings = self
+            .session
+            .timeout
+            .map(|t| Postgres.lock_timeout(t))
+            .unwrap_or_default();
         ReadAhead::spawn(read_sql, |sql, mut rows| async move {
-            let outcome = read_rows(&target, &sql, &mut rows).await;
+            let outcome = read_rows(&target, &settings, &sql, &mut rows).await;
             (rows, outcome)
         })
     }
 }
 
 /// Run `sql` on a new connection, handing every row to `rows` until it stops listening.
-async fn read_rows(target: &connect::PgTarget, sql: &str, rows: &mut RowSender) -> Result<()> {
+async fn read_rows(
+    target: &connect::PgTarget,
+    settings: &[String],
+    sql: &str,
+    rows: &mut RowSender,
+) -> Result<()> {
     let context = "reading source rows";
     let reader = connect::open(target).await?;
+    for setting in settings {
+        reader
+            .batch_execute(setting)
+            .await
+            .map_err(|e| db_error(context, &e))?;
+    }
     let types = describe(&reader, sql, context).await?;
     let mut stream = pin!(reader
         .simple_query_raw(sql)
@@ -178,12 +202,17 @@ async fn describe(client: &Client, sql: &str, context: &str) -> Result<Vec<Type>
     Ok(stmt.columns().iter().map(|c| c.type_().clone()).collect())
 }
 
-async fn read_all(client: &Client, sql: &str, context: &str) -> Result<Vec<Vec<Value>>> {
-    let types = describe(client, sql, context).await?;
-    let messages = client
-        .simple_query(sql)
-        .await
-        .map_err(|e| db_error(context, &e))?;
+/// A query's column types and its text-protocol messages, still undecoded.
+async fn fetch_all(
+    client: &Client,
+    sql: &str,
+) -> std::result::Result<(Vec<Type>, Vec<SimpleQueryMessage>), tokio_postgres::Error> {
+    let stmt = client.prepare(sql).await?;
+    let types = stmt.columns().iter().map(|c| c.type_().clone()).collect();
+    Ok((types, client.simple_query(sql).await?))
+}
+
+fn decode_all(types: &[Type], messages: Vec<SimpleQueryMessage>) -> Result<Vec<Vec<Value>>> {
     let mut out = Vec::new();
     for message in messages {
         if let SimpleQueryMessage::Row(row) = message {

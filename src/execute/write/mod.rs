@@ -129,6 +129,9 @@ pub struct Writes {
     /// Marks this run's staging tables (`<table>__eavpivot_<tag>`).
     run: staging::Run,
     began: bool,
+    /// The rows are committed (to staging tables, where DDL is not transactional): what can
+    /// still fail is putting them in place.
+    committed: bool,
     /// Tables created outside a transaction (non-transactional DDL), to drop on failure.
     created_outside: Vec<TableRef>,
     /// What each merge did, once the run has committed.
@@ -192,6 +195,7 @@ impl Writes {
             },
             run,
             began: false,
+            committed: false,
             created_outside: Vec::new(),
             merged: Vec::new(),
         })
@@ -258,6 +262,7 @@ impl Writes {
         check_interrupt()?;
         session.change(&dialect.commit()).await?;
         self.began = false;
+        self.committed = true;
         pause_point("committed").await;
         if !tx_ddl {
             self.swap_after_commit(session, dialect).await?;
@@ -341,7 +346,10 @@ impl Writes {
     /// Undo after a failure; returns what was done, for the error message.
     async fn roll_back(&mut self, session: &mut Session<'_>) -> String {
         let dialect = session.backend.dialect();
-        let mut said = "stopped before writing anything".to_string();
+        let mut said = match self.committed {
+            true => "not put in place: the verified rows were committed to staging tables, but swapping them in failed, so the target is as it was".to_string(),
+            false => "stopped before writing anything".to_string(),
+        };
         if self.began && !session.dry_run {
             said = match session.backend.execute(&dialect.rollback()).await {
                 Ok(_) => "rolled back: nothing was written".into(),
