@@ -214,7 +214,7 @@ fn read_row(row: &rusqlite::Row<'_>, width: usize) -> Result<Vec<Value>> {
                 ValueRef::Null => Value::Null,
                 ValueRef::Integer(n) => Value::Int(n),
                 ValueRef::Real(f) => Value::Float(f),
-                ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                ValueRef::Text(t) => Value::text_from_bytes(t),
                 ValueRef::Blob(b) => Value::Bytes(b.to_vec()),
             })
         })
@@ -232,6 +232,7 @@ impl ToSql for Bound<'_> {
             Value::Float(f) => ValueRef::Real(*f),
             Value::Text(s) => ValueRef::Text(s.as_bytes()),
             Value::Bytes(b) => ValueRef::Blob(b),
+            Value::TextBytes(b) => ValueRef::Text(b),
         }))
     }
 }

@@ -16,6 +16,7 @@ use crate::backend::RowPipeline;
 use crate::config::Aggregate;
 use crate::dialect::{Dialect, TableShape};
 use crate::error::{Error, Result};
+use crate::plan::naming;
 use crate::transform::{KvRow, Transform};
 use crate::value::Value;
 
@@ -172,12 +173,9 @@ impl Pivoter {
             )));
         }
         let value = row.pop().unwrap_or(Value::Null);
-        let attribute = match row.pop().unwrap_or(Value::Null) {
-            Value::Null => String::new(),
-            Value::Text(text) => text,
-            Value::Bytes(b) => String::from_utf8(b)
-                .map_err(|e| Error::Job(format!("an attribute name is not valid UTF-8: {e}")))?,
-            other => other.as_text().unwrap_or_default(),
+        let attribute = match row.pop().unwrap_or(Value::Null).into_attribute_name() {
+            Ok(name) => name.unwrap_or_default(),
+            Err(bytes) => return Err(naming::not_text(&bytes, Some(&row))),
         };
         Ok(KvRow {
             entity: row,
@@ -311,7 +309,11 @@ fn compare(a: &Value, b: &Value) -> Ordering {
         (Value::Float(x), Value::Float(y)) => x.total_cmp(y),
         (Value::Int(x), Value::Float(y)) => (*x as f64).total_cmp(y),
         (Value::Float(x), Value::Int(y)) => x.total_cmp(&(*y as f64)),
-        _ => a.as_text().cmp(&b.as_text()),
+        // Text by its bytes, as SQL's BINARY collation, whether or not they are UTF-8.
+        _ => match (a.text_bytes(), b.text_bytes()) {
+            (Some(x), Some(y)) => x.cmp(y),
+            _ => a.as_text().cmp(&b.as_text()),
+        },
     }
 }
 
