@@ -192,3 +192,71 @@ fn a_target_that_is_a_view_is_one_line_without_the_sql() {
         assert!(err.len() < 400, "{err}");
     }
 }
+
+/// Another session creates the target between eavpivot's existence check and its CREATE: the
+/// catalog's unique violation (`pg_type_typname_nsp_index`) becomes one plain line.
+#[test]
+fn postgres_concurrent_create_is_one_plain_line() {
+    let url = std::env::var("EAVPIVOT_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let client = match rt.block_on(tokio_postgres::connect(&url, tokio_postgres::NoTls)) {
+        Ok((client, conn)) => {
+            rt.spawn(conn);
+            client
+        }
+        Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
+            panic!("PostgreSQL at {url} is required but unreachable: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipped: PostgreSQL at {url} is unreachable: {e}");
+            return;
+        }
+    };
+    let id = std::process::id();
+    let (kv, wide) = (format!("kv_race_{id}"), format!("kv_race_wide_{id}"));
+    rt.block_on(client.batch_execute(&format!(
+        "DROP TABLE IF EXISTS {kv}; DROP TABLE IF EXISTS {wide};
+         CREATE TABLE {kv}(entity_id int, attr text, val text);
+         INSERT INTO {kv} VALUES (1, 'a', 'x');"
+    )))
+    .expect("setup");
+    rt.block_on(client.batch_execute(&format!("BEGIN; CREATE TABLE {wide}(x int)")))
+        .expect("create in an open transaction");
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        JOB.replace("table: kv,", &format!("table: {kv},"))
+            .replace("kv_wide", &wide),
+    )
+    .expect("job");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("eavpivot"))
+        .current_dir(dir.path())
+        .env_remove("EAVPIVOT_CONNECTION")
+        .args(["run", "job.yaml", "--connection", &url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Its CREATE now waits on ours; committing ours makes it fail.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    rt.block_on(client.batch_execute("COMMIT")).expect("commit");
+    let out = child.wait_with_output().expect("wait");
+    let _ = rt.block_on(client.batch_execute(&format!(
+        "DROP TABLE IF EXISTS {kv}; DROP TABLE IF EXISTS {wide}"
+    )));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains(&format!(
+            "another run or session created table {wide} at the same time"
+        )),
+        "{stderr}"
+    );
+    assert!(!errors[0].contains("duplicate key"), "{stderr}");
+}

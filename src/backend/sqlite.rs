@@ -237,6 +237,13 @@ impl ToSql for Bound<'_> {
     }
 }
 
+/// SQLite's complaint without the statement: rusqlite's text for a statement that failed to
+/// prepare quotes the whole SQL (105 lines for a target that is a view), and the message
+/// (`view kv_wide already exists`, `no such column: s.x`) already names what is at fault.
 fn db_error(context: &str, err: rusqlite::Error) -> Error {
-    Error::database(format!("sqlite {context}"), err.to_string())
+    let message = match err {
+        rusqlite::Error::SqlInputError { msg, .. } => msg,
+        other => other.to_string(),
+    };
+    Error::database(format!("sqlite {context}"), message)
 }
