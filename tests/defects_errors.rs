@@ -7,6 +7,9 @@ use std::path::Path;
 use assert_cmd::Command;
 use rusqlite::Connection;
 
+#[path = "support/postgres.rs"]
+mod postgres;
+
 const JOB: &str = "name: j
 source: {table: kv, alias: s}
 entity: [s.entity_id]
@@ -197,35 +200,18 @@ fn a_target_that_is_a_view_is_one_line_without_the_sql() {
 /// catalog's unique violation (`pg_type_typname_nsp_index`) becomes one plain line.
 #[test]
 fn postgres_concurrent_create_is_one_plain_line() {
-    let url = std::env::var("EAVPIVOT_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let client = match rt.block_on(tokio_postgres::connect(&url, tokio_postgres::NoTls)) {
-        Ok((client, conn)) => {
-            rt.spawn(conn);
-            client
-        }
-        Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
-            panic!("PostgreSQL at {url} is required but unreachable: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipped: PostgreSQL at {url} is unreachable: {e}");
-            return;
-        }
+    let Some(pg) = postgres::connect() else {
+        return;
     };
     let id = std::process::id();
     let (kv, wide) = (format!("kv_race_{id}"), format!("kv_race_wide_{id}"));
-    rt.block_on(client.batch_execute(&format!(
+    pg.batch(&format!(
         "DROP TABLE IF EXISTS {kv}; DROP TABLE IF EXISTS {wide};
          CREATE TABLE {kv}(entity_id int, attr text, val text);
          INSERT INTO {kv} VALUES (1, 'a', 'x');"
-    )))
-    .expect("setup");
-    rt.block_on(client.batch_execute(&format!("BEGIN; CREATE TABLE {wide}(x int)")))
-        .expect("create in an open transaction");
+    ));
+    // Separately: a multi-statement string is one transaction, so kv would stay uncommitted.
+    pg.batch(&format!("BEGIN; CREATE TABLE {wide}(x int)"));
     let dir = tempfile::tempdir().expect("tmp");
     std::fs::write(
         dir.path().join("job.yaml"),
@@ -236,18 +222,16 @@ fn postgres_concurrent_create_is_one_plain_line() {
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("eavpivot"))
         .current_dir(dir.path())
         .env_remove("EAVPIVOT_CONNECTION")
-        .args(["run", "job.yaml", "--connection", &url])
+        .args(["run", "job.yaml", "--connection", &pg.url])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
     // Its CREATE now waits on ours; committing ours makes it fail.
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    rt.block_on(client.batch_execute("COMMIT")).expect("commit");
+    pg.batch("COMMIT");
     let out = child.wait_with_output().expect("wait");
-    let _ = rt.block_on(client.batch_execute(&format!(
-        "DROP TABLE IF EXISTS {kv}; DROP TABLE IF EXISTS {wide}"
-    )));
+    pg.batch(&format!("DROP TABLE {kv}; DROP TABLE IF EXISTS {wide}"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();

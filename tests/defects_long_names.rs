@@ -6,6 +6,9 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use rusqlite::Connection;
 
+#[path = "support/postgres.rs"]
+mod postgres;
+
 const TEN_MB: usize = 10 * 1024 * 1024;
 /// Longest stderr line allowed: room for a message and a cut name, nowhere near a long name.
 const MAX_LINE: usize = 2_000;
@@ -40,6 +43,12 @@ fn run(
         .output()
         .expect("run");
     (out, started.elapsed())
+}
+
+fn assert_succeeded(out: &std::process::Output, what: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let start: String = stderr.chars().take(3000).collect();
+    assert!(out.status.success(), "{what}: {start}");
 }
 
 fn longest_line(bytes: &[u8]) -> usize {
@@ -86,14 +95,7 @@ fn sqlite_ten_megabyte_names_in_seconds_with_short_lines() {
         conn.execute_batch("DROP TABLE IF EXISTS kv_wide")
             .expect("drop");
         let (out, took) = run(&job(dir.path(), ""), &connection, strategy);
-        assert!(
-            out.status.success(),
-            "{strategy}: {}",
-            String::from_utf8_lossy(&out.stderr)
-                .chars()
-                .take(3000)
-                .collect::<String>()
-        );
+        assert_succeeded(&out, strategy);
         assert_short_output(&out, took);
     }
     // Under on_collision: error the refusal is one short line naming the length.
@@ -119,33 +121,16 @@ fn sqlite_ten_megabyte_names_in_seconds_with_short_lines() {
 /// quadratic.
 #[test]
 fn postgres_ten_megabyte_name_in_seconds() {
-    let url = std::env::var("EAVPIVOT_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let client = match rt.block_on(tokio_postgres::connect(&url, tokio_postgres::NoTls)) {
-        Ok((client, conn)) => {
-            rt.spawn(conn);
-            client
-        }
-        Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
-            panic!("PostgreSQL at {url} is required but unreachable: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipped: PostgreSQL at {url} is unreachable: {e}");
-            return;
-        }
+    let Some(pg) = postgres::connect() else {
+        return;
     };
     let id = std::process::id();
     let (kv, wide) = (format!("kv_long_{id}"), format!("kv_long_wide_{id}"));
-    rt.block_on(client.batch_execute(&format!(
+    pg.batch(&format!(
         "DROP TABLE IF EXISTS {kv}; DROP TABLE IF EXISTS {wide};
          CREATE TABLE {kv}(entity_id int, attr text, val text);
          INSERT INTO {kv} VALUES (1, repeat('N', {TEN_MB}), 'x'), (2, 'short', 'y');"
-    )))
-    .expect("setup");
+    ));
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("job.yaml");
     std::fs::write(
@@ -155,21 +140,12 @@ fn postgres_ten_megabyte_name_in_seconds() {
     .expect("job");
     let mut results = Vec::new();
     for strategy in ["pushdown", "stream"] {
-        let _ = rt.block_on(client.batch_execute(&format!("DROP TABLE IF EXISTS {wide}")));
-        results.push(run(&path, &url, strategy));
+        pg.batch(&format!("DROP TABLE IF EXISTS {wide}"));
+        results.push(run(&path, &pg.url, strategy));
     }
-    let _ = rt.block_on(client.batch_execute(&format!(
-        "DROP TABLE IF EXISTS {kv}; DROP TABLE IF EXISTS {wide}"
-    )));
+    pg.batch(&format!("DROP TABLE {kv}; DROP TABLE IF EXISTS {wide}"));
     for (out, took) in results {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-                .chars()
-                .take(3000)
-                .collect::<String>()
-        );
+        assert_succeeded(&out, "postgres");
         assert_short_output(&out, took);
     }
 }
