@@ -120,7 +120,19 @@ fn yaml_type_errors_say_what_the_key_accepts() {
             "target: {table: kv_wide}",
             "target: {table: kv_wide, if_exists: [1]}",
             "line 6",
-            "target.if_exists: expected fail, replace or append",
+            "target.if_exists: expected fail, replace, append or merge",
+        ),
+        (
+            "target: {table: kv_wide}",
+            "target: {table: kv_wide, on_missing: [1]}",
+            "line 6",
+            "target.on_missing: expected keep or delete",
+        ),
+        (
+            "",
+            "pivot: {on_new_attributes: drop}",
+            "line 7",
+            "pivot.on_new_attributes: expected add, error or ignore, got 'drop'",
         ),
         (
             "",

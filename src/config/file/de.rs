@@ -14,7 +14,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::{
     Aggregate, ColumnsFile, EmptyNames, EntityExprFile, EntityFile, IfExists, JoinKind,
-    OnCollision, OneOrMany, Order, SplitFile, StrategyName,
+    OnCollision, OnMissing, OnNewAttributes, OneOrMany, Order, SplitFile, StrategyName,
 };
 use crate::config::ConfigError;
 use crate::error::shown;
@@ -110,8 +110,12 @@ words!(Order, "natural, alphabetical or frequency", {
 });
 words!(EmptyNames, "skip or error", { "skip" => Skip, "error" => Error });
 words!(OnCollision, "rename or error", { "rename" => Rename, "error" => Error });
-words!(IfExists, "fail, replace or append", {
-    "fail" => Fail, "replace" => Replace, "append" => Append,
+words!(IfExists, "fail, replace, append or merge", {
+    "fail" => Fail, "replace" => Replace, "append" => Append, "merge" => Merge,
+});
+words!(OnMissing, "keep or delete", { "keep" => Keep, "delete" => Delete });
+words!(OnNewAttributes, "add, error or ignore", {
+    "add" => Add, "error" => Error, "ignore" => Ignore,
 });
 words!(StrategyName, "auto, pushdown or stream", {
     "auto" => Auto, "pushdown" => Pushdown, "stream" => Stream,
