@@ -58,8 +58,9 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Characters of a name from the data shown in a message before it is cut.
-const SHOWN_CHARS: usize = 40;
+/// Characters of a name from the data shown in a message before it is cut: enough for any
+/// column name that fits a server's identifier limit (SQL Server's 128 the longest).
+const SHOWN_CHARS: usize = 128;
 
 /// A name or value from the data as a message shows it: quoted and escaped (so a newline in
 /// it cannot break the one-line rule), and cut with its length when long, so a 10 MB
@@ -93,8 +94,9 @@ mod tests {
         assert_eq!(shown("a'b\n"), "'a\\'b\\n'");
         let long = "N".repeat(10_485_760);
         let s = shown(&long);
-        assert!(s.len() < 70 && s.ends_with("…' (10485760 bytes)"), "{s}");
+        assert!(s.len() < 160 && s.ends_with("…' (10485760 bytes)"), "{s}");
         assert_eq!(shown_bytes(&[0x61, 0xFF]), "x'61FF'");
+        assert!(shown_bytes(&[0xFF; 1000]).len() < 160);
         assert!(shown_bytes(&[0xFF; 1000]).ends_with("…' (1000 bytes)"));
     }
 }

@@ -42,8 +42,14 @@ pub fn name_columns(
         let problem = if let Some(p) = dialect.column_name_problem(&base) {
             Some(p.to_string())
         } else if !limit.fits(&base) {
+            let units = match limit {
+                IdentLimit::None => String::new(),
+                IdentLimit::Chars(n) => format!(" of {n} characters"),
+                IdentLimit::Utf16(n) => format!(" of {n} UTF-16 units"),
+                IdentLimit::Bytes(n) => format!(" of {n} bytes"),
+            };
             Some(format!(
-                "is longer than {}'s identifier limit ({limit:?})",
+                "is longer than {}'s identifier limit{units}",
                 dialect.name()
             ))
         } else if taken.contains(&dialect.ident_key(&base)) {
