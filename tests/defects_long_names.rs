@@ -149,3 +149,29 @@ fn postgres_ten_megabyte_name_in_seconds() {
         assert_short_output(&out, took);
     }
 }
+
+/// `aggregate: error` lists conflicting pairs: a 10 MB value in one is shown cut, in both
+/// strategies.
+#[test]
+fn sqlite_conflicts_over_ten_megabyte_values_are_one_short_line() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("s.db");
+    let conn = Connection::open(&db).expect("db");
+    conn.execute_batch(&format!(
+        "CREATE TABLE kv(entity_id INT, attr TEXT, val TEXT);
+         INSERT INTO kv VALUES (1, 'a', replace(hex(zeroblob({half})), '0', 'V'));
+         INSERT INTO kv VALUES (1, 'a', 'w');",
+        half = TEN_MB / 2
+    ))
+    .expect("setup");
+    let job = job(dir.path(), ", pivot: {aggregate: error}");
+    for strategy in ["pushdown", "stream"] {
+        let (out, took) = run(&job, &format!("sqlite:{}", db.display()), strategy);
+        assert_eq!(out.status.code(), Some(1), "{strategy}");
+        assert_short_output(&out, took);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
+        assert_eq!(errors.len(), 1, "{strategy}: {stderr}");
+        assert!(errors[0].contains("'a': 'VVVV"), "{strategy}: {stderr}");
+    }
+}

@@ -15,7 +15,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use crate::backend::RowPipeline;
 use crate::config::Aggregate;
 use crate::dialect::{Dialect, TableShape};
-use crate::error::{Error, Result};
+use crate::error::{shown, Error, Result};
 use crate::plan::naming;
 use crate::transform::{KvRow, Transform};
 use crate::value::Value;
@@ -235,10 +235,9 @@ impl Pivoter {
                     .flatten()
                     .map(Value::to_string)
                     .collect();
-                self.stats.conflict_samples.push(format!(
-                    "({}) '{attribute}': '{cell}' vs '{value}'",
-                    key.join(", "),
-                ));
+                let sample =
+                    conflict_sample(&key, &attribute, &cell.to_string(), &value.to_string());
+                self.stats.conflict_samples.push(sample);
             }
         }
         let replace = match self.aggregate {
@@ -359,6 +358,18 @@ impl RowPipeline for Pivoter {
 }
 
 /// The `aggregate: error` refusal, listing the first conflicting pairs.
+/// One conflicting pair as conflict errors list it, in both strategies: the names and values
+/// cut by [`shown`], so ten samples of 10 MB values still make one short line.
+pub fn conflict_sample(key: &[String], attribute: &str, a: &str, b: &str) -> String {
+    format!(
+        "({}) {}: {} vs {}",
+        key.join(", "),
+        shown(attribute),
+        shown(a),
+        shown(b)
+    )
+}
+
 pub fn conflict_error(count: u64, samples: &[String]) -> Error {
     Error::Job(format!(
         "{count} entity/attribute pairs have conflicting values (pivot.aggregate: error); first {}: {}",
