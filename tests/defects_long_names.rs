@@ -45,6 +45,22 @@ fn run(
     (out, started.elapsed())
 }
 
+/// A SQLite database in `dir` whose table kv holds `rows` (`(…), (…)`); with its URL.
+fn sqlite_kv(dir: &std::path::Path, rows: &str) -> (Connection, String) {
+    let db = dir.join("s.db");
+    let conn = Connection::open(&db).expect("db");
+    conn.execute_batch(&format!(
+        "CREATE TABLE kv(entity_id INT, attr TEXT, val TEXT); INSERT INTO kv VALUES {rows};"
+    ))
+    .expect("setup");
+    (conn, format!("sqlite:{}", db.display()))
+}
+
+/// SQL for a 10 MB text of `c` (SQLite has no repeat()).
+fn ten_mb_of(c: char) -> String {
+    format!("replace(hex(zeroblob({})), '0', '{c}')", TEN_MB / 2)
+}
+
 fn assert_succeeded(out: &std::process::Output, what: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let start: String = stderr.chars().take(3000).collect();
@@ -80,17 +96,14 @@ fn assert_short_output(out: &std::process::Output, took: Duration) {
 #[test]
 fn sqlite_ten_megabyte_names_in_seconds_with_short_lines() {
     let dir = tempfile::tempdir().expect("tmp");
-    let db = dir.path().join("s.db");
-    let conn = Connection::open(&db).expect("db");
-    conn.execute_batch(&format!(
-        "CREATE TABLE kv(entity_id INT, attr TEXT, val TEXT);
-         INSERT INTO kv VALUES (1, replace(hex(zeroblob({half})), '0', 'N'), 'x');
-         INSERT INTO kv VALUES (1, replace(hex(zeroblob({half})), '0', 'n'), 'y');
-         INSERT INTO kv VALUES (2, 'short', 'z');",
-        half = TEN_MB / 2
-    ))
-    .expect("setup");
-    let connection = format!("sqlite:{}", db.display());
+    let (conn, connection) = sqlite_kv(
+        dir.path(),
+        &format!(
+            "(1, {}, 'x'), (1, {}, 'y'), (2, 'short', 'z')",
+            ten_mb_of('N'),
+            ten_mb_of('n')
+        ),
+    );
     for strategy in ["pushdown", "stream"] {
         conn.execute_batch("DROP TABLE IF EXISTS kv_wide")
             .expect("drop");
@@ -155,18 +168,13 @@ fn postgres_ten_megabyte_name_in_seconds() {
 #[test]
 fn sqlite_conflicts_over_ten_megabyte_values_are_one_short_line() {
     let dir = tempfile::tempdir().expect("tmp");
-    let db = dir.path().join("s.db");
-    let conn = Connection::open(&db).expect("db");
-    conn.execute_batch(&format!(
-        "CREATE TABLE kv(entity_id INT, attr TEXT, val TEXT);
-         INSERT INTO kv VALUES (1, 'a', replace(hex(zeroblob({half})), '0', 'V'));
-         INSERT INTO kv VALUES (1, 'a', 'w');",
-        half = TEN_MB / 2
-    ))
-    .expect("setup");
+    let (_conn, connection) = sqlite_kv(
+        dir.path(),
+        &format!("(1, 'a', {}), (1, 'a', 'w')", ten_mb_of('V')),
+    );
     let job = job(dir.path(), ", pivot: {aggregate: error}");
     for strategy in ["pushdown", "stream"] {
-        let (out, took) = run(&job, &format!("sqlite:{}", db.display()), strategy);
+        let (out, took) = run(&job, &connection, strategy);
         assert_eq!(out.status.code(), Some(1), "{strategy}");
         assert_short_output(&out, took);
         let stderr = String::from_utf8_lossy(&out.stderr);
