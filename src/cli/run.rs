@@ -1,6 +1,6 @@
 //! `eavpivot run JOB` and `eavpivot check JOB`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use super::output::{print_stdout, write_output};
 use super::verbose::Logged;
 use super::{CheckArgs, ConnectionArgs, StrategyArg, Verbosity};
 use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver};
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::execute::{self, RunOptions};
 use crate::plan::PlanOptions;
 use crate::report;
@@ -58,6 +58,15 @@ pub struct RunArgs {
     /// job keyed by several columns shows whole groups (a whole Sudoku grid).
     #[arg(long, value_name = "ROWS")]
     pub preview: Option<usize>,
+    /// Write the target into this database instead of the source's (also
+    /// `EAVPIVOT_TARGET_CONNECTION`, or the job's target.connection); the stream moves the rows.
+    #[arg(
+        long,
+        env = "EAVPIVOT_TARGET_CONNECTION",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub target_connection: Option<String>,
     /// A value for `${NAME}` in the job's operator SQL (where, on, expressions); repeatable.
     #[arg(long = "var", value_name = "NAME=VALUE", value_parser = crate::config::parse_var)]
     pub vars: Vec<(String, String)>,
@@ -99,26 +108,89 @@ pub fn run(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
 fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
     let vars: crate::config::Vars = args.vars.iter().cloned().collect();
     let job = super::job::load_job_with_vars(&args.job, &vars)?;
-    let spec = ConnectionSpec::parse(args.connection.connection.as_deref())?;
-    let options = connect_options(&args.connection);
+    // The command line wins over the job file, for the source as for the target.
+    let source = (args.connection.connection.clone()).or_else(|| job.job.source.connection.clone());
+    let spec = ConnectionSpec::parse(source.as_deref())?;
+    let target = (args.target_connection.clone()).or_else(|| job.job.target.connection.clone());
+    let target = target
+        .as_deref()
+        .map(|t| ConnectionSpec::parse(Some(t)))
+        .transpose()?;
+    let options = connect_options(&args.connection)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(run_async(args, &job, &spec, &options, verbosity))
+    let specs = (&spec, target.as_ref());
+    runtime.block_on(run_async(args, &job, specs, &options, verbosity))
 }
 
-pub fn connect_options(args: &ConnectionArgs) -> ConnectOptions {
-    ConnectOptions {
+/// The database a run across two databases writes to. A SQLite file that does not exist
+/// is created for the output, except in a dry run, which writes nothing (an empty in-memory
+/// database stands in for it).
+async fn open_target(
+    spec: &ConnectionSpec,
+    options: &ConnectOptions,
+    dry_run: bool,
+    verbosity: Verbosity,
+) -> anyhow::Result<Box<dyn Backend>> {
+    verbosity.note(&format!("writing to {}\n", spec.display()));
+    let backend: Box<dyn Backend> = match &spec.driver {
+        Driver::Sqlite { path } if !path.exists() && dry_run => {
+            Box::new(backend::sqlite::SqliteBackend::in_memory()?)
+        }
+        Driver::Sqlite { path } if !path.exists() => {
+            std::fs::File::create(path)
+                .with_context(|| format!("creating SQLite database {}", path.display()))?;
+            verbosity.note(&format!("created SQLite database {}\n", path.display()));
+            backend::connect(spec, options).await?
+        }
+        _ => backend::connect(spec, options).await?,
+    };
+    Ok(match verbosity >= Verbosity::Verbose {
+        true => Box::new(Logged(backend)),
+        false => backend,
+    })
+}
+
+/// The timeout, and the password for a connection string without one: `--password-file`,
+/// else `EAVPIVOT_PASSWORD` (each backend then looks at its server's own variables).
+pub fn connect_options(args: &ConnectionArgs) -> Result<ConnectOptions> {
+    let password = match &args.password_file {
+        Some(path) => Some(read_password_file(path)?),
+        None => std::env::var("EAVPIVOT_PASSWORD")
+            .ok()
+            .filter(|p| !p.is_empty()),
+    };
+    Ok(ConnectOptions {
         connect_timeout: Duration::from_secs(args.connect_timeout),
-        password: std::env::var("EAVPIVOT_PASSWORD").ok(),
+        password,
+    })
+}
+
+/// The first line of `path`, without its line ending; an empty one is a mistake worth naming.
+fn read_password_file(path: &Path) -> Result<String> {
+    // Usage, not Io: its message already holds the OS text, and Io's source would repeat it.
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::Usage(format!(
+            "cannot read --password-file {}: {e}",
+            path.display()
+        ))
+    })?;
+    let line = text.lines().next().unwrap_or("").to_string();
+    if line.is_empty() {
+        return Err(Error::Usage(format!(
+            "--password-file {}: the first line is empty",
+            path.display()
+        )));
     }
+    Ok(line)
 }
 
 async fn run_async(
     args: &RunArgs,
     loaded: &LoadedJob,
-    spec: &ConnectionSpec,
+    (spec, target_spec): (&ConnectionSpec, Option<&ConnectionSpec>),
     options: &ConnectOptions,
     verbosity: Verbosity,
 ) -> anyhow::Result<ExitCode> {
@@ -192,15 +264,23 @@ async fn run_async(
         dry_run: args.dry_run,
         plan: PlanOptions {
             strategy: args.strategy.map(Into::into),
+            ..PlanOptions::default()
         },
         preview_rows: match (args.json, args.preview, verbosity) {
             (true, _, _) | (false, None, Verbosity::Quiet) | (false, Some(0), _) => 0,
             (false, rows, _) => rows.unwrap_or(DEFAULT_PREVIEW_ROWS) + read_ahead,
         },
     };
-    let outcome = execute::run_job(job, backend.as_mut(), &run_options).await?;
+    let outcome = match target_spec {
+        None => execute::run_job(job, backend.as_mut(), &run_options).await?,
+        Some(target_spec) => {
+            let mut target = open_target(target_spec, options, args.dry_run, verbosity).await?;
+            execute::run_job_across(job, backend.as_mut(), target.as_mut(), &run_options).await?
+        }
+    };
     let mut report = outcome.report;
     report.connection = spec.display().to_string();
+    report.target_connection = target_spec.map(|t| t.display().to_string());
     report.sample_data_loaded = sample_loaded;
     if args.json {
         print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;

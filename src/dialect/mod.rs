@@ -20,6 +20,7 @@ pub use postgres::Postgres;
 pub use sqlite::Sqlite;
 
 pub mod merge;
+pub mod portable;
 
 use crate::config::{Aggregate, Job, JoinKind, TableRef};
 
@@ -305,6 +306,17 @@ pub trait Dialect: Send + Sync {
     /// text `mark`), where the database keeps such a mark.
     fn mark_created(&self, create_table: String, _mark: &str) -> String {
         create_table
+    }
+
+    /// The portable kind of a type as this database declares it (None: no equivalent).
+    fn portable_type(&self, declared: &str) -> Option<portable::Portable> {
+        portable::parse(declared)
+    }
+
+    /// How this database spells a portable column type, and what a value may lose or gain
+    /// in it (None: held exactly). Default: standard SQL.
+    fn spell(&self, kind: portable::Portable) -> (String, Option<&'static str>) {
+        portable::standard(kind)
     }
 
     /// A query listing the column names of `table` in order (a merge reads what the
