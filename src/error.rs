@@ -57,3 +57,46 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Characters of a name from the data shown in a message before it is cut: enough for any
+/// column name that fits a server's identifier limit (SQL Server's 128 the longest).
+const SHOWN_CHARS: usize = 128;
+
+/// A name or value from the data as a message shows it: quoted and escaped (so a newline in
+/// it cannot break the one-line rule), and cut with its length when long, so a 10 MB
+/// attribute name makes `'NNNN…' (10485760 bytes)`, not a 10 MB line.
+pub fn shown(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        None => format!("'{}'", text.escape_debug()),
+        Some((cut, _)) => format!("'{}…' ({} bytes)", text[..cut].escape_debug(), text.len()),
+    }
+}
+
+/// Bytes that are not text (not valid UTF-8), as an `x'…'` hex literal, cut like [`shown`].
+pub fn shown_bytes(bytes: &[u8]) -> String {
+    if bytes.len() <= SHOWN_CHARS / 2 {
+        format!("x'{}'", crate::value::hex(bytes))
+    } else {
+        format!(
+            "x'{}…' ({} bytes)",
+            crate::value::hex(&bytes[..SHOWN_CHARS / 2]),
+            bytes.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_are_cut_with_their_length() {
+        assert_eq!(shown("a'b\n"), "'a\\'b\\n'");
+        let long = "N".repeat(10_485_760);
+        let s = shown(&long);
+        assert!(s.len() < 160 && s.ends_with("…' (10485760 bytes)"), "{s}");
+        assert_eq!(shown_bytes(&[0x61, 0xFF]), "x'61FF'");
+        assert!(shown_bytes(&[0xFF; 1000]).len() < 160);
+        assert!(shown_bytes(&[0xFF; 1000]).ends_with("…' (1000 bytes)"));
+    }
+}

@@ -195,9 +195,9 @@ impl Report {
         }
         for r in &self.renamed {
             out.push_str(&format!(
-                "renamed: attribute '{}' -> column '{}' ({})\n",
-                r.attribute.escape_debug(),
-                r.column.escape_debug(),
+                "renamed: attribute {} -> column {} ({})\n",
+                crate::error::shown(&r.attribute),
+                crate::error::shown(&r.column),
                 r.reason
             ));
         }

@@ -10,6 +10,10 @@ pub enum Value {
     Float(f64),
     Text(String),
     Bytes(Vec<u8>),
+    /// Text whose bytes are not valid UTF-8. SQLite stores whatever bytes it is given as text;
+    /// such a value must go back as text, byte for byte, never as a blob (whose storage class,
+    /// sort order and `typeof()` differ) and never through a lossy `String`.
+    TextBytes(Vec<u8>),
 }
 
 impl Value {
@@ -17,14 +21,53 @@ impl Value {
         matches!(self, Value::Null)
     }
 
-    /// Text form for reports, previews and the streaming pivot's attribute names.
+    /// Text read from a database, kept exact: a `String` when it is UTF-8, else its bytes.
+    pub fn text_from_bytes(bytes: &[u8]) -> Value {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => Value::Text(s.to_owned()),
+            Err(_) => Value::TextBytes(bytes.to_vec()),
+        }
+    }
+
+    /// Text form for reports, previews and messages (lossy for bytes that are not UTF-8).
     pub fn as_text(&self) -> Option<String> {
         match self {
             Value::Null => None,
             Value::Int(i) => Some(i.to_string()),
             Value::Float(f) => Some(f.to_string()),
             Value::Text(s) => Some(s.clone()),
-            Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
+            Value::Bytes(b) | Value::TextBytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        }
+    }
+
+    /// The bytes of a text value, valid UTF-8 or not: what SQL's BINARY collation compares.
+    pub fn text_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::Text(s) => Some(s.as_bytes()),
+            Value::TextBytes(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The bytes of a string or binary value that is not valid UTF-8, which cannot be an
+    /// attribute name: a column name must be valid text.
+    pub fn invalid_utf8(&self) -> Option<&[u8]> {
+        match self {
+            Value::Bytes(b) | Value::TextBytes(b) => std::str::from_utf8(b).is_err().then_some(b),
+            _ => None,
+        }
+    }
+
+    /// This value as an attribute name: None for NULL, the bytes as the error when they are
+    /// not UTF-8 (see [`Value::invalid_utf8`]).
+    pub fn into_attribute_name(self) -> Result<Option<String>, Vec<u8>> {
+        match self {
+            Value::Null => Ok(None),
+            Value::Text(s) => Ok(Some(s)),
+            Value::Bytes(b) | Value::TextBytes(b) => {
+                String::from_utf8(b).map(Some).map_err(|e| e.into_bytes())
+            }
+            other => Ok(other.as_text()),
         }
     }
 
@@ -46,4 +89,15 @@ impl fmt::Display for Value {
             None => f.write_str("NULL"),
         }
     }
+}
+
+/// Bytes as upper-case hex, the form SQL's `X'…'` literals and error messages use.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02X}");
+            s
+        })
 }

@@ -276,7 +276,7 @@ fn read_row(row: &rusqlite::Row<'_>, width: usize) -> Result<Vec<Value>> {
                 ValueRef::Null => Value::Null,
                 ValueRef::Integer(n) => Value::Int(n),
                 ValueRef::Real(f) => Value::Float(f),
-                ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                ValueRef::Text(t) => Value::text_from_bytes(t),
                 ValueRef::Blob(b) => Value::Bytes(b.to_vec()),
             })
         })
@@ -294,10 +294,14 @@ impl ToSql for Bound<'_> {
             Value::Float(f) => ValueRef::Real(*f),
             Value::Text(s) => ValueRef::Text(s.as_bytes()),
             Value::Bytes(b) => ValueRef::Blob(b),
+            Value::TextBytes(b) => ValueRef::Text(b),
         }))
     }
 }
 
+/// SQLite's complaint without the statement: rusqlite's text for a statement that failed to
+/// prepare quotes the whole SQL (105 lines for a target that is a view), and the message
+/// (`view kv_wide already exists`, `no such column: s.x`) already names what is at fault.
 fn db_error(context: &str, err: rusqlite::Error) -> Error {
     match err.sqlite_error_code() {
         Some(rusqlite::ErrorCode::OperationInterrupted) => progress::interrupted_error(true),
@@ -307,6 +311,13 @@ fn db_error(context: &str, err: rusqlite::Error) -> Error {
             "sqlite {context}: lock_timeout expired waiting for a lock on the database file \
              (another connection is writing to it)"
         )),
-        _ => Error::database(format!("sqlite {context}"), err.to_string()),
+        // The message alone: SqlInputError's Display echoes the whole statement.
+        _ => {
+            let message = match err {
+                rusqlite::Error::SqlInputError { msg, .. } => msg,
+                other => other.to_string(),
+            };
+            Error::database(format!("sqlite {context}"), message)
+        }
     }
 }

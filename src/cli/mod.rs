@@ -140,10 +140,47 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             let code = exit_code_of(&err);
-            eprintln!("eavpivot: error: {err:#}");
+            eprintln!("eavpivot: error: {}", one_line(&err));
             ExitCode::from(code)
         }
     }
+}
+
+/// Longest error line printed: room for any message and its cut names, never a whole
+/// statement or a 10 MB value a driver put in its text.
+const MAX_ERROR_BYTES: usize = 2_000;
+
+/// The error and its causes as ONE line: each cause said once (a message that already ends
+/// with its source's text, `cannot read job file x: Is a directory (os error 21)`, printed
+/// the OS text twice under `{:#}`), line breaks folded, and cut with its length if still huge.
+pub fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        let text: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let text = text.join(" ");
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    if line.len() > MAX_ERROR_BYTES {
+        let total = line.len();
+        let mut cut = MAX_ERROR_BYTES;
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        line.truncate(cut);
+        line.push_str(&format!("… ({total} bytes in all)"));
+    }
+    line
 }
 
 /// 2 when the command line or job file is at fault, 1 when the job failed, and 130 or 143
@@ -157,5 +194,33 @@ pub fn exit_code_of(err: &anyhow::Error) -> u8 {
         2
     } else {
         1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_is_one_line_with_each_cause_once() {
+        let io = std::io::Error::other("Is a directory (os error 21)");
+        let err = anyhow::Error::new(crate::Error::Io {
+            context: "cannot read x".into(),
+            source: io,
+        });
+        assert_eq!(
+            one_line(&err),
+            "cannot read x: Is a directory (os error 21)"
+        );
+        let err = anyhow::anyhow!("near \"x\": syntax error in\n  SELECT x\n  FROM y")
+            .context("job j failed");
+        assert_eq!(
+            one_line(&err),
+            "job j failed: near \"x\": syntax error in SELECT x FROM y"
+        );
+        let long = anyhow::anyhow!("{}", "é".repeat(MAX_ERROR_BYTES));
+        let line = one_line(&long);
+        assert!(line.len() < MAX_ERROR_BYTES + 40, "{}", line.len());
+        assert!(line.ends_with(&format!("… ({} bytes in all)", 2 * MAX_ERROR_BYTES)));
     }
 }

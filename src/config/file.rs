@@ -3,6 +3,14 @@
 //! These keys are a contract with users' job files. Every struct denies unknown keys so a typo
 //! (`tabel:`) is an error naming the file, line and key, never a silently ignored setting.
 //! Nothing here is trusted yet; [`super::validate`] turns a [`JobFile`] into a [`super::Job`].
+//!
+//! Keys that take one of a few words or shapes deserialize through [`de`], whose messages say
+//! what the key accepts (`target.split: expected off, auto or a number of columns`): serde's
+//! derived ones name Rust types (`untagged enum SplitFile`, `expected a YAML tag`).
+
+mod de;
+
+pub(super) use de::yaml_error;
 
 use std::collections::BTreeMap;
 
@@ -35,10 +43,8 @@ pub struct JobFile {
     pub lock_timeout: Option<u64>,
 }
 
-/// `[a, b]` or a single item. `Many` is tried first: serde lets a struct be read from a
-/// sequence, so `One` first would read `[a, b]` as one `{ expr: a, name: b }`.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+/// `[a, b]` or a single item, told apart by the YAML's shape ([`de`]).
+#[derive(Debug)]
 pub enum OneOrMany<T> {
     Many(Vec<T>),
     One(T),
@@ -54,8 +60,7 @@ impl<T> OneOrMany<T> {
 }
 
 /// An entity key: a column (`ID.ITEM_ID`) or `{ expr: "...", name: "..." }` for an expression.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug)]
 pub enum EntityFile {
     Column(String),
     Expr(EntityExprFile),
@@ -94,8 +99,7 @@ pub struct JoinFile {
     pub kind: JoinKind,
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub enum JoinKind {
     #[default]
     Inner,
@@ -131,14 +135,13 @@ pub struct PivotFile {
 }
 
 /// `columns: discover` or `columns: [a, b, c]`.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug)]
 pub enum ColumnsFile {
-    Keyword(String),
+    Discover,
     List(Vec<String>),
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Aggregate {
     #[default]
@@ -147,8 +150,7 @@ pub enum Aggregate {
     Error,
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
     #[default]
     Natural,
@@ -156,16 +158,14 @@ pub enum Order {
     Frequency,
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub enum EmptyNames {
     #[default]
     Skip,
     Error,
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub enum OnCollision {
     #[default]
     Rename,
@@ -189,14 +189,15 @@ pub struct TargetFile {
     pub connection: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+/// `off`, `auto` or a positive number of attribute columns per table.
+#[derive(Debug)]
 pub enum SplitFile {
-    Keyword(String),
+    Off,
+    Auto,
     Columns(usize),
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IfExists {
     #[default]
@@ -207,7 +208,7 @@ pub enum IfExists {
     Merge,
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OnMissing {
     #[default]
@@ -215,7 +216,7 @@ pub enum OnMissing {
     Delete,
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OnNewAttributes {
     #[default]
@@ -224,7 +225,7 @@ pub enum OnNewAttributes {
     Ignore,
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StrategyName {
     #[default]

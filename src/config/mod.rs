@@ -202,36 +202,14 @@ pub fn parse_job(text: &str, path: &Path) -> Result<Job, ConfigError> {
 
 pub fn parse_job_with_vars(text: &str, path: &Path, vars: &Vars) -> Result<Job, ConfigError> {
     let shown = path.display().to_string();
-    let mut raw: JobFile = serde_yaml::from_str(text).map_err(|err| yaml_error(&shown, &err))?;
+    let mut raw: JobFile =
+        serde_yaml::from_str(text).map_err(|err| file::yaml_error(&shown, &err))?;
     vars::substitute(&mut raw, vars).map_err(|(key, message)| ConfigError::Invalid {
         path: shown.clone(),
         key,
         message,
     })?;
     validate(raw, path)
-}
-
-fn yaml_error(path: &str, err: &serde_yaml::Error) -> ConfigError {
-    // serde speaks of "fields"; job files have "keys". Drop serde's own trailing location.
-    let mut message = err.to_string();
-    if let Some(cut) = message.find(" at line ") {
-        message.truncate(cut);
-    }
-    let message = message
-        .replace("unknown field `", "unknown key `")
-        .replace("missing field `", "missing required key `");
-    match err.location() {
-        Some(loc) => ConfigError::Yaml {
-            path: path.to_string(),
-            line: loc.line(),
-            column: loc.column(),
-            message,
-        },
-        None => ConfigError::YamlNoLocation {
-            path: path.to_string(),
-            message,
-        },
-    }
 }
 
 /// Turn the raw file into a [`Job`], checking everything that can be checked without a database.
@@ -274,16 +252,9 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
         table: TableRef::parse(&raw.target.table).map_err(|m| invalid("target.table", m))?,
         if_exists: raw.target.if_exists,
         split: match raw.target.split {
-            None => Split::Off,
-            Some(SplitFile::Keyword(k)) if k == "auto" => Split::Auto,
-            Some(SplitFile::Keyword(k)) if k == "off" => Split::Off,
-            Some(SplitFile::Columns(n)) if n > 0 => Split::Columns(n),
-            Some(other) => {
-                return Err(invalid(
-                    "target.split",
-                    format!("expected auto, off or a positive column count, got {other:?}"),
-                ))
-            }
+            None | Some(SplitFile::Off) => Split::Off,
+            Some(SplitFile::Auto) => Split::Auto,
+            Some(SplitFile::Columns(n)) => Split::Columns(n),
         },
         on_missing: raw.target.on_missing,
         connection: raw.target.connection.filter(|c| !c.trim().is_empty()),
@@ -409,14 +380,7 @@ fn validate_entity(items: Vec<EntityFile>) -> Result<Vec<EntityKey>, String> {
 
 fn validate_pivot(raw: file::PivotFile, entity: &[EntityKey]) -> Result<Pivot, (String, String)> {
     let columns = match raw.columns {
-        None => ColumnSelection::Discover,
-        Some(ColumnsFile::Keyword(k)) if k == "discover" => ColumnSelection::Discover,
-        Some(ColumnsFile::Keyword(k)) => {
-            return Err((
-                "pivot.columns".into(),
-                format!("expected 'discover' or a list of attribute names, got '{k}'"),
-            ))
-        }
+        None | Some(ColumnsFile::Discover) => ColumnSelection::Discover,
         Some(ColumnsFile::List(list)) => {
             if list.is_empty() {
                 return Err(("pivot.columns".into(), "the list is empty".into()));

@@ -121,9 +121,23 @@ pub trait Dialect: SessionSql + Send + Sync {
         format!("\"{}\"", name.replace('"', "\"\""))
     }
 
-    /// Quote a string literal that may contain anything (it comes from the data).
+    /// Quote a string literal that may contain anything (it comes from the data). A NUL is
+    /// spliced in by expression ([`Dialect::nul_splice`]): inside the quotes it would end
+    /// SQLite's statement text early (`unrecognized token`).
     fn quote_literal(&self, text: &str) -> String {
-        format!("'{}'", text.replace('\'', "''"))
+        splice_nul(format!("'{}'", text.replace('\'', "''")), self.nul_splice())
+    }
+
+    /// What stands for a NUL inside a quoted literal: close the quote, append the character
+    /// by expression, reopen the quote.
+    fn nul_splice(&self) -> &'static str {
+        "' || char(0) || '"
+    }
+
+    /// A text literal of `bytes` that need not be UTF-8 (what a database that stores any
+    /// bytes as text can hold): a hex string, as MariaDB compares binary attribute keys.
+    fn text_bytes_literal(&self, bytes: &[u8]) -> String {
+        format!("X'{}'", crate::value::hex(bytes))
     }
 
     /// The type of `column_type: text`: the dialect's unbounded Unicode text type.
@@ -642,6 +656,20 @@ pub trait Dialect: SessionSql + Send + Sync {
         )
     }
 
+    /// One row: the entity of a source row whose attribute key is exactly `key` (bytes that
+    /// may not be UTF-8), so a refusal can name it.
+    fn entity_of_attribute(&self, job: &Job, key: &[u8]) -> String {
+        self.limit(
+            &format!(
+                "SELECT {} FROM ({}) s WHERE s.a = {}",
+                entity_refs(job, "s"),
+                self.source_rows(job),
+                self.text_bytes_literal(key)
+            ),
+            1,
+        )
+    }
+
     /// The key–value rows ordered by entity: the streaming strategy's single scan.
     fn ordered_rows(&self, job: &Job) -> String {
         format!(
@@ -650,6 +678,15 @@ pub trait Dialect: SessionSql + Send + Sync {
             self.source_rows(job),
             entity_refs(job, "s")
         )
+    }
+}
+
+/// `quoted` with every NUL replaced by `splice`, parenthesised so it stays one operand.
+pub fn splice_nul(quoted: String, splice: &str) -> String {
+    if quoted.contains('\0') {
+        format!("({})", quoted.replace('\0', splice))
+    } else {
+        quoted
     }
 }
 

@@ -56,7 +56,16 @@ impl Dialect for MsSql {
     }
 
     fn quote_literal(&self, text: &str) -> String {
-        format!("N'{}'", text.replace('\'', "''"))
+        super::splice_nul(
+            format!("N'{}'", text.replace('\'', "''")),
+            self.nul_splice(),
+        )
+    }
+
+    /// T-SQL concatenates with `+`; a NUL kept inside `N'…'` is cut off by some clients
+    /// and drivers before the text reaches the server.
+    fn nul_splice(&self) -> &'static str {
+        "' + NCHAR(0) + N'"
     }
 
     fn text_type(&self) -> &'static str {

@@ -74,6 +74,13 @@ impl Dialect for Postgres {
         "postgres"
     }
 
+    /// PostgreSQL text cannot hold a NUL at all, and one inside the statement text fails in
+    /// the protocol with no hint of the value; `chr(0)` fails as one clear line instead
+    /// (`null character not permitted`).
+    fn nul_splice(&self) -> &'static str {
+        "' || chr(0) || '"
+    }
+
     fn text_type(&self) -> &'static str {
         "text"
     }

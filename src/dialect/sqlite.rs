@@ -10,6 +10,12 @@ use crate::config::TableRef;
 pub struct Sqlite;
 
 impl Dialect for Sqlite {
+    /// SQLite stores any bytes as text; the cast keeps the storage class text, so the literal
+    /// equals the stored value where a blob never would.
+    fn text_bytes_literal(&self, bytes: &[u8]) -> String {
+        format!("CAST(X'{}' AS TEXT)", crate::value::hex(bytes))
+    }
+
     fn groups_by_sorting(&self) -> bool {
         true
     }

@@ -45,3 +45,30 @@ fn every_dialect_is_found_by_name() {
     }
     assert!(by_name("oracle").is_none());
 }
+
+#[test]
+fn a_nul_in_a_literal_is_spliced_in_by_expression() {
+    assert_eq!(Sqlite.quote_literal("a\0b"), "('a' || char(0) || 'b')");
+    assert_eq!(Postgres.quote_literal("a\0'"), "('a' || chr(0) || '''')");
+    assert_eq!(MsSql.quote_literal("\0x"), "(N'' + NCHAR(0) + N'x')");
+    assert_eq!(
+        MsSql.attribute_key_literal("a\0"),
+        "(N'a' + NCHAR(0) + N'|')"
+    );
+    // A hex literal has room for any byte.
+    assert_eq!(
+        MariaDb.quote_literal("a\0"),
+        "CONVERT(X'6100' USING utf8mb4)"
+    );
+    assert_eq!(MariaDb.attribute_key_literal("a\0"), "X'6100'");
+    assert_eq!(Sqlite.quote_literal("plain"), "'plain'");
+}
+
+#[test]
+fn text_that_is_not_utf8_has_a_literal_that_stays_text() {
+    assert_eq!(
+        Sqlite.text_bytes_literal(&[0x80, 0xFE]),
+        "CAST(X'80FE' AS TEXT)"
+    );
+    assert_eq!(MariaDb.text_bytes_literal(&[0x80]), "X'80'");
+}

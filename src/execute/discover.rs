@@ -13,7 +13,7 @@ use crate::backend::RowPipeline;
 use crate::config::Job;
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
-use crate::plan;
+use crate::plan::{self, naming};
 use crate::transform::Transform;
 use crate::value::Value;
 
@@ -42,6 +42,16 @@ pub(super) async fn discover(
             .await
             .map_err(|e| e.with_context(&context))?
     };
+    if let Some(bytes) = rows.iter().find_map(|r| r.first()?.invalid_utf8()) {
+        // Refused by name and entity; the look-up is best effort, the refusal is not.
+        let bytes = bytes.to_vec();
+        let entity = session
+            .inspect(&dialect.entity_of_attribute(job, &bytes))
+            .await
+            .ok()
+            .and_then(|rows| rows.into_iter().next());
+        return Err(naming::not_text(&bytes, entity.as_deref()).with_context(&context));
+    }
     let mut discovery = plan::decode_discovery(dialect, rows)?;
     for t in transforms {
         discovery = t.attributes(discovery)?;
@@ -59,6 +69,7 @@ enum Key {
     Float(u64),
     Text(String),
     Bytes(Vec<u8>),
+    TextBytes(Vec<u8>),
 }
 
 impl Key {
@@ -72,6 +83,7 @@ impl Key {
             Value::Float(f) => Key::Float(f.to_bits()),
             Value::Text(s) => Key::Text(s),
             Value::Bytes(b) => Key::Bytes(b),
+            Value::TextBytes(b) => Key::TextBytes(b),
         }
     }
 
@@ -82,6 +94,7 @@ impl Key {
             Key::Float(bits) => Value::Float(f64::from_bits(bits)),
             Key::Text(s) => Value::Text(s),
             Key::Bytes(b) => Value::Bytes(b),
+            Key::TextBytes(b) => Value::TextBytes(b),
         }
     }
 }

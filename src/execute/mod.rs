@@ -252,7 +252,7 @@ async fn survey_pairs(
                     .get(width + 2)
                     .map(ToString::to_string)
                     .unwrap_or_default();
-                format!("({}) '{attr}': '{lo}' vs '{hi}'", key.join(", "))
+                stream::conflict_sample(&key, &attr, &lo, &hi)
             })
             .collect();
         return Err(stream::conflict_error(count, &lines));

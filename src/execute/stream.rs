@@ -15,7 +15,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use crate::backend::RowPipeline;
 use crate::config::Aggregate;
 use crate::dialect::{Dialect, TableShape};
-use crate::error::{Error, Result};
+use crate::error::{shown, Error, Result};
+use crate::plan::naming;
 use crate::transform::{KvRow, Transform};
 use crate::value::Value;
 
@@ -172,12 +173,9 @@ impl Pivoter {
             )));
         }
         let value = row.pop().unwrap_or(Value::Null);
-        let attribute = match row.pop().unwrap_or(Value::Null) {
-            Value::Null => String::new(),
-            Value::Text(text) => text,
-            Value::Bytes(b) => String::from_utf8(b)
-                .map_err(|e| Error::Job(format!("an attribute name is not valid UTF-8: {e}")))?,
-            other => other.as_text().unwrap_or_default(),
+        let attribute = match row.pop().unwrap_or(Value::Null).into_attribute_name() {
+            Ok(name) => name.unwrap_or_default(),
+            Err(bytes) => return Err(naming::not_text(&bytes, Some(&row))),
         };
         Ok(KvRow {
             entity: row,
@@ -237,10 +235,9 @@ impl Pivoter {
                     .flatten()
                     .map(Value::to_string)
                     .collect();
-                self.stats.conflict_samples.push(format!(
-                    "({}) '{attribute}': '{cell}' vs '{value}'",
-                    key.join(", "),
-                ));
+                let sample =
+                    conflict_sample(&key, &attribute, &cell.to_string(), &value.to_string());
+                self.stats.conflict_samples.push(sample);
             }
         }
         let replace = match self.aggregate {
@@ -311,7 +308,11 @@ fn compare(a: &Value, b: &Value) -> Ordering {
         (Value::Float(x), Value::Float(y)) => x.total_cmp(y),
         (Value::Int(x), Value::Float(y)) => (*x as f64).total_cmp(y),
         (Value::Float(x), Value::Int(y)) => x.total_cmp(&(*y as f64)),
-        _ => a.as_text().cmp(&b.as_text()),
+        // Text by its bytes, as SQL's BINARY collation, whether or not they are UTF-8.
+        _ => match (a.text_bytes(), b.text_bytes()) {
+            (Some(x), Some(y)) => x.cmp(y),
+            _ => a.as_text().cmp(&b.as_text()),
+        },
     }
 }
 
@@ -357,6 +358,18 @@ impl RowPipeline for Pivoter {
 }
 
 /// The `aggregate: error` refusal, listing the first conflicting pairs.
+/// One conflicting pair as conflict errors list it, in both strategies: the names and values
+/// cut by [`shown`], so ten samples of 10 MB values still make one short line.
+pub fn conflict_sample(key: &[String], attribute: &str, a: &str, b: &str) -> String {
+    format!(
+        "({}) {}: {} vs {}",
+        key.join(", "),
+        shown(attribute),
+        shown(a),
+        shown(b)
+    )
+}
+
 pub fn conflict_error(count: u64, samples: &[String]) -> Error {
     Error::Job(format!(
         "{count} entity/attribute pairs have conflicting values (pivot.aggregate: error); first {}: {}",

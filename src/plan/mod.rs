@@ -400,14 +400,12 @@ pub fn decode_discovery(
             .iter_mut()
             .zip(&nulls)
             .for_each(|(t, n)| *t += n);
-        let name =
-            match row.into_iter().next().unwrap_or(Value::Null) {
-                Value::Null => None,
-                Value::Bytes(b) => Some(String::from_utf8(b).map_err(|e| {
-                    Error::Job(format!("an attribute name is not valid UTF-8: {e}"))
-                })?),
-                other => other.as_text(),
-            }
+        let name = row
+            .into_iter()
+            .next()
+            .unwrap_or(Value::Null)
+            .into_attribute_name()
+            .map_err(|bytes| naming::not_text(&bytes, None))?
             .map(|raw| dialect.decode_attribute_key(raw));
         match name {
             None => discovery.empty_name_rows += n_rows,

@@ -6,8 +6,9 @@
 use std::collections::HashSet;
 
 use crate::config::{Job, OnCollision};
-use crate::dialect::{Dialect, PivotColumn};
-use crate::error::{Error, Result};
+use crate::dialect::{Dialect, IdentLimit, PivotColumn};
+use crate::error::{shown, shown_bytes, Error, Result};
+use crate::value::Value;
 
 /// A column whose name is not the attribute's own (prefix/suffix/rename aside), and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -41,8 +42,14 @@ pub fn name_columns(
         let problem = if let Some(p) = dialect.column_name_problem(&base) {
             Some(p.to_string())
         } else if !limit.fits(&base) {
+            let units = match limit {
+                IdentLimit::None => String::new(),
+                IdentLimit::Chars(n) => format!(" of {n} characters"),
+                IdentLimit::Utf16(n) => format!(" of {n} UTF-16 units"),
+                IdentLimit::Bytes(n) => format!(" of {n} bytes"),
+            };
             Some(format!(
-                "is longer than {}'s identifier limit ({limit:?})",
+                "is longer than {}'s identifier limit{units}",
                 dialect.name()
             ))
         } else if taken.contains(&dialect.ident_key(&base)) {
@@ -57,9 +64,9 @@ pub fn name_columns(
             None => base,
             Some(reason) if job.pivot.on_collision == OnCollision::Error => {
                 return Err(Error::Job(format!(
-                    "attribute '{}' cannot be a column as it is: its name {reason} \
+                    "attribute {} cannot be a column as it is: its name {reason} \
                      (pivot.on_collision: error); rename or exclude it",
-                    attribute.escape_debug()
+                    shown(attribute)
                 )));
             }
             Some(reason) => {
@@ -81,6 +88,33 @@ pub fn name_columns(
     Ok((columns, renamed))
 }
 
+/// Why an attribute whose name is not valid UTF-8 cannot be pivoted: a column name must be
+/// text. Worded once, for discovery (which finds the entity by a look-up) and the stream
+/// (which has it in hand), so both strategies refuse alike.
+pub fn not_text(bytes: &[u8], entity: Option<&[Value]>) -> Error {
+    let of = match entity {
+        Some([key]) => format!(" of entity {}", shown_value(key)),
+        Some(keys) => format!(
+            " of entity ({})",
+            keys.iter().map(shown_value).collect::<Vec<_>>().join(", ")
+        ),
+        None => String::new(),
+    };
+    Error::Job(format!(
+        "attribute name {}{of} is not valid UTF-8, and a column name must be text; \
+         fix the data or leave those rows out with source.where",
+        shown_bytes(bytes)
+    ))
+}
+
+fn shown_value(v: &Value) -> String {
+    match v {
+        Value::Text(s) => shown(s),
+        Value::Bytes(b) | Value::TextBytes(b) => shown_bytes(b),
+        other => other.to_string(),
+    }
+}
+
 /// `base` made legal, cut to fit, plus `~` and a hash of the attribute: stable across runs
 /// whatever else the data holds. A longer hash is used in the unlikely case it still collides.
 fn disambiguate(
@@ -94,10 +128,7 @@ fn disambiguate(
     for hex_len in [6usize, 10, 16] {
         let tag = format!("~{:016x}", hash);
         let tag = &tag[..=hex_len];
-        let mut stem = clean.clone();
-        while !dialect.ident_limit().fits(&format!("{stem}{tag}")) {
-            stem.pop();
-        }
+        let stem = cut_to_fit(dialect.ident_limit(), &clean, tag);
         let candidate = format!("{}{tag}", stem.trim_end_matches(' '));
         if !taken.contains(&dialect.ident_key(&candidate))
             && dialect.column_name_problem(&candidate).is_none()
@@ -114,6 +145,29 @@ fn disambiguate(
         }
         n += 1;
     }
+}
+
+/// The longest prefix of `stem` that still fits `limit` with `tag` after it. One pass over
+/// the stem: dropping a character at a time and re-measuring was quadratic, and a 10 MB
+/// attribute name spun for minutes.
+fn cut_to_fit<'a>(limit: IdentLimit, stem: &'a str, tag: &str) -> &'a str {
+    let (budget, cost): (usize, fn(char) -> usize) = match limit {
+        IdentLimit::None => return stem,
+        IdentLimit::Chars(n) => (n.saturating_sub(tag.chars().count()), |_| 1),
+        IdentLimit::Utf16(n) => (
+            n.saturating_sub(tag.encode_utf16().count()),
+            char::len_utf16,
+        ),
+        IdentLimit::Bytes(n) => (n.saturating_sub(tag.len()), char::len_utf8),
+    };
+    let mut used = 0;
+    for (at, c) in stem.char_indices() {
+        used += cost(c);
+        if used > budget {
+            return &stem[..at];
+        }
+    }
+    stem
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {

@@ -77,7 +77,7 @@ fn encode_lines(rows: &[Vec<Value>]) -> Vec<Bytes> {
             let bytes = match v {
                 Value::Null => None,
                 Value::Text(s) => Some(s.as_bytes()),
-                Value::Bytes(b) => Some(b.as_slice()),
+                Value::Bytes(b) | Value::TextBytes(b) => Some(b.as_slice()),
                 Value::Int(n) => {
                     number.clear();
                     // Writing to a String cannot fail.
@@ -145,7 +145,7 @@ pub(super) async fn insert_rows(
 fn value_size(v: &Value) -> usize {
     match v {
         Value::Text(s) => s.len(),
-        Value::Bytes(b) => b.len(),
+        Value::Bytes(b) | Value::TextBytes(b) => b.len(),
         _ => 8,
     }
 }
@@ -156,6 +156,6 @@ fn to_mysql(v: &Value) -> mysql_async::Value {
         Value::Int(i) => mysql_async::Value::Int(*i),
         Value::Float(f) => mysql_async::Value::Double(*f),
         Value::Text(s) => mysql_async::Value::Bytes(s.as_bytes().to_vec()),
-        Value::Bytes(b) => mysql_async::Value::Bytes(b.clone()),
+        Value::Bytes(b) | Value::TextBytes(b) => mysql_async::Value::Bytes(b.clone()),
     }
 }

@@ -83,7 +83,7 @@ pub fn to_column(value: &Value) -> ColumnData<'static> {
         Value::Int(n) => ColumnData::I64(Some(*n)),
         Value::Float(f) => ColumnData::F64(Some(*f)),
         Value::Text(s) => ColumnData::String(Some(Cow::Owned(s.clone()))),
-        Value::Bytes(b) => ColumnData::Binary(Some(Cow::Owned(b.clone()))),
+        Value::Bytes(b) | Value::TextBytes(b) => ColumnData::Binary(Some(Cow::Owned(b.clone()))),
     }
 }
 

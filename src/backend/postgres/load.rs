@@ -149,7 +149,7 @@ impl ToSql for Param<'_> {
             (&Type::FLOAT4, _) => (float_of(v, ty)? as f32).to_sql(ty, out),
             (&Type::FLOAT8, _) => float_of(v, ty)?.to_sql(ty, out),
             (&Type::BYTEA, Value::Bytes(b)) => b.as_slice().to_sql(ty, out),
-            (_, Value::Bytes(b)) => std::str::from_utf8(b)?.to_sql(ty, out),
+            (_, Value::Bytes(b) | Value::TextBytes(b)) => std::str::from_utf8(b)?.to_sql(ty, out),
             _ => v.as_text().unwrap_or_default().as_str().to_sql(ty, out),
         }
     }

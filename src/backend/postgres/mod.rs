@@ -284,6 +284,9 @@ fn type_name(ty: &Type, typmod: i32) -> String {
 fn message(err: &tokio_postgres::Error) -> String {
     match err.as_db_error() {
         Some(db) => {
+            if let Some(m) = created_meanwhile(db) {
+                return m;
+            }
             let mut m = format!(
                 "{}: {} (SQLSTATE {})",
                 db.severity(),
@@ -313,6 +316,28 @@ fn message(err: &tokio_postgres::Error) -> String {
             m
         }
     }
+}
+
+/// Two sessions creating the same table at once: the one that commits second does not get
+/// `relation already exists` but a unique violation on the system catalogs' own indexes
+/// (`pg_type_typname_nsp_index`), which names nothing the user wrote. Said plainly instead.
+fn created_meanwhile(db: &tokio_postgres::error::DbError) -> Option<String> {
+    let catalog = db.constraint()?;
+    if db.code().code() != "23505"
+        || !["pg_type_typname_nsp_index", "pg_class_relname_nsp_index"].contains(&catalog)
+    {
+        return None;
+    }
+    // `Key (typname, typnamespace)=(kv_wide, 2200) already exists.`
+    let name = db
+        .detail()
+        .and_then(|d| d.split(")=(").nth(1))
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or("the target");
+    Some(format!(
+        "another run or session created table {name} at the same time (SQLSTATE 23505 on {catalog}); \
+         run again once it has finished, or choose target.if_exists"
+    ))
 }
 
 fn db_error(context: &str, err: &tokio_postgres::Error) -> Error {
