@@ -6,11 +6,12 @@
 pub mod capacity;
 pub mod naming;
 pub mod order;
+pub mod types;
 
 use std::collections::HashMap;
 
 use crate::config::{ColumnSelection, ColumnType, EmptyNames, Job, Order, StrategyName};
-use crate::dialect::{Dialect, EntityColumn, PivotColumn, TableShape};
+use crate::dialect::{ColumnKind, Dialect, EntityColumn, PivotColumn, TableShape, Typed};
 use crate::error::{Error, Result};
 
 pub use naming::Renamed;
@@ -40,6 +41,25 @@ pub struct Discovery {
     /// The most non-null cells any entity has among the planned columns: counted by a
     /// separate query only when a row could otherwise not fit (see [`capacity`]).
     pub max_cells_per_entity: Option<u64>,
+    /// Per attribute name, what its values say about a type ([`types`]): filled by the
+    /// discovery scan when the job types its columns ([`types_wanted`]), else empty.
+    pub surveys: HashMap<String, types::Survey>,
+}
+
+/// Whether discovery must read every value for [`types`]: `column_type: infer` or
+/// `pivot.types` overrides.
+pub fn types_wanted(job: &Job) -> bool {
+    job.pivot.column_type == ColumnType::Infer || !job.pivot.types.is_empty()
+}
+
+/// The kinds `pivot.types` declares, by attribute: what the discovery scan checks every value
+/// against.
+pub fn declared_kinds(job: &Job) -> HashMap<String, ColumnKind> {
+    job.pivot
+        .types
+        .iter()
+        .map(|(a, ty)| (a.clone(), types::parse_declared(ty)))
+        .collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -122,7 +142,8 @@ pub fn build_plan(
             }
         )));
     }
-    let (columns, renamed) = naming::name_columns(job, dialect, &attributes)?;
+    let (mut columns, renamed) = naming::name_columns(job, dialect, &attributes)?;
+    type_columns(job, dialect, discovery, &mut columns)?;
     let (entity, column_type) = target_layout(job, dialect, entity_types);
     let widths = column_widths(discovery, &columns);
     let tables = split_tables(
@@ -160,6 +181,81 @@ pub fn build_plan(
     })
 }
 
+/// Give each column its own type where the job asks: `pivot.types` (every value checked by
+/// discovery, a misfit refused here, before any DDL), else with `column_type: infer` the
+/// ladder's decision, kept as text where the dialect could not print the kind back.
+fn type_columns(
+    job: &Job,
+    dialect: &dyn Dialect,
+    discovery: &Discovery,
+    columns: &mut [PivotColumn],
+) -> Result<()> {
+    let infer = job.pivot.column_type == ColumnType::Infer;
+    let mut declared_bytes = 0usize;
+    for column in columns.iter_mut() {
+        let survey = discovery.surveys.get(&column.attribute);
+        if let Some(ty) = job.pivot.types.get(&column.attribute) {
+            if let Some(misfit) = survey.and_then(|s| s.misfit.as_ref()) {
+                return Err(Error::Job(format!(
+                    "pivot.types: attribute '{}' is declared {ty}, but {misfit} does not convert to it exactly; nothing was written",
+                    column.attribute.escape_debug()
+                )));
+            }
+            column.typed = Some(Typed {
+                kind: types::parse_declared(ty),
+                sql_type: ty.clone(),
+                why: "pivot.types".into(),
+            });
+            continue;
+        }
+        if !infer {
+            continue;
+        }
+        let (mut kind, mut why) = survey.map_or_else(
+            || {
+                (
+                    ColumnKind::UnboundedText,
+                    "text: a transform's column, not surveyed".to_string(),
+                )
+            },
+            types::Survey::decide,
+        );
+        if !kind.is_text() && !dialect.stores(&kind) {
+            why = format!(
+                "{why}; kept as text: {} would not print it back as written",
+                dialect.name()
+            );
+            kind = survey.map_or(ColumnKind::UnboundedText, types::Survey::text_kind);
+        }
+        if let (
+            ColumnKind::Text {
+                chars,
+                utf16,
+                bytes,
+            },
+            Some(limit),
+        ) = (&kind, dialect.declared_row_limit())
+        {
+            let declared = dialect
+                .bounded_text_type(*chars, *utf16, *bytes)
+                .map_or(0, |(_, n)| n);
+            if declared_bytes + declared > limit {
+                why =
+                    format!("{why}; unbounded: the row's declared widths would pass {limit} bytes");
+                kind = ColumnKind::UnboundedText;
+            } else {
+                declared_bytes += declared;
+            }
+        }
+        column.typed = Some(Typed {
+            sql_type: dialect.column_sql_type(&kind),
+            kind,
+            why,
+        });
+    }
+    Ok(())
+}
+
 /// Per planned column, its attribute's measured widths.
 fn column_widths(discovery: &Discovery, columns: &[PivotColumn]) -> Vec<capacity::Widths> {
     let by_name: HashMap<&str, capacity::Widths> = discovery
@@ -189,7 +285,7 @@ fn target_layout(
         })
         .collect();
     let column_type = match &job.pivot.column_type {
-        ColumnType::Text => dialect.text_type().to_string(),
+        ColumnType::Text | ColumnType::Infer => dialect.text_type().to_string(),
         ColumnType::Sql(ty) => ty.clone(),
     };
     (entity, column_type)
@@ -210,13 +306,7 @@ pub fn attributes_to_count(
     }
     let (attributes, _) = select_attributes(job, discovery);
     let (entity, column_type) = target_layout(job, dialect, entity_types);
-    let columns: Vec<PivotColumn> = attributes
-        .iter()
-        .map(|a| PivotColumn {
-            attribute: a.clone(),
-            column: a.clone(),
-        })
-        .collect();
+    let columns: Vec<PivotColumn> = attributes.iter().map(|a| PivotColumn::text(a, a)).collect();
     let widths = column_widths(discovery, &columns);
     capacity::needs_entity_count(dialect, &entity, &column_type, &widths).then_some(attributes)
 }
@@ -364,6 +454,20 @@ pub fn stream_above_columns(dialect: &str) -> usize {
     }
 }
 
+/// An attribute name as discovery returned it, decoded (None for NULL).
+pub fn attribute_name(dialect: &dyn Dialect, raw: crate::value::Value) -> Result<Option<String>> {
+    use crate::value::Value;
+    Ok(match raw {
+        Value::Null => None,
+        Value::Bytes(b) => Some(
+            String::from_utf8(b)
+                .map_err(|e| Error::Job(format!("an attribute name is not valid UTF-8: {e}")))?,
+        ),
+        other => other.as_text(),
+    }
+    .map(|raw| dialect.decode_attribute_key(raw)))
+}
+
 /// Decode discovery rows `(a, n_rows, n_values[, min_bytes, max_bytes, null_e0, …])` into a
 /// [`Discovery`]. The three-column form (older scripts and test peers) leaves the widths and
 /// NULL-key counts unmeasured.
@@ -400,15 +504,7 @@ pub fn decode_discovery(
             .iter_mut()
             .zip(&nulls)
             .for_each(|(t, n)| *t += n);
-        let name =
-            match row.into_iter().next().unwrap_or(Value::Null) {
-                Value::Null => None,
-                Value::Bytes(b) => Some(String::from_utf8(b).map_err(|e| {
-                    Error::Job(format!("an attribute name is not valid UTF-8: {e}"))
-                })?),
-                other => other.as_text(),
-            }
-            .map(|raw| dialect.decode_attribute_key(raw));
+        let name = attribute_name(dialect, row.into_iter().next().unwrap_or(Value::Null))?;
         match name {
             None => discovery.empty_name_rows += n_rows,
             Some(n) if n.is_empty() => discovery.empty_name_rows += n_rows,

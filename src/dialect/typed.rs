@@ -1,0 +1,81 @@
+//! Typed pivot columns as data: what a column stores ([`ColumnKind`], decided from the data by
+//! [`crate::plan::types`], the same for every database) and the pieces a dialect renders from
+//! it: the declared type and the pushdown's conversion of the source text.
+//!
+//! The kinds are exactly the forms the ladder accepts, so a dialect's CAST of a value of that
+//! form cannot fail and prints back the source text.
+
+/// What one typed pivot column stores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnKind {
+    SmallInt,
+    Int,
+    BigInt,
+    /// `DECIMAL(precision, scale)`; every value has exactly `scale` fractional digits.
+    Decimal {
+        precision: u32,
+        scale: u32,
+    },
+    /// `YYYY-MM-DD`.
+    Date,
+    /// `YYYY-MM-DD HH:MM:SS` with exactly `fraction` fractional digits (0–6).
+    Timestamp {
+        fraction: u32,
+    },
+    /// `true` / `false`: only where the dialect prints a boolean back that way.
+    Boolean,
+    /// Source values that were already floating point.
+    Float,
+    /// Text of at most these lengths: characters, UTF-16 code units, UTF-8 bytes.
+    Text {
+        chars: u64,
+        utf16: u64,
+        bytes: u64,
+    },
+    /// Text the dialect's unbounded type holds (too long to bound, or not measured).
+    UnboundedText,
+    /// A `pivot.types` type the ladder does not model: declared as written, converted by the
+    /// database alone.
+    Declared(String),
+}
+
+impl ColumnKind {
+    /// Kinds stored as the value's text: no conversion anywhere.
+    pub fn is_text(&self) -> bool {
+        matches!(self, ColumnKind::Text { .. } | ColumnKind::UnboundedText)
+    }
+
+    pub fn is_integer(&self) -> bool {
+        matches!(
+            self,
+            ColumnKind::SmallInt | ColumnKind::Int | ColumnKind::BigInt
+        )
+    }
+
+    /// Portable SQL spelling, what dialects start from.
+    pub fn standard_sql(&self) -> Option<String> {
+        Some(match self {
+            ColumnKind::SmallInt => "SMALLINT".into(),
+            ColumnKind::Int => "INTEGER".into(),
+            ColumnKind::BigInt => "BIGINT".into(),
+            ColumnKind::Decimal { precision, scale } => format!("DECIMAL({precision},{scale})"),
+            ColumnKind::Date => "DATE".into(),
+            ColumnKind::Timestamp { fraction } => format!("TIMESTAMP({fraction})"),
+            ColumnKind::Boolean => "BOOLEAN".into(),
+            ColumnKind::Float => "DOUBLE PRECISION".into(),
+            ColumnKind::Declared(ty) => ty.clone(),
+            ColumnKind::Text { .. } | ColumnKind::UnboundedText => return None,
+        })
+    }
+}
+
+/// A pivot column's own type, where the job types its columns (`column_type: infer`,
+/// `pivot.types`); a column without one takes [`super::TableShape::column_type`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Typed {
+    pub kind: ColumnKind,
+    /// The type `CREATE TABLE` declares, rendered by the dialect from `kind`.
+    pub sql_type: String,
+    /// Why this type: the values that decided it (shown by `--dry-run` and `inspect`).
+    pub why: String,
+}
