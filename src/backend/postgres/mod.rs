@@ -11,6 +11,7 @@
 //! is busy holding the load's transaction.
 
 mod load;
+mod typed_binary;
 
 use std::collections::HashMap;
 use std::pin::pin;
