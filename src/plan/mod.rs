@@ -256,6 +256,18 @@ fn type_columns(
     Ok(())
 }
 
+/// Per column, its fixed in-row size where its type has one.
+fn fixed_sizes(columns: &[PivotColumn]) -> Vec<Option<usize>> {
+    columns
+        .iter()
+        .map(|c| {
+            c.typed
+                .as_ref()
+                .and_then(|t| capacity::fixed_bytes(&t.kind))
+        })
+        .collect()
+}
+
 /// Per planned column, its attribute's measured widths.
 fn column_widths(discovery: &Discovery, columns: &[PivotColumn]) -> Vec<capacity::Widths> {
     let by_name: HashMap<&str, capacity::Widths> = discovery
@@ -306,9 +318,14 @@ pub fn attributes_to_count(
     }
     let (attributes, _) = select_attributes(job, discovery);
     let (entity, column_type) = target_layout(job, dialect, entity_types);
-    let columns: Vec<PivotColumn> = attributes.iter().map(|a| PivotColumn::text(a, a)).collect();
+    let mut columns: Vec<PivotColumn> =
+        attributes.iter().map(|a| PivotColumn::text(a, a)).collect();
+    // A misfit in pivot.types is refused by build_plan; here it only means "not typed".
+    let _ = type_columns(job, dialect, discovery, &mut columns);
     let widths = column_widths(discovery, &columns);
-    capacity::needs_entity_count(dialect, &entity, &column_type, &widths).then_some(attributes)
+    let fixed = fixed_sizes(&columns);
+    capacity::needs_entity_count(dialect, &entity, &column_type, &widths, &fixed)
+        .then_some(attributes)
 }
 
 /// The attribute names that become columns, in the job's order; and those left out.
@@ -360,8 +377,10 @@ fn split_tables(
     widths: &[capacity::Widths],
     discovery: &Discovery,
 ) -> Result<Vec<TableShape>> {
+    let fixed = fixed_sizes(&columns);
     let facts = capacity::DataFacts {
         widths,
+        fixed: &fixed,
         max_cells_per_entity: discovery.max_cells_per_entity,
     };
     let ranges = capacity::tables_for(dialect, job.target.split, &entity, &column_type, &facts)?;
