@@ -116,6 +116,11 @@ impl Dialect for MariaDb {
         (n <= 16_383).then(|| (format!("VARCHAR({n})"), 4 * n + 2))
     }
 
+    /// CAST knows CHAR, not LONGTEXT.
+    fn text_of(&self, expr: &str) -> String {
+        format!("CAST({expr} AS CHAR)")
+    }
+
     fn declared_row_limit(&self) -> Option<usize> {
         Some(65_535)
     }

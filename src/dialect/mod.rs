@@ -581,6 +581,71 @@ pub trait Dialect: Send + Sync {
         format!("SELECT {} FROM {}", counts.join(", "), shape.table)
     }
 
+    /// A typed value printed back as text, for the round-trip check.
+    fn text_of(&self, expr: &str) -> String {
+        format!("CAST({expr} AS {})", self.text_type())
+    }
+
+    /// One row, one integer: the typed cells of `shape` (a table just loaded from `job`'s
+    /// source) whose text is not the source text the aggregate picked; None when the shape
+    /// has no typed column to check. Missing or extra cells are the cell counts' business.
+    fn typed_round_trip(
+        &self,
+        shape: &TableShape,
+        job: &Job,
+        aggregate: Aggregate,
+    ) -> Option<String> {
+        let agg = match aggregate {
+            Aggregate::Min => "MIN",
+            Aggregate::Max | Aggregate::Error => "MAX",
+        };
+        let typed: Vec<&PivotColumn> = shape
+            .columns
+            .iter()
+            .filter(|c| {
+                c.typed
+                    .as_ref()
+                    .is_some_and(|t| !t.kind.is_text() && t.kind != ColumnKind::Float)
+            })
+            .collect();
+        if typed.is_empty() {
+            return None;
+        }
+        let mut select: Vec<String> = (0..job.entity.len()).map(|i| format!("s.e{i}")).collect();
+        select.extend(typed.iter().enumerate().map(|(i, c)| {
+            format!(
+                "{agg}(CASE WHEN s.a = {} THEN s.v END) AS c{i}",
+                self.attribute_key_literal(&c.attribute)
+            )
+        }));
+        let join: Vec<String> = shape
+            .entity
+            .iter()
+            .enumerate()
+            .map(|(i, e)| format!("t.{} = p.e{i}", self.quote_ident(&e.name)))
+            .collect();
+        let differs: Vec<String> = typed
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                format!(
+                    "{} <> {}",
+                    self.text_of(&format!("t.{}", self.quote_ident(&c.column))),
+                    self.text_of(&format!("p.c{i}"))
+                )
+            })
+            .collect();
+        Some(format!(
+            "SELECT COUNT(*) FROM {} t\nJOIN (SELECT {}\nFROM ({}) s\nGROUP BY {}) p ON {}\nWHERE {}",
+            shape.table,
+            select.join(", "),
+            self.source_rows(job),
+            entity_refs(job, "s"),
+            join.join(" AND "),
+            differs.join("\n   OR ")
+        ))
+    }
+
     /// A bind parameter; `index` counts from 1.
     fn placeholder(&self, _index: usize) -> String {
         "?".into()

@@ -154,6 +154,7 @@ impl Load {
             Some((rows, cells)) => self.verify(session, dialect, &before, rows, &cells).await?,
             None => self.record_target_counts(session, dialect).await?,
         };
+        self.verify_typed(session, dialect, job).await?;
         stats.rows_written = rows;
         stats.cells_written = cells;
         if tx_ddl {

@@ -226,6 +226,37 @@ impl Load {
         Ok((expected_rows, written_cells))
     }
 
+    /// Typed columns: every typed cell prints back as the source text the aggregate picked
+    /// ([`Dialect::typed_round_trip`]); a cell that does not rolls the load back. Not with
+    /// transforms, whose values are not the source's.
+    pub(super) async fn verify_typed(
+        &self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        job: &Job,
+    ) -> Result<()> {
+        if !job.transforms.is_empty() {
+            return Ok(());
+        }
+        for out in &self.targets {
+            let shape = build_shape(out);
+            let Some(sql) = dialect.typed_round_trip(&shape, job, job.pivot.aggregate) else {
+                continue;
+            };
+            let Some(rows) = session.query_in_load(&sql, VERIFY_NOTE).await? else {
+                continue;
+            };
+            let differing = first_int(&rows);
+            if differing > 0 {
+                return Err(Error::Job(format!(
+                    "verification failed for {}: {differing} typed cells do not print back as their source text",
+                    out.shape.table
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Dry run: the verification queries a real run would send, recorded only.
     pub(super) async fn record_target_counts(
         &self,
