@@ -41,7 +41,9 @@ const STATEMENT_CACHE: usize = 64;
 pub struct SqliteBackend {
     conn: Connection,
     /// INSERT text per (table, rows per statement), rendered by the dialect once.
-    insert_sql: RefCell<HashMap<(String, usize), String>>,
+    /// Keyed by table, columns and rows: a `replace` run on the same connection may load a
+    /// table of the same name with other columns.
+    insert_sql: RefCell<HashMap<(String, Vec<String>, usize), String>>,
 }
 
 impl SqliteBackend {
@@ -89,7 +91,11 @@ impl SqliteBackend {
         let mut loaded = 0u64;
         for chunk in rows.chunks(per_statement) {
             let sql = cache
-                .entry((target.table.to_string(), chunk.len()))
+                .entry((
+                    target.table.to_string(),
+                    target.columns.clone(),
+                    chunk.len(),
+                ))
                 .or_insert_with(|| {
                     Sqlite.insert_values(&target.table, &target.columns, chunk.len())
                 });

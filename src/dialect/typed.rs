@@ -78,4 +78,7 @@ pub struct Typed {
     pub sql_type: String,
     /// Why this type: the values that decided it (shown by `--dry-run` and `inspect`).
     pub why: String,
+    /// Every value prints back exactly as its source text (inferred types; a `pivot.types`
+    /// type converts exactly but may print differently, `1.5` as `1.500`).
+    pub round_trips: bool,
 }

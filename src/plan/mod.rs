@@ -205,6 +205,7 @@ fn type_columns(
                 kind: types::parse_declared(ty),
                 sql_type: ty.clone(),
                 why: "pivot.types".into(),
+                round_trips: false,
             });
             continue;
         }
@@ -251,6 +252,7 @@ fn type_columns(
             sql_type: dialect.column_sql_type(&kind),
             kind,
             why,
+            round_trips: true,
         });
     }
     Ok(())
