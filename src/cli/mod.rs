@@ -1,6 +1,7 @@
 //! The command line: clap derive, one file per subcommand. Commands parse, call the library
 //! and turn its errors into exit codes (0 ok, 1 the job failed, 2 usage or config invalid).
 
+pub mod inspect;
 mod output;
 pub mod run;
 pub mod script;
@@ -30,6 +31,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Validate a job file without connecting to anything.
     Check(CheckArgs),
+    /// Survey the source read-only: attributes, fill, conflicts, widths, types, the plan.
+    Inspect(inspect::InspectArgs),
     /// Print one self-contained SQL script that does the job inside the database.
     Script(script::ScriptArgs),
     /// Solve, count or import Sudoku puzzles.
@@ -78,6 +81,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Check(args) => run::check(args),
         Command::Script(args) => script::run(args),
+        Command::Inspect(args) => inspect::run(args),
         Command::Sudoku(args) => sudoku::run(args),
     };
     match result {

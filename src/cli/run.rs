@@ -168,7 +168,7 @@ async fn source_exists(backend: &mut dyn Backend, job: &Job) -> Result<bool> {
 }
 
 /// Load the job's `setup:` script when its source table is missing. True when it did.
-async fn load_sample_data(backend: &mut dyn Backend, job: &Job) -> Result<bool> {
+pub(super) async fn load_sample_data(backend: &mut dyn Backend, job: &Job) -> Result<bool> {
     let Some(setup) = &job.setup else {
         return Ok(false);
     };

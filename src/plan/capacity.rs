@@ -132,6 +132,21 @@ impl<'a> Capacity<'a> {
         }
     }
 
+    /// Per column, its cell's price: the fixed size where typed so, else by its widths.
+    pub fn costs(&self, widths: &[Widths], fixed: &[Option<usize>]) -> Vec<CellCost> {
+        widths
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| {
+                fixed
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .map_or_else(|| self.cell(w), |n| CellCost { lo: n, hi: n })
+            })
+            .collect()
+    }
+
     /// Bytes of a row with these cells filled (and `columns` columns in all).
     fn row(&self, columns: usize, filled: usize, entity_bytes: usize) -> usize {
         let overhead = self.budget.as_ref().map_or(0, |b| b.overhead);
@@ -213,6 +228,34 @@ pub fn fixed_bytes(kind: &ColumnKind) -> Option<usize> {
     })
 }
 
+/// One table's row size in bytes against the database's limit (`inspect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct RowEstimate {
+    /// The fullest entity's cells at their shortest (every cell when not counted).
+    pub least: usize,
+    /// Every cell filled at its longest in-row size.
+    pub greatest: usize,
+    pub limit: usize,
+}
+
+/// The row estimate of one table of these columns; None where the database has no row
+/// budget (SQLite).
+pub fn row_estimate(
+    dialect: &dyn Dialect,
+    entity: &[EntityColumn],
+    column_type: &str,
+    facts: &DataFacts,
+) -> Option<RowEstimate> {
+    let cap = Capacity::new(dialect, entity, column_type);
+    cap.budget?;
+    let costs = cap.costs(facts.widths, facts.fixed);
+    Some(RowEstimate {
+        least: cap.least_row(&costs, facts.max_cells_per_entity),
+        greatest: cap.greatest_row(&costs),
+        limit: cap.max_bytes(),
+    })
+}
+
 /// What the plan knows about the data, for [`tables_for`].
 pub struct DataFacts<'a> {
     /// Per pivoted column, in order, its attribute's value widths.
@@ -235,12 +278,7 @@ pub fn tables_for(
 ) -> Result<Vec<Range<usize>>> {
     let cap = Capacity::new(dialect, entity, column_type);
     let fixed = |i: usize| facts.fixed.get(i).copied().flatten();
-    let costs: Vec<CellCost> = facts
-        .widths
-        .iter()
-        .enumerate()
-        .map(|(i, &w)| fixed(i).map_or_else(|| cap.cell(w), |n| CellCost { lo: n, hi: n }))
-        .collect();
+    let costs = cap.costs(facts.widths, facts.fixed);
     let columns = costs.len();
     let hard = cap.hard();
     // Columns of a fixed-size type are not charged as long ones at CREATE TABLE.
@@ -381,17 +419,7 @@ pub fn needs_entity_count(
     fixed: &[Option<usize>],
 ) -> bool {
     let cap = Capacity::new(dialect, entity, column_type);
-    let costs: Vec<CellCost> = widths
-        .iter()
-        .enumerate()
-        .map(|(i, &w)| {
-            fixed
-                .get(i)
-                .copied()
-                .flatten()
-                .map_or_else(|| cap.cell(w), |n| CellCost { lo: n, hi: n })
-        })
-        .collect();
+    let costs = cap.costs(widths, fixed);
     let charged = (0..widths.len())
         .filter(|&i| fixed.get(i).copied().flatten().is_none())
         .count();

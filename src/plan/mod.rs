@@ -4,6 +4,7 @@
 //! collisions, zero attributes) comes before anything is written.
 
 pub mod capacity;
+pub mod inspect;
 pub mod naming;
 pub mod order;
 pub mod types;
@@ -256,6 +257,22 @@ fn type_columns(
         });
     }
     Ok(())
+}
+
+/// One planned table's row size against the database's limit, from what discovery measured.
+pub fn table_row_estimate(
+    dialect: &dyn Dialect,
+    discovery: &Discovery,
+    shape: &TableShape,
+) -> Option<capacity::RowEstimate> {
+    let widths = column_widths(discovery, &shape.columns);
+    let fixed = fixed_sizes(&shape.columns);
+    let facts = capacity::DataFacts {
+        widths: &widths,
+        fixed: &fixed,
+        max_cells_per_entity: discovery.max_cells_per_entity,
+    };
+    capacity::row_estimate(dialect, &shape.entity, &shape.column_type, &facts)
 }
 
 /// Per column, its fixed in-row size where its type has one.

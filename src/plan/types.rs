@@ -81,6 +81,7 @@ pub struct Survey {
     pub max_utf16: u64,
     pub max_bytes: u64,
     pub min_bytes: Option<u64>,
+    pub min_chars: Option<u64>,
     int: Rung,
     int_range: Option<(i128, i128)>,
     decimal: Rung,
@@ -92,6 +93,8 @@ pub struct Survey {
     timestamp_fraction: Option<u32>,
     boolean: Rung,
     float: Rung,
+    /// Values of some typed form: a text attribute with any is mixed (`N/A` among numbers).
+    pub typed_values: u64,
     /// The first value of no typed form at all: why the attribute is text.
     untyped: Option<Sample>,
     /// The first value seen, for the reason of a mixed column.
@@ -175,13 +178,15 @@ impl Survey {
         let bytes = text.len() as u64;
         self.max_bytes = self.max_bytes.max(bytes);
         self.min_bytes = Some(self.min_bytes.map_or(bytes, |m| m.min(bytes)));
-        if text.is_ascii() {
-            self.max_chars = self.max_chars.max(bytes);
+        let chars = if text.is_ascii() {
             self.max_utf16 = self.max_utf16.max(bytes);
+            bytes
         } else {
-            self.max_chars = self.max_chars.max(text.chars().count() as u64);
             self.max_utf16 = self.max_utf16.max(text.encode_utf16().count() as u64);
-        }
+            text.chars().count() as u64
+        };
+        self.max_chars = self.max_chars.max(chars);
+        self.min_chars = Some(self.min_chars.map_or(chars, |m| m.min(chars)));
     }
 
     fn exact_rungs(&mut self) -> [&mut Rung; 5] {
