@@ -204,6 +204,8 @@ impl Survey {
         if form == Form::None {
             self.untyped
                 .get_or_insert_with(|| Sample::new(text, entity));
+        } else {
+            self.typed_values += 1;
         }
         match form {
             Form::Integer(n) => {

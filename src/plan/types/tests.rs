@@ -47,6 +47,11 @@ fn the_traps_stay_text() {
     }
     let (_, why) = decide(&["12", "N/A"]);
     assert_eq!(why, "text: 'N/A' for entity 2");
+    let mut mixed = Survey::default();
+    for v in ["12", "N/A", "7"] {
+        mixed.observe(&Value::Text(v.into()), &[]);
+    }
+    assert_eq!(mixed.typed_values, 2);
 }
 
 #[test]
