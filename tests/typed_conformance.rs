@@ -395,3 +395,45 @@ async fn check_override_refusal(
     }
     Ok(())
 }
+
+/// The verification query counts exactly the values a typed column would not print back:
+/// `007` forced into an integer column prints `7`.
+#[test]
+fn the_round_trip_check_catches_a_value_that_prints_differently() {
+    use eavpivot::backend::sqlite::SqliteBackend;
+    use eavpivot::dialect::{ColumnKind, Dialect, PivotColumn, Sqlite, TableShape, Typed};
+    runtime().block_on(async {
+        let mut db = SqliteBackend::in_memory().expect("sqlite");
+        db.execute_script(
+            "CREATE TABLE kv (id INT, attr TEXT, val TEXT);
+             INSERT INTO kv VALUES (1, 'n', '7'), (2, 'n', '007'), (3, 'n', NULL), (1, 't', 'x');",
+        )
+        .await
+        .expect("data");
+        let job = job("kv", "wide", "val", "column_type: infer");
+        let mut n = PivotColumn::text("n", "n");
+        n.typed = Some(Typed {
+            kind: ColumnKind::Int,
+            sql_type: "INTEGER".into(),
+            why: String::new(),
+            round_trips: true,
+        });
+        let shape = TableShape {
+            table: config::TableRef::parse("wide").expect("name"),
+            entity: Vec::new(),
+            columns: vec![n, PivotColumn::text("t", "t")],
+            column_type: "TEXT".into(),
+            primary_key: false,
+        };
+        let sql = Sqlite
+            .typed_round_trip(&shape, &job)
+            .expect("a typed column");
+        let rows = db.query(&sql).await.expect("runs");
+        assert_eq!(rows[0][0].as_i64(), Some(1), "{sql}");
+        let untyped = TableShape {
+            columns: vec![PivotColumn::text("t", "t")],
+            ..shape
+        };
+        assert!(Sqlite.typed_round_trip(&untyped, &job).is_none());
+    });
+}

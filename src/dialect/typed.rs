@@ -82,3 +82,90 @@ pub struct Typed {
     /// type converts exactly but may print differently, `1.5` as `1.500`).
     pub round_trips: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::{Dialect, MariaDb, MsSql, Postgres, Sqlite};
+
+    fn typed(d: &dyn Dialect, kind: ColumnKind) -> Typed {
+        Typed {
+            sql_type: d.column_sql_type(&kind),
+            kind,
+            why: String::new(),
+            round_trips: true,
+        }
+    }
+
+    #[test]
+    fn each_dialect_declares_and_casts_the_ladder() {
+        let dec = ColumnKind::Decimal {
+            precision: 3,
+            scale: 2,
+        };
+        let ts = ColumnKind::Timestamp { fraction: 2 };
+        let text = ColumnKind::Text {
+            chars: 5,
+            utf16: 6,
+            bytes: 9,
+        };
+        let cases: [(&dyn Dialect, [&str; 5]); 4] = [
+            (&Sqlite, ["INTEGER", "TEXT", "TEXT", "TEXT", "TEXT"]),
+            (
+                &Postgres,
+                ["INTEGER", "DECIMAL(3,2)", "TIMESTAMP(2)", "BOOLEAN", "text"],
+            ),
+            (
+                &MariaDb,
+                [
+                    "INT",
+                    "DECIMAL(3,2)",
+                    "DATETIME(2)",
+                    "BOOLEAN",
+                    "VARCHAR(5)",
+                ],
+            ),
+            (
+                &MsSql,
+                [
+                    "INT",
+                    "DECIMAL(3,2)",
+                    "DATETIME2(2)",
+                    "BOOLEAN",
+                    "NVARCHAR(6)",
+                ],
+            ),
+        ];
+        for (d, want) in cases {
+            let kinds = [
+                ColumnKind::Int,
+                dec.clone(),
+                ts.clone(),
+                ColumnKind::Boolean,
+                text.clone(),
+            ];
+            let got: Vec<String> = kinds.iter().map(|k| d.column_sql_type(k)).collect();
+            assert_eq!(got, want, "{}", d.name());
+        }
+        // Booleans print back as true/false only on PostgreSQL; SQLite stores integers only.
+        assert!(Postgres.stores(&ColumnKind::Boolean) && !MsSql.stores(&ColumnKind::Boolean));
+        assert!(!Sqlite.stores(&dec) && Sqlite.stores(&ColumnKind::BigInt));
+        assert_eq!(
+            MariaDb.cast_to("x", &typed(&MariaDb, ColumnKind::SmallInt)),
+            "CAST(x AS SIGNED)"
+        );
+        assert_eq!(
+            MsSql.cast_to("x", &typed(&MsSql, ts)),
+            "CAST(x AS DATETIME2(2))"
+        );
+        assert_eq!(Sqlite.cast_to("x", &typed(&Sqlite, dec)), "x");
+        assert_eq!(Postgres.cast_to("x", &typed(&Postgres, text)), "x");
+        // NVARCHAR stops at 4,000 UTF-16 units; beyond, the unbounded type.
+        let long = ColumnKind::Text {
+            chars: 4_001,
+            utf16: 4_001,
+            bytes: 4_001,
+        };
+        assert_eq!(MsSql.column_sql_type(&long), "NVARCHAR(MAX)");
+    }
+}

@@ -226,9 +226,9 @@ impl Load {
         Ok((expected_rows, written_cells))
     }
 
-    /// Typed columns: every typed cell prints back as the source text the aggregate picked
-    /// ([`Dialect::typed_round_trip`]); a cell that does not rolls the load back. Not with
-    /// transforms, whose values are not the source's.
+    /// Typed columns: every source value of a typed column prints back as written once the
+    /// database converts it ([`Dialect::typed_round_trip`]); one that does not rolls the load
+    /// back. Not with transforms, whose values are not the source's.
     pub(super) async fn verify_typed(
         &self,
         session: &mut Session<'_>,
@@ -240,7 +240,7 @@ impl Load {
         }
         for out in &self.targets {
             let shape = build_shape(out);
-            let Some(sql) = dialect.typed_round_trip(&shape, job, job.pivot.aggregate) else {
+            let Some(sql) = dialect.typed_round_trip(&shape, job) else {
                 continue;
             };
             let Some(rows) = session.query_in_load(&sql, VERIFY_NOTE).await? else {
@@ -249,7 +249,7 @@ impl Load {
             let differing = first_int(&rows);
             if differing > 0 {
                 return Err(Error::Job(format!(
-                    "verification failed for {}: {differing} typed cells do not print back as their source text",
+                    "verification failed for {}: {differing} source values of its typed columns do not print back as written",
                     out.shape.table
                 )));
             }

@@ -507,6 +507,16 @@ pub fn parse_declared(ty: &str) -> ColumnKind {
             fraction: arg.map_or(0, |n| n as u32).min(6),
         },
         "boolean" | "bool" => ColumnKind::Boolean,
+        "varchar" | "character varying" if arg.is_some() => ColumnKind::Text {
+            chars: arg.map_or(u64::MAX, |n| n as u64),
+            utf16: u64::MAX,
+            bytes: u64::MAX,
+        },
+        "nvarchar" if arg.is_some() => ColumnKind::Text {
+            chars: u64::MAX,
+            utf16: arg.map_or(u64::MAX, |n| n as u64),
+            bytes: u64::MAX,
+        },
         _ => ColumnKind::Declared(ty.to_string()),
     }
 }
@@ -538,7 +548,9 @@ pub fn converts(text: &str, kind: &ColumnKind) -> bool {
             matches!(form, Form::Timestamp { fraction: f } if f <= *fraction)
         }
         ColumnKind::Boolean => form == Form::Boolean,
-        ColumnKind::Text { chars, .. } => text.chars().count() as u64 <= *chars,
+        ColumnKind::Text { chars, utf16, .. } => {
+            text.chars().count() as u64 <= *chars && text.encode_utf16().count() as u64 <= *utf16
+        }
         ColumnKind::Float | ColumnKind::UnboundedText | ColumnKind::Declared(_) => true,
     }
 }
