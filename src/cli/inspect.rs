@@ -12,11 +12,12 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::job::{load_job, load_sample_data};
 use super::output::print_stdout;
-use super::run::{connect_options, load_sample_data};
-use super::ConnectionArgs;
+use super::run::connect_options;
+use super::{ConnectionArgs, Verbosity};
 use crate::backend::{self, Backend, RowPipeline};
-use crate::config::{self, ColumnType, Job};
+use crate::config::{ColumnType, Job};
 use crate::dialect::Dialect;
 use crate::error::Result;
 use crate::plan::inspect::{AttributeReport, Census, Inspection, PlanSummary, TableSummary};
@@ -38,8 +39,9 @@ pub struct InspectArgs {
 /// Attributes listed in each of the widest / rarest / problem sections.
 const TOP: usize = 10;
 
-pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
-    let job = config::load_job(&args.job)?;
+pub fn run(args: &InspectArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
+    let loaded = load_job(&args.job)?;
+    let job = &loaded.job;
     let spec = backend::ConnectionSpec::parse(args.connection.connection.as_deref())?;
     let options = connect_options(&args.connection);
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -47,7 +49,7 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     let inspection = runtime.block_on(async {
-        eprintln!("connecting to {}", spec.display());
+        verbosity.note(&format!("connecting to {}\n", spec.display()));
         let mut db: Box<dyn Backend> = match &spec.driver {
             // Never create the file: a missing database is an in-memory one.
             backend::Driver::Sqlite { path } if !path.exists() => {
@@ -56,9 +58,14 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
             _ => backend::connect(&spec, &options).await?,
         };
         if spec.embedded {
-            load_sample_data(db.as_mut(), &job).await?;
+            if let Some(from) = load_sample_data(db.as_mut(), &loaded).await? {
+                verbosity.note(&format!(
+                    "source table {} was missing: using sample data from {from} (in memory)\n",
+                    job.source.table
+                ));
+            }
         }
-        inspect(db.as_mut(), &job, &spec.display().to_string()).await
+        inspect(db.as_mut(), job, &spec.display().to_string()).await
     })?;
     if args.json {
         print_stdout(&format!("{}\n", serde_json::to_string_pretty(&inspection)?))?;

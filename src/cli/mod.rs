@@ -1,11 +1,18 @@
 //! The command line: clap derive, one file per subcommand. Commands parse, call the library
 //! and turn its errors into exit codes (0 ok, 1 the job failed, 2 usage or config invalid).
 
+mod conflicts;
+mod examples;
 pub mod inspect;
-mod output;
+mod job;
+mod manual;
+pub mod output;
 pub mod run;
 pub mod script;
 pub mod sudoku;
+mod verbose;
+
+pub use job::load_job;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,6 +30,36 @@ use crate::config::StrategyName;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Print only errors and the output asked for (no progress notes or summary).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also print each statement as it runs, with its time, and the attribute -> column map.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+/// How much a command says on stderr besides errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Verbose,
+}
+
+impl Verbosity {
+    /// A progress note (connecting, sample data loaded, the summary): not under `--quiet`.
+    pub fn note(self, text: &str) {
+        if self >= Verbosity::Normal {
+            eprint!("{text}");
+        }
+    }
+
+    /// A detail for `--verbose` only.
+    pub fn detail(self, text: &str) {
+        if self >= Verbosity::Verbose {
+            eprint!("{text}");
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -37,11 +74,17 @@ pub enum Command {
     Script(script::ScriptArgs),
     /// Solve, count or import Sudoku puzzles.
     Sudoku(sudoku::SudokuArgs),
+    /// List the bundled example jobs, or write them out (`examples init DIR`).
+    Examples(examples::ExamplesArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(manual::CompletionsArgs),
+    /// Print the man page (roff) on stdout: `eavpivot man > eavpivot.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The job file (YAML).
+    /// The job file (YAML), or a bundled job: `item_detail`, `builtin:item_detail`.
     pub job: PathBuf,
 }
 
@@ -77,12 +120,20 @@ impl From<StrategyArg> for StrategyName {
 /// Parse arguments, run the command, report errors as one line on stderr.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    let verbosity = match (cli.quiet, cli.verbose) {
+        (true, _) => Verbosity::Quiet,
+        (false, true) => Verbosity::Verbose,
+        (false, false) => Verbosity::Normal,
+    };
     let result = match &cli.command {
-        Command::Run(args) => run::run(args),
-        Command::Check(args) => run::check(args),
+        Command::Run(args) => run::run(args, verbosity),
+        Command::Check(args) => run::check(args, verbosity),
         Command::Script(args) => script::run(args),
-        Command::Inspect(args) => inspect::run(args),
+        Command::Inspect(args) => inspect::run(args, verbosity),
         Command::Sudoku(args) => sudoku::run(args),
+        Command::Examples(args) => examples::run(args, verbosity),
+        Command::Completions(args) => manual::completions(args),
+        Command::Man => manual::man(),
     };
     match result {
         Ok(code) => code,

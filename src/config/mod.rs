@@ -6,12 +6,17 @@
 
 pub mod file;
 mod table_ref;
+mod vars;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-pub use file::{Aggregate, EmptyNames, IfExists, JoinKind, OnCollision, Order, StrategyName};
+pub use file::{
+    Aggregate, EmptyNames, IfExists, JoinKind, OnCollision, OnMissing, OnNewAttributes, Order,
+    StrategyName,
+};
 pub use table_ref::TableRef;
+pub use vars::{parse_var, Vars};
 
 use file::{ColumnsFile, EntityFile, JobFile, SplitFile, TransformFile};
 
@@ -66,6 +71,26 @@ pub struct Source {
     pub filter: Option<String>,
 }
 
+impl Job {
+    /// The `sudoku_solve` settings when the job solves in the database (`engine: sql`):
+    /// such a job is one `INSERT … SELECT`, never a stream.
+    pub fn solves_in_database(&self) -> Option<&SudokuSolveSpec> {
+        self.transforms.iter().find_map(|t| match t {
+            TransformSpec::SudokuSolve(spec) if spec.engine_sql => Some(spec),
+            _ => None,
+        })
+    }
+}
+
+impl Source {
+    /// Every table the job reads: the source and each joined table.
+    pub fn tables(&self) -> Vec<TableRef> {
+        std::iter::once(self.table.clone())
+            .chain(self.joins.iter().map(|j| j.table.clone()))
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Join {
     pub table: TableRef,
@@ -112,6 +137,7 @@ pub struct Pivot {
     pub types: BTreeMap<String, String>,
     pub empty_names: EmptyNames,
     pub on_collision: OnCollision,
+    pub on_new_attributes: OnNewAttributes,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +152,7 @@ pub struct Target {
     pub table: TableRef,
     pub if_exists: IfExists,
     pub split: Split,
+    pub on_missing: OnMissing,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,18 +181,32 @@ pub struct SudokuSolveSpec {
 
 /// Read and validate a job file. Touches nothing but the file itself.
 pub fn load_job(path: &Path) -> Result<Job, ConfigError> {
+    load_job_with_vars(path, &Vars::new())
+}
+
+/// [`load_job`] with `--var` values for the `${NAME}`s in the job's operator SQL.
+pub fn load_job_with_vars(path: &Path, vars: &Vars) -> Result<Job, ConfigError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: shown.clone(),
         source,
     })?;
-    parse_job(&text, path)
+    parse_job_with_vars(&text, path, vars)
 }
 
 /// Parse and validate job text; `path` is used for messages and relative `setup:` scripts.
 pub fn parse_job(text: &str, path: &Path) -> Result<Job, ConfigError> {
+    parse_job_with_vars(text, path, &Vars::new())
+}
+
+pub fn parse_job_with_vars(text: &str, path: &Path, vars: &Vars) -> Result<Job, ConfigError> {
     let shown = path.display().to_string();
-    let raw: JobFile = serde_yaml::from_str(text).map_err(|err| yaml_error(&shown, &err))?;
+    let mut raw: JobFile = serde_yaml::from_str(text).map_err(|err| yaml_error(&shown, &err))?;
+    vars::substitute(&mut raw, vars).map_err(|(key, message)| ConfigError::Invalid {
+        path: shown.clone(),
+        key,
+        message,
+    })?;
     validate(raw, path)
 }
 
@@ -242,6 +283,7 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
                 ))
             }
         },
+        on_missing: raw.target.on_missing,
     };
     let transforms = raw
         .transforms
@@ -249,6 +291,8 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
         .enumerate()
         .map(|(i, t)| validate_transform(t).map_err(|m| invalid(&format!("transforms[{i}]"), m)))
         .collect::<Result<Vec<_>, _>>()?;
+
+    check_merge(&target, &transforms).map_err(|(k, m)| invalid(k, m))?;
 
     Ok(Job {
         path: path.to_path_buf(),
@@ -264,6 +308,33 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
         transforms,
         strategy: raw.strategy.unwrap_or_default(),
     })
+}
+
+/// What `if_exists: merge` cannot do (yet), refused before anything runs.
+fn check_merge(
+    target: &Target,
+    transforms: &[TransformSpec],
+) -> Result<(), (&'static str, String)> {
+    let merge = target.if_exists == IfExists::Merge;
+    if !merge && target.on_missing == OnMissing::Delete {
+        return Err((
+            "target.on_missing",
+            "delete applies only with if_exists: merge".into(),
+        ));
+    }
+    if merge && target.split != Split::Off {
+        return Err((
+            "target.if_exists",
+            "merge into split tables is not supported: use split: off, or replace".into(),
+        ));
+    }
+    if merge && !transforms.is_empty() {
+        return Err((
+            "target.if_exists",
+            "merge is not supported for jobs with transforms: use replace or append".into(),
+        ));
+    }
+    Ok(())
 }
 
 fn require_text(text: &str, what: &str) -> Result<String, String> {
@@ -398,6 +469,7 @@ fn validate_pivot(raw: file::PivotFile, entity: &[EntityKey]) -> Result<Pivot, (
             .collect(),
         empty_names: raw.empty_names,
         on_collision: raw.on_collision,
+        on_new_attributes: raw.on_new_attributes,
     })
 }
 

@@ -4,7 +4,7 @@
 //! 128 UTF-16 units, and compare like the database collation: case-insensitively, trailing
 //! spaces ignored.
 
-use super::{ColumnKind, Dialect, IdentLimit};
+use super::{ColumnKind, Dialect, IdentLimit, RowBudget};
 use crate::config::{Job, TableRef};
 
 pub struct MsSql;
@@ -82,6 +82,27 @@ impl Dialect for MsSql {
 
     fn max_columns(&self) -> Option<usize> {
         Some(MAX_COLUMNS_PER_TABLE)
+    }
+
+    fn row_budget(&self) -> Option<RowBudget> {
+        Some(RowBudget::SQL_SERVER)
+    }
+
+    /// Unmeasured on a real server: keep the pushdown up to a conservative width (its
+    /// per-row CASE cost grows with width).
+    fn stream_above_columns(&self) -> usize {
+        32
+    }
+
+    fn table_columns(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT name FROM sys.columns WHERE object_id = OBJECT_ID({}) ORDER BY column_id",
+            self.quote_literal(&table.sql())
+        )
+    }
+
+    fn table_identity(&self, table: &TableRef) -> String {
+        format!("SELECT OBJECT_ID({})", self.quote_literal(&table.sql()))
     }
 
     /// Bytes of the value as the NVARCHAR the target column holds (2 per UTF-16 unit).

@@ -65,6 +65,33 @@ impl Dialect for Sqlite {
         }
     }
 
+    fn table_columns(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT name FROM pragma_table_info({}, {}) ORDER BY cid",
+            self.quote_literal(&table.name()),
+            self.quote_literal(&table.schema().unwrap_or_else(|| "main".into()))
+        )
+    }
+
+    fn null_safe_eq(&self, a: &str, b: &str) -> String {
+        format!("{a} IS {b}")
+    }
+
+    fn upsert_style(&self) -> super::merge::UpsertStyle {
+        super::merge::UpsertStyle::OnConflict
+    }
+
+    /// Schema and name as the catalog holds them (names compare case-insensitively).
+    fn table_identity(&self, table: &TableRef) -> String {
+        let schema = table.schema().unwrap_or_else(|| "main".into());
+        format!(
+            "SELECT (SELECT {} || '.' || lower(name) FROM {}.sqlite_master WHERE type IN ('table', 'view') AND name = {} COLLATE NOCASE)",
+            self.quote_literal(&schema.to_lowercase()),
+            self.quote_ident(&schema),
+            self.quote_literal(&table.name())
+        )
+    }
+
     fn table_exists(&self, table: &TableRef) -> String {
         let catalog = match table.schema() {
             Some(schema) => format!("{}.sqlite_master", self.quote_ident(&schema)),

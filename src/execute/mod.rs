@@ -13,6 +13,7 @@ pub mod session;
 mod sql_engine;
 pub mod stream;
 mod verify;
+pub mod write;
 
 use std::time::Instant;
 
@@ -25,8 +26,9 @@ use crate::report::{Preview, Report};
 use crate::transform;
 use crate::value::Value;
 
-pub use load::LoadStats;
+pub use crate::report::LoadStats;
 pub use session::{Session, Statement, StatementKind};
+use write::{Policy, Writes};
 
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
@@ -48,7 +50,7 @@ pub async fn run_job(
     backend: &mut dyn Backend,
     options: &RunOptions,
 ) -> Result<Outcome> {
-    if let Some(spec) = sql_engine::wanted(job) {
+    if let Some(spec) = job.solves_in_database() {
         return sql_engine::run_job(job, spec, backend, options).await;
     }
     let started = Instant::now();
@@ -67,41 +69,42 @@ pub async fn run_job(
             "transforms need strategy: stream (or auto); pushdown cannot run them".into(),
         ));
     }
-    let side_shapes: Vec<_> = transforms
+    let companions = transforms
         .iter()
         .flat_map(|t| t.side_table_shapes())
+        .map(|side| load::side_shape(dialect, &side))
         .collect();
+    let mut writes = Writes::prepare(
+        &mut session,
+        &job.name,
+        Policy::of(job),
+        &job.source.tables(),
+        plan.tables.clone(),
+        companions,
+    )
+    .await?;
     // A transform may rewrite entity keys: the source's NULL count then proves nothing.
-    let null_keys: &[u64] = if transforms.is_empty() {
-        &discovery.null_keys
-    } else {
-        &[]
-    };
-    let mut loaded = load::Load::prepare(&mut session, job, &plan, &side_shapes, null_keys).await?;
+    if transforms.is_empty() {
+        for table in writes.tables().targets() {
+            keys::refuse_null_keys(dialect, table, &discovery.null_keys)?;
+        }
+    }
 
     let survey = match plan.strategy {
         Strategy::Pushdown => Some(survey_pairs(&mut session, dialect, job).await?),
         Strategy::Stream => None,
     };
     let conflicts = survey.as_ref().map_or(0, |s| s.conflicts);
-
-    let result = loaded
-        .run(
-            &mut session,
-            job,
-            &plan,
-            &discovery,
-            std::mem::take(&mut transforms),
-            survey.map(|s| s.pairs),
-        )
-        .await;
-    let mut stats = match result {
-        Ok(stats) => stats,
-        Err(err) => {
-            let undo = loaded.roll_back(&mut session).await;
-            return Err(err.with_context(&format!("job {} failed and was {undo}", job.name)));
-        }
+    let mut fill = load::PivotFill {
+        job,
+        plan: &plan,
+        discovery: &discovery,
+        transforms: std::mem::take(&mut transforms),
+        source_pairs: survey.map(|s| s.pairs),
     };
+    let what = format!("job {}", job.name);
+    let mut stats = writes.run(&mut session, &what, &mut fill).await?;
+    stats.merged = writes.merged().to_vec();
 
     stats.conflicts = stats.conflicts.max(conflicts);
     finish(session, job, plan, &discovery, &stats, options, started).await

@@ -4,25 +4,8 @@
 
 use crate::backend::{Backend, LoadTarget, RowPipeline};
 use crate::error::Result;
+pub use crate::report::{Statement, StatementKind};
 use crate::value::Value;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StatementKind {
-    /// Read-only; runs in a dry run too (discovery, existence checks, type probes).
-    Inspect,
-    /// Changes something, or only makes sense inside the load's transaction.
-    Change,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Statement {
-    pub kind: StatementKind,
-    pub sql: String,
-    /// A comment printed above the statement in a dry run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
 
 pub struct Session<'a> {
     pub backend: &'a mut dyn Backend,

@@ -25,7 +25,8 @@ use tiberius::{Client, Query};
 use tokio::net::TcpStream;
 use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 
-use super::{load_ready, Backend, ConnectOptions, LoadTarget, RowPipeline};
+use super::read_ahead::{self, ReadAhead, RowSender};
+use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, MsSql};
 use crate::error::{Error, Result};
 use crate::value::Value;
@@ -36,8 +37,8 @@ pub use target::{parse_target, Target};
 const MAX_PARAMS: usize = 2_099;
 /// …and at most 1,000 row constructors per `INSERT … VALUES`.
 const MAX_VALUES_ROWS: usize = 1_000;
-/// Wide rows collected before a load.
-const BATCH_ROWS: usize = 2_000;
+/// Wide rows per streamed load at the most ([`super::flush_rows`]).
+const MAX_FLUSH_ROWS: usize = 2_000;
 
 type TdsClient = Client<Compat<TcpStream>>;
 
@@ -252,28 +253,51 @@ impl Backend for MsSqlBackend {
         pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
-        let mut loaded = vec![0u64; targets.len()];
-        let mut reader = open(&self.target, self.connect_timeout)
+        let source = self.start_read(read_sql);
+        let batch_rows = flush_rows(targets, MAX_FLUSH_ROWS);
+        read_ahead::stream(self, source, pipeline, targets, batch_rows).await
+    }
+}
+
+impl MsSqlBackend {
+    /// The ordered read, on a second connection (one TDS connection cannot interleave a
+    /// running result set with the load's requests), on its own task like the other servers'.
+    fn start_read(&self, read_sql: &str) -> ReadAhead {
+        let (target, timeout) = (self.target.clone(), self.connect_timeout);
+        ReadAhead::spawn(read_sql, move |sql, mut rows| async move {
+            let outcome = read_rows(&target, timeout, &sql, &mut rows).await;
+            (rows, outcome)
+        })
+    }
+}
+
+/// Run `sql` on a new connection, handing every row to `rows` until it stops listening.
+async fn read_rows(
+    target: &Target,
+    timeout: Duration,
+    sql: &str,
+    rows: &mut RowSender,
+) -> Result<()> {
+    let mut reader = open(target, timeout)
+        .await
+        .map_err(|e| Error::Connect(format!("opening the reading connection: {e}")))?;
+    {
+        let context = "reading source rows (second connection)";
+        let stream = reader
+            .simple_query(sql)
             .await
-            .map_err(|e| Error::Connect(format!("opening the reading connection: {e}")))?;
-        {
-            let context = "reading source rows (second connection)";
-            let stream = reader
-                .simple_query(read_sql)
+            .map_err(|e| db_error(context, e))?;
+        let mut stream = stream.into_row_stream();
+        while let Some(row) = stream.try_next().await.map_err(|e| db_error(context, e))? {
+            if !rows
+                .push(row.into_iter().map(values::from_column).collect())
                 .await
-                .map_err(|e| db_error(context, e))?;
-            let mut rows = stream.into_row_stream();
-            while let Some(row) = rows.try_next().await.map_err(|e| db_error(context, e))? {
-                pipeline.push(row.into_iter().map(values::from_column).collect())?;
-                if pipeline.ready_rows() >= BATCH_ROWS {
-                    load_ready(self, pipeline, targets, &mut loaded).await?;
-                }
+            {
+                break;
             }
         }
-        // Closing politely is a courtesy; the rows are already read.
-        let _ = reader.close().await;
-        pipeline.finish()?;
-        load_ready(self, pipeline, targets, &mut loaded).await?;
-        Ok(loaded)
     }
+    // Closing politely is a courtesy; the rows are already read.
+    let _ = reader.close().await;
+    Ok(())
 }
