@@ -35,6 +35,9 @@ pub struct Statement {
     /// A comment printed above the statement in a dry run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Sent to the source database of a run across two databases (else to the target).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub on_source: bool,
 }
 
 /// What the load wrote, for verification and the report.

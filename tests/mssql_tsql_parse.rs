@@ -83,6 +83,7 @@ async fn statements(job: &Job, strategy: StrategyName) -> Vec<String> {
         dry_run: true,
         plan: PlanOptions {
             strategy: Some(strategy),
+            ..PlanOptions::default()
         },
         ..RunOptions::default()
     };

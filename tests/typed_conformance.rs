@@ -195,6 +195,7 @@ fn options(strategy: StrategyName) -> RunOptions {
     RunOptions {
         plan: PlanOptions {
             strategy: Some(strategy),
+            ..PlanOptions::default()
         },
         preview_rows: 0,
         ..RunOptions::default()

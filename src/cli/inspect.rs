@@ -43,7 +43,7 @@ pub fn run(args: &InspectArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode>
     let loaded = load_job(&args.job)?;
     let job = &loaded.job;
     let spec = backend::ConnectionSpec::parse(args.connection.connection.as_deref())?;
-    let options = connect_options(&args.connection);
+    let options = connect_options(&args.connection)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -95,9 +95,14 @@ pub struct ConnectionArgs {
     /// Default: the embedded SQLite file eavpivot.db in the working directory.
     #[arg(long, env = "EAVPIVOT_CONNECTION", hide_env_values = true)]
     pub connection: Option<String>,
-    /// Seconds to wait for a server to accept the connection.
+    /// Seconds to wait for a server to accept the connection, negotiate TLS and log in
+    /// (transient failures are retried within it).
     #[arg(long, default_value_t = 15, value_name = "SECONDS")]
     pub connect_timeout: u64,
+    /// A file holding the password (its first line), used when the connection string has
+    /// none; before EAVPIVOT_PASSWORD and each server's own variables (README "Connecting").
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -1,6 +1,6 @@
 //! `eavpivot run JOB` and `eavpivot check JOB`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use super::output::{print_stdout, write_output};
 use super::verbose::Logged;
 use super::{CheckArgs, ConnectionArgs, StrategyArg, Verbosity};
 use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver};
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::execute::{self, RunOptions};
 use crate::plan::PlanOptions;
 use crate::report;
@@ -100,7 +100,7 @@ fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
     let vars: crate::config::Vars = args.vars.iter().cloned().collect();
     let job = super::job::load_job_with_vars(&args.job, &vars)?;
     let spec = ConnectionSpec::parse(args.connection.connection.as_deref())?;
-    let options = connect_options(&args.connection);
+    let options = connect_options(&args.connection)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -108,11 +108,38 @@ fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
     runtime.block_on(run_async(args, &job, &spec, &options, verbosity))
 }
 
-pub fn connect_options(args: &ConnectionArgs) -> ConnectOptions {
-    ConnectOptions {
+/// The timeout, and the password for a connection string without one: `--password-file`,
+/// else `EAVPIVOT_PASSWORD` (each backend then looks at its server's own variables).
+pub fn connect_options(args: &ConnectionArgs) -> Result<ConnectOptions> {
+    let password = match &args.password_file {
+        Some(path) => Some(read_password_file(path)?),
+        None => std::env::var("EAVPIVOT_PASSWORD")
+            .ok()
+            .filter(|p| !p.is_empty()),
+    };
+    Ok(ConnectOptions {
         connect_timeout: Duration::from_secs(args.connect_timeout),
-        password: std::env::var("EAVPIVOT_PASSWORD").ok(),
+        password,
+    })
+}
+
+/// The first line of `path`, without its line ending; an empty one is a mistake worth naming.
+fn read_password_file(path: &Path) -> Result<String> {
+    // Usage, not Io: its message already holds the OS text, and Io's source would repeat it.
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::Usage(format!(
+            "cannot read --password-file {}: {e}",
+            path.display()
+        ))
+    })?;
+    let line = text.lines().next().unwrap_or("").to_string();
+    if line.is_empty() {
+        return Err(Error::Usage(format!(
+            "--password-file {}: the first line is empty",
+            path.display()
+        )));
     }
+    Ok(line)
 }
 
 async fn run_async(
@@ -192,6 +219,7 @@ async fn run_async(
         dry_run: args.dry_run,
         plan: PlanOptions {
             strategy: args.strategy.map(Into::into),
+            ..PlanOptions::default()
         },
         preview_rows: match (args.json, args.preview, verbosity) {
             (true, _, _) | (false, None, Verbosity::Quiet) | (false, Some(0), _) => 0,

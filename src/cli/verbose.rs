@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 
+use crate::backend::read_ahead::ReadAhead;
 use crate::backend::{Backend, LoadTarget, RowPipeline};
 use crate::dialect::Dialect;
 use crate::error::Result;
@@ -67,6 +68,18 @@ impl Backend for Logged {
         let n = self.0.load_rows(target, rows).await?;
         done(t, &format!("loaded {n} rows into {}", target.table));
         Ok(n)
+    }
+
+    fn read_ahead(&mut self, read_sql: &str) -> Result<ReadAhead> {
+        eprintln!(
+            "-- read on a connection of its own:\n{};",
+            read_sql.trim_end()
+        );
+        self.0.read_ahead(read_sql)
+    }
+
+    fn max_flush_rows(&self) -> usize {
+        self.0.max_flush_rows()
     }
 
     async fn stream_into(

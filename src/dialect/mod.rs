@@ -22,6 +22,7 @@ pub use sqlite::Sqlite;
 pub use typed::{ColumnKind, Typed};
 
 pub mod merge;
+pub mod portable;
 
 use crate::config::{Aggregate, Job, JoinKind, TableRef};
 
@@ -365,6 +366,12 @@ pub trait Dialect: Send + Sync {
     /// text `mark`), where the database keeps such a mark.
     fn mark_created(&self, create_table: String, _mark: &str) -> String {
         create_table
+    }
+
+    /// How this database spells a portable column type, and what a value may lose or gain
+    /// in it (None: held exactly). Default: standard SQL.
+    fn spell(&self, kind: portable::Portable) -> (String, Option<&'static str>) {
+        portable::standard(kind)
     }
 
     /// A query listing the column names of `table` in order (a merge reads what the

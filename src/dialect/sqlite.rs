@@ -3,6 +3,7 @@
 //! `NOCASE` or `RTRIM`, which `GROUP BY` and `=` would then follow: the attribute key is
 //! forced to `COLLATE BINARY`, so `Color` and `color` stay two attributes here as everywhere.
 
+use super::portable::Portable;
 use super::{ColumnKind, Dialect, Typed};
 use crate::config::TableRef;
 
@@ -62,6 +63,25 @@ impl Dialect for Sqlite {
             k if k.is_integer() => format!("CAST({expr} AS INTEGER)"),
             ColumnKind::Float => format!("CAST({expr} AS REAL)"),
             _ => expr.to_string(),
+        }
+    }
+
+    /// SQLite keeps a value's own storage class whatever the column says; the caveats are
+    /// where its affinity changes what comes back.
+    fn spell(&self, kind: Portable) -> (String, Option<&'static str>) {
+        match kind {
+            Portable::SmallInt | Portable::Int | Portable::BigInt => ("INTEGER".into(), None),
+            Portable::Text(_) | Portable::FixedText(_) | Portable::Uuid => ("TEXT".into(), None),
+            Portable::Decimal(p, s) => (
+                format!("NUMERIC({p},{s})"),
+                Some("SQLite has no exact decimal: values beyond 15 significant digits become approximate"),
+            ),
+            Portable::Float => ("REAL".into(), None),
+            Portable::Boolean => ("INTEGER".into(), Some("SQLite stores booleans as 0 and 1")),
+            Portable::Date | Portable::Timestamp => (
+                "TEXT".into(),
+                Some("SQLite has no date type: stored as ISO-8601 text"),
+            ),
         }
     }
 

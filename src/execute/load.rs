@@ -38,6 +38,7 @@ impl Fill for PivotFill<'_> {
 
     async fn fill(&mut self, session: &mut Session<'_>, tables: &Tables) -> Result<LoadStats> {
         let dialect = session.backend.dialect();
+        let source = session.source_dialect();
         let (job, plan) = (self.job, self.plan);
         let targets = tables.targets();
         let before = counts_before(session, dialect, targets).await?;
@@ -59,8 +60,9 @@ impl Fill for PivotFill<'_> {
             }
             Strategy::Stream => {
                 let transforms = std::mem::take(&mut self.transforms);
+                let dialects = (source, dialect);
                 let (expect, side_rows, reports) =
-                    stream(session, dialect, job, plan, targets, transforms)
+                    stream(session, dialects, job, plan, targets, transforms)
                         .await
                         .map_err(|e| explain_key_violation(e, dialect, targets, None))?;
                 stats.conflicts = expect.conflicts;
@@ -79,7 +81,7 @@ impl Fill for PivotFill<'_> {
                 });
             let streamed = plan.strategy == Strategy::Stream;
             let pairs = self.source_pairs.take();
-            verify::expected_from_source(session, dialect, job, targets, proof, streamed, pairs)
+            verify::expected_from_source(session, source, job, targets, proof, streamed, pairs)
                 .await?
         } else {
             match stream_expect {
@@ -126,7 +128,7 @@ async fn counts_before(
 
 async fn stream(
     session: &mut Session<'_>,
-    dialect: &'static dyn Dialect,
+    (source, dialect): (&'static dyn Dialect, &'static dyn Dialect),
     job: &Job,
     plan: &Plan,
     targets: &[Table],
@@ -139,7 +141,7 @@ async fn stream(
         .map(|l| dialect.stream_load(&l.table, &l.columns))
         .collect();
     let mut pivoter = Pivoter::new(
-        dialect,
+        source,
         job.entity.len(),
         &shapes,
         job.pivot.aggregate,
@@ -150,7 +152,7 @@ async fn stream(
         !session.dry_run,
     ));
     let loaded = session
-        .stream(&dialect.ordered_rows(job), &examples, &mut pivoter, &loads)
+        .stream(&source.ordered_rows(job), &examples, &mut pivoter, &loads)
         .await
         .map_err(|e| match e {
             // The server's errors say what failed, not which source: name it.

@@ -18,7 +18,7 @@ pub mod write;
 use std::time::Instant;
 
 use crate::backend::Backend;
-use crate::config::{Aggregate, Job};
+use crate::config::{Aggregate, Job, StrategyName};
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, PlanOptions, Strategy};
@@ -53,17 +53,60 @@ pub async fn run_job(
     if let Some(spec) = job.solves_in_database() {
         return sql_engine::run_job(job, spec, backend, options).await;
     }
-    let started = Instant::now();
-    let dialect = backend.dialect();
-    let mut transforms = transform::build(job)?;
-    let mut session = Session::new(backend, options.dry_run);
+    run(job, Session::new(backend, options.dry_run), options).await
+}
 
-    let mut discovery = discover::discover(&mut session, dialect, job, &transforms).await?;
-    let entity_types = session.inspect_types(&dialect.describe_entity(job)).await?;
-    if transforms.is_empty() {
-        count_fullest_entity(&mut session, dialect, job, &mut discovery, &entity_types).await?;
+/// Read the source from `source` and write the target into `target`: two databases, by the
+/// stream (the only strategy that can move rows between them).
+pub async fn run_job_across(
+    job: &Job,
+    source: &mut dyn Backend,
+    target: &mut dyn Backend,
+    options: &RunOptions,
+) -> Result<Outcome> {
+    if job.solves_in_database().is_some() {
+        return Err(Error::Usage(
+            "sudoku_solve engine: sql runs inside one database: remove target.connection".into(),
+        ));
     }
-    let plan = plan::build_plan(job, dialect, &discovery, &entity_types, options.plan)?;
+    if options.plan.strategy.unwrap_or(job.strategy) == StrategyName::Pushdown {
+        return Err(Error::Usage(
+            "strategy pushdown runs inside one database, but the target is in another (target.connection): use stream or auto".into(),
+        ));
+    }
+    let options = RunOptions {
+        plan: PlanOptions {
+            across_databases: true,
+            ..options.plan
+        },
+        ..options.clone()
+    };
+    run(
+        job,
+        Session::across(source, target, options.dry_run),
+        &options,
+    )
+    .await
+}
+
+async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Result<Outcome> {
+    let started = Instant::now();
+    let source = session.source_dialect();
+    let dialect = session.backend.dialect();
+    let mut transforms = transform::build(job)?;
+
+    let mut discovery = discover::discover(&mut session, source, job, &transforms).await?;
+    let source_types = session.inspect_types(&source.describe_entity(job)).await?;
+    let (entity_types, type_notes) = match session.across_databases() {
+        true => map_entity_types(source, dialect, &source_types),
+        false => (source_types, Vec::new()),
+    };
+    if transforms.is_empty() {
+        let dialects = (source, dialect);
+        count_fullest_entity(&mut session, dialects, job, &mut discovery, &entity_types).await?;
+    }
+    let mut plan = plan::build_plan(job, dialect, &discovery, &entity_types, options.plan)?;
+    plan.notes.extend(type_notes);
     if plan.strategy == Strategy::Pushdown && !transforms.is_empty() {
         return Err(Error::Usage(
             "transforms need strategy: stream (or auto); pushdown cannot run them".into(),
@@ -149,14 +192,14 @@ async fn finish(
 /// and lets sparse data through.
 async fn count_fullest_entity(
     session: &mut Session<'_>,
-    dialect: &dyn Dialect,
+    (source, target): (&dyn Dialect, &dyn Dialect),
     job: &Job,
     discovery: &mut plan::Discovery,
     entity_types: &[Option<String>],
 ) -> Result<()> {
-    if let Some(attributes) = plan::attributes_to_count(job, dialect, discovery, entity_types) {
+    if let Some(attributes) = plan::attributes_to_count(job, target, discovery, entity_types) {
         let rows = session
-            .inspect(&dialect.max_cells_per_entity(job, &attributes))
+            .inspect(&source.max_cells_per_entity(job, &attributes))
             .await
             .map_err(|e| e.with_context("counting the fullest entity's cells"))?;
         discovery.max_cells_per_entity = Some(first_int(&rows));
@@ -218,6 +261,27 @@ async fn survey_pairs(
         pairs,
         conflicts: count,
     })
+}
+
+/// The source's entity types as the target database spells them, with a note for every
+/// mapping that is lossy or widens.
+fn map_entity_types(
+    source: &dyn Dialect,
+    target: &dyn Dialect,
+    types: &[Option<String>],
+) -> (Vec<Option<String>>, Vec<String>) {
+    let mut notes = Vec::new();
+    let mapped = types
+        .iter()
+        .map(|ty| {
+            ty.as_deref().map(|ty| {
+                let (spelled, note) = crate::dialect::portable::map(source, target, ty);
+                notes.extend(note);
+                spelled
+            })
+        })
+        .collect();
+    (mapped, notes)
 }
 
 /// The single integer of a one-row, one-column result (0 when absent).

@@ -148,7 +148,7 @@ pub(super) async fn expected_from_source(
     let rows = match proof.as_ref().and_then(|p| p.entities) {
         Some(n) => Some(n),
         None => session
-            .query_in_load(&dialect.count_entities(job), entities_note)
+            .query_source_in_load(&dialect.count_entities(job), entities_note)
             .await?
             .map(|r| first_int(&r)),
     };
@@ -160,7 +160,7 @@ pub(super) async fn expected_from_source(
         // The pushdown counted its pairs before loading (`pairs_per_attribute`).
         (None, Some(rows)) => Some(cells_per_column(dialect, targets, &rows)),
         (None, None) => session
-            .query_in_load(&dialect.count_cells_per_attribute(job), cells_note)
+            .query_source_in_load(&dialect.count_cells_per_attribute(job), cells_note)
             .await?
             .map(|rows| cells_per_column(dialect, targets, &rows)),
     };

@@ -114,6 +114,9 @@ impl Plan {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PlanOptions {
     pub strategy: Option<StrategyName>,
+    /// The source is read from another database than the target (`target.connection`):
+    /// only the stream can move rows between two databases.
+    pub across_databases: bool,
 }
 
 /// Build the plan. `entity_types` are the source types of the entity keys, where known.
@@ -443,6 +446,12 @@ fn choose_strategy(
     let columns: usize = tables.iter().map(|t| t.columns.len()).sum();
     let above = dialect.stream_above_columns();
     let name = dialect.name();
+    if options.across_databases {
+        return (
+            Strategy::Stream,
+            "source and target are two databases: eavpivot reads one and loads the other".into(),
+        );
+    }
     match wanted {
         StrategyName::Pushdown => (Strategy::Pushdown, "strategy: pushdown was asked for".into()),
         StrategyName::Stream => (Strategy::Stream, "strategy: stream was asked for".into()),

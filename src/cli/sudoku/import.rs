@@ -116,7 +116,7 @@ async fn import(
         true => {
             first_int(
                 &session
-                    .inspect(&sudoku_sql::max_puzzle(dialect, table))
+                    .inspect_target(&sudoku_sql::max_puzzle(dialect, table))
                     .await?,
             ) as i64
                 + 1

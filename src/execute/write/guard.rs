@@ -22,7 +22,9 @@ pub async fn refuse_writing_sources(
     tables: &[Table],
 ) -> Result<()> {
     let existing: Vec<&Table> = tables.iter().filter(|t| t.exists).collect();
-    if existing.is_empty() || sources.is_empty() {
+    // Across two databases a written table is never a read one; (two connection strings
+    // naming one database are the operator's to avoid, like any other alias of a table).
+    if existing.is_empty() || sources.is_empty() || session.across_databases() {
         return Ok(());
     }
     let mut source_ids = Vec::new();
@@ -50,7 +52,9 @@ async fn identity(
     dialect: &dyn Dialect,
     table: &TableRef,
 ) -> Result<Option<Value>> {
-    let rows = session.inspect(&dialect.table_identity(table)).await?;
+    let rows = session
+        .inspect_target(&dialect.table_identity(table))
+        .await?;
     Ok(rows
         .into_iter()
         .next()

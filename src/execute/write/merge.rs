@@ -53,7 +53,7 @@ impl MergePlan {
         (copy, copy_tag): (TableRef, String),
     ) -> Result<MergePlan> {
         let rows = session
-            .inspect(&dialect.table_columns(&shape.table))
+            .inspect_target(&dialect.table_columns(&shape.table))
             .await?;
         let columns: Vec<String> = rows
             .iter()

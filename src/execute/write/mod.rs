@@ -391,7 +391,11 @@ async fn plan_table(
     if_exists: IfExists,
     shape: TableShape,
 ) -> Result<Table> {
-    let exists = first_int(&session.inspect(&dialect.table_exists(&shape.table)).await?) > 0;
+    let exists = first_int(
+        &session
+            .inspect_target(&dialect.table_exists(&shape.table))
+            .await?,
+    ) > 0;
     let append = exists && if_exists == IfExists::Append;
     let staged = !append && (exists || !dialect.transactional_ddl());
     let build = match staged {

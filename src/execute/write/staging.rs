@@ -74,7 +74,7 @@ impl Run {
         let Some(sql) = dialect.write_lock(table) else {
             return Ok(());
         };
-        let rows = session.inspect(&sql).await?;
+        let rows = session.inspect_target(&sql).await?;
         let row = rows.first().map(Vec::as_slice).unwrap_or_default();
         if row.first().and_then(Value::as_i64) == Some(1) {
             return Ok(());
@@ -102,7 +102,7 @@ impl Run {
         let Some(sql) = dialect.leftover_tables(table, &prefix) else {
             return Ok(());
         };
-        let rows = session.inspect(&sql).await?;
+        let rows = session.inspect_target(&sql).await?;
         for row in rows {
             let name = row.first().and_then(Value::as_text).unwrap_or_default();
             let comment = row.get(1).and_then(Value::as_text).unwrap_or_default();
