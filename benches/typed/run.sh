@@ -6,6 +6,7 @@
 #   benches/typed/run.sh                  # 1M rows (100,000 entities x 10)
 #   benches/typed/run.sh 1000000          # 10M rows (1,000,000 entities x 10)
 #   PG=postgres://postgres@127.0.0.1/test RUNS=3 benches/typed/run.sh
+#   SKIP_SQLITE=1 benches/typed/run.sh   # PostgreSQL only
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 entities=${1:-100000}
@@ -64,6 +65,7 @@ timed() { # timed LABEL CONNECTION JOB
 
 rows=$((entities * 10))
 db="$work/bench.db"
+if [ -z "${SKIP_SQLITE:-}" ]; then
 sqlite3 "$db" "CREATE TABLE kv (e INTEGER, a TEXT, v TEXT, PRIMARY KEY (e, a));
   WITH RECURSIVE n(e) AS (SELECT 1 UNION ALL SELECT e + 1 FROM n WHERE e < $entities),
   a(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM a WHERE k < 9)
@@ -72,6 +74,8 @@ for ty in text infer; do
   job "$work/$ty.yaml" "$ty" kv wide off
   timed "sqlite ${rows} rows $ty" "sqlite:$db" "$work/$ty.yaml"
 done
+rm -f "$db"
+fi
 
 if psql "$pg" -qc 'SELECT 1' > /dev/null 2>&1; then
   psql "$pg" -q -c "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2;
