@@ -39,6 +39,9 @@ const CACHE_KIB: i64 = 65_536;
 /// Prepared statements kept: two INSERT shapes (full and last batch) per target table.
 const STATEMENT_CACHE: usize = 64;
 
+/// A load statement's shape: table, columns, rows.
+type InsertShape = (String, Vec<String>, usize);
+
 pub struct SqliteBackend {
     conn: Connection,
     /// The database file (None in memory): a load into another database reads it on a
@@ -47,7 +50,7 @@ pub struct SqliteBackend {
     /// INSERT text per (table, rows per statement), rendered by the dialect once.
     /// Keyed by table, columns and rows: a `replace` run on the same connection may load a
     /// table of the same name with other columns.
-    insert_sql: RefCell<HashMap<(String, Vec<String>, usize), String>>,
+    insert_sql: RefCell<HashMap<InsertShape, String>>,
 }
 
 impl SqliteBackend {

@@ -65,7 +65,7 @@ pub fn run(args: &InspectArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode>
                 ));
             }
         }
-        inspect(db.as_mut(), job, &spec.display().to_string()).await
+        inspect(db.as_mut(), job, spec.display()).await
     })?;
     if args.json {
         print_stdout(&format!("{}\n", serde_json::to_string_pretty(&inspection)?))?;
@@ -322,7 +322,7 @@ pub fn render(i: &Inspection) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     let mut widest: Vec<&AttributeReport> = i.attributes.iter().collect();
-    widest.sort_by(|a, b| b.max_bytes.cmp(&a.max_bytes));
+    widest.sort_by_key(|a| std::cmp::Reverse(a.max_bytes));
     let mut rarest: Vec<&AttributeReport> = i.attributes.iter().collect();
     rarest.sort_by(|a, b| a.fill_percent.total_cmp(&b.fill_percent));
     let problems: Vec<&AttributeReport> = i.attributes.iter().filter(|a| a.is_problem()).collect();

@@ -109,6 +109,9 @@ impl Key {
     }
 }
 
+/// Per decoded attribute name, its values' survey.
+type Surveys = HashMap<String, Survey>;
+
 /// One attribute's aggregates, as [`Dialect::discover_attributes`] returns them.
 struct Group {
     rows: i64,
@@ -151,10 +154,7 @@ impl DiscoveryScan {
     }
 
     /// [`DiscoveryScan::into_rows`], and the surveys by decoded attribute name.
-    pub fn into_parts(
-        mut self,
-        dialect: &dyn Dialect,
-    ) -> Result<(Vec<Vec<Value>>, HashMap<String, Survey>)> {
+    pub fn into_parts(mut self, dialect: &dyn Dialect) -> Result<(Vec<Vec<Value>>, Surveys)> {
         let mut surveys = HashMap::new();
         for (key, group) in self.groups.iter_mut() {
             let Some(survey) = group.survey.take() else {
