@@ -8,7 +8,11 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use eavpivot::backend::sqlite::SqliteBackend;
-use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec};
+use eavpivot::backend::Backend;
+use servers::runtime;
+
+#[path = "support/servers.rs"]
+mod servers;
 use eavpivot::cli::inspect::inspect;
 use eavpivot::config;
 use eavpivot::execute::{run_job, RunOptions};
@@ -16,13 +20,6 @@ use eavpivot::value::Value;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
 }
 
 fn int(rows: &[Vec<Value>]) -> u64 {
@@ -222,26 +219,9 @@ fn a_thousand_attributes_on_sqlite_match_sql() {
 
 #[test]
 fn a_thousand_attributes_on_postgres_match_sql_and_fit_one_table_typed() {
-    let url = std::env::var("EAVPIVOT_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-    let spec = ConnectionSpec::parse(Some(&url)).expect("url");
-    let options = ConnectOptions {
-        connect_timeout: std::time::Duration::from_secs(5),
-        password: None,
-    };
     runtime().block_on(async {
-        let mut db = match backend::connect(&spec, &options).await {
-            Ok(db) => db,
-            Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
-                panic!("PostgreSQL is required but unreachable: {e}")
-            }
-            Err(e) => {
-                eprintln!(
-                    "skipped: PostgreSQL at {} is unreachable: {e}",
-                    spec.display()
-                );
-                return;
-            }
+        let Some(mut db) = servers::postgres().open().await else {
+            return;
         };
         check_wide(db.as_mut(), "postgres").await;
     });

@@ -10,10 +10,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec};
+#[path = "support/servers.rs"]
+mod servers;
+
+use eavpivot::backend::Backend;
 use eavpivot::config::{self, StrategyName};
 use eavpivot::execute::{run_job, RunOptions};
 use eavpivot::plan::PlanOptions;
+use servers::runtime;
 
 /// (entity, attribute, value): the source rows.
 const ROWS: &[(i64, &str, &str)] = &[
@@ -80,51 +84,20 @@ fn expected_type(dialect: &str, attribute: &str) -> &'static str {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
-
-async fn open(what: &str, url: &str) -> Option<Box<dyn Backend>> {
-    let spec = ConnectionSpec::parse(Some(url)).expect("connection string");
-    let options = ConnectOptions {
-        connect_timeout: std::time::Duration::from_secs(5),
-        password: None,
-    };
-    match backend::connect(&spec, &options).await {
-        Ok(b) => Some(b),
-        Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
-            panic!("{what} is required (EAVPIVOT_REQUIRE_SERVERS=1) but unreachable: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipped: {what} at {} is unreachable: {e}", spec.display());
-            None
-        }
-    }
-}
-
 #[test]
 fn sqlite_typed() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("typed.db");
-    std::fs::write(&path, b"").expect("db file");
-    runtime().block_on(run_all("sqlite", &format!("sqlite:{}", path.display())));
+    let db = servers::sqlite();
+    runtime().block_on(run_all(&db));
 }
 
 #[test]
 fn postgres_typed() {
-    let url = std::env::var("EAVPIVOT_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-    runtime().block_on(run_all("postgres", &url));
+    runtime().block_on(run_all(&servers::postgres()));
 }
 
 #[test]
 fn mariadb_typed() {
-    let url = std::env::var("EAVPIVOT_MARIADB_URL")
-        .unwrap_or_else(|_| "mariadb://root@127.0.0.1:3306/test".into());
-    runtime().block_on(run_all("mariadb", &url));
+    runtime().block_on(run_all(&servers::mariadb()));
 }
 
 #[test]
@@ -133,11 +106,15 @@ fn mssql_typed() {
         eprintln!("skipped: EAVPIVOT_MSSQL_URL is not set");
         return;
     };
-    runtime().block_on(run_all("mssql", &url));
+    let mut db = servers::sqlite();
+    db.what = "mssql";
+    db.url = url;
+    runtime().block_on(run_all(&db));
 }
 
-async fn run_all(what: &str, url: &str) {
-    let Some(mut db) = open(what, url).await else {
+async fn run_all(server: &servers::Db) {
+    let what = server.what;
+    let Some(mut db) = server.open().await else {
         return;
     };
     let db = db.as_mut();
