@@ -683,41 +683,7 @@ pub trait Dialect: Send + Sync {
     /// column. One scan of the source with one `IN` test per distinct type, not a second
     /// pivot: at 1,000 columns a `MAX(CASE)` join back to the target costs minutes.
     fn typed_round_trip(&self, shape: &TableShape, job: &Job) -> Option<String> {
-        let mut by_type: Vec<(&Typed, Vec<String>)> = Vec::new();
-        for c in &shape.columns {
-            let Some(t) = c
-                .typed
-                .as_ref()
-                .filter(|t| t.round_trips && !t.kind.is_text() && t.kind != ColumnKind::Float)
-            else {
-                continue;
-            };
-            let key = self.attribute_key_literal(&c.attribute);
-            match by_type.iter_mut().find(|(u, _)| u.sql_type == t.sql_type) {
-                Some((_, keys)) => keys.push(key),
-                None => by_type.push((t, vec![key])),
-            }
-        }
-        if by_type.is_empty() {
-            return None;
-        }
-        // CASE, not AND: a value is converted only under its own attribute's type.
-        let branches: Vec<String> = by_type
-            .iter()
-            .map(|(t, keys)| {
-                format!(
-                    "WHEN s.a IN ({}) THEN CASE WHEN {} = {} THEN 0 ELSE 1 END",
-                    keys.join(", "),
-                    self.text_of(&self.cast_to("s.v", t)),
-                    self.text_of("s.v")
-                )
-            })
-            .collect();
-        Some(format!(
-            "SELECT COUNT(*) FROM ({}) s\nWHERE s.v IS NOT NULL AND (CASE {} ELSE 0 END) = 1",
-            self.source_rows(job),
-            branches.join("\n  ")
-        ))
+        typed::round_trip_query(self, shape, job)
     }
 
     /// A bind parameter; `index` counts from 1.

@@ -5,6 +5,9 @@
 //! The kinds are exactly the forms the ladder accepts, so a dialect's CAST of a value of that
 //! form cannot fail and prints back the source text.
 
+use super::{Dialect, TableShape};
+use crate::config::Job;
+
 /// What one typed pivot column stores.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ColumnKind {
@@ -81,6 +84,49 @@ pub struct Typed {
     /// Every value prints back exactly as its source text (inferred types; a `pivot.types`
     /// type converts exactly but may print differently, `1.5` as `1.500`).
     pub round_trips: bool,
+}
+
+/// [`Dialect::typed_round_trip`]: one scan of the source, one `IN` test per distinct type.
+pub(super) fn round_trip_query<D: Dialect + ?Sized>(
+    d: &D,
+    shape: &TableShape,
+    job: &Job,
+) -> Option<String> {
+    let mut by_type: Vec<(&Typed, Vec<String>)> = Vec::new();
+    for c in &shape.columns {
+        let Some(t) = c
+            .typed
+            .as_ref()
+            .filter(|t| t.round_trips && !t.kind.is_text() && t.kind != ColumnKind::Float)
+        else {
+            continue;
+        };
+        let key = d.attribute_key_literal(&c.attribute);
+        match by_type.iter_mut().find(|(u, _)| u.sql_type == t.sql_type) {
+            Some((_, keys)) => keys.push(key),
+            None => by_type.push((t, vec![key])),
+        }
+    }
+    if by_type.is_empty() {
+        return None;
+    }
+    // CASE, not AND: a value is converted only under its own attribute's type.
+    let branches: Vec<String> = by_type
+        .iter()
+        .map(|(t, keys)| {
+            format!(
+                "WHEN s.a IN ({}) THEN CASE WHEN {} = {} THEN 0 ELSE 1 END",
+                keys.join(", "),
+                d.text_of(&d.cast_to("s.v", t)),
+                d.text_of("s.v")
+            )
+        })
+        .collect();
+    Some(format!(
+        "SELECT COUNT(*) FROM ({}) s\nWHERE s.v IS NOT NULL AND (CASE {} ELSE 0 END) = 1",
+        d.source_rows(job),
+        branches.join("\n  ")
+    ))
 }
 
 #[cfg(test)]
