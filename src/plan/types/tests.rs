@@ -198,3 +198,93 @@ fn the_stream_binds_integers_as_integers_and_the_rest_as_text() {
     );
     assert_eq!(convert(Value::Null, &ColumnKind::Int), Value::Null);
 }
+
+/// The plan types each column from its survey: MariaDB bounds text with VARCHAR only while the
+/// row's declared widths fit 65,535 bytes; SQLite keeps decimals as TEXT; pivot.types refuses
+/// a value that does not convert, naming attribute, entity and value.
+#[test]
+fn the_plan_types_columns_per_dialect() {
+    use crate::dialect::{MariaDb, Sqlite};
+    use crate::plan::{build_plan, Discovered, Discovery, PlanOptions};
+    let parse = |pivot: &str| {
+        let text = format!(
+            "name: t\nsource: {{ table: kv }}\nentity: [id]\nattribute: a\nvalue: v\n\
+             pivot: {{ {pivot} }}\ntarget: {{ table: wide, split: auto }}\n"
+        );
+        crate::config::parse_job(&text, std::path::Path::new("t.yaml")).expect("job")
+    };
+    let mut discovery = Discovery::default();
+    let long = "x".repeat(5_000);
+    for i in 0..5 {
+        let name = format!("long{i}");
+        let mut s = Survey::default();
+        s.observe(&Value::Text(long.clone()), &[Value::Int(1)]);
+        discovery.attributes.push(Discovered {
+            name: name.clone(),
+            rows: 1,
+            values: 1,
+            widths: Some((5_000, 5_000)),
+        });
+        discovery.surveys.insert(name, s);
+    }
+    let mut price = Survey::default();
+    price.observe(&Value::Text("0.40".into()), &[Value::Int(7)]);
+    discovery.attributes.push(Discovered {
+        name: "price".into(),
+        rows: 1,
+        values: 1,
+        widths: Some((4, 4)),
+    });
+    discovery.surveys.insert("price".into(), price);
+    let infer = parse("column_type: infer");
+    let plan = build_plan(
+        &infer,
+        &MariaDb,
+        &discovery,
+        &[Some("INT".into())],
+        PlanOptions::default(),
+    )
+    .expect("plan");
+    let types: Vec<String> = plan
+        .columns()
+        .map(|(t, c)| c.sql_type(t).to_string())
+        .collect();
+    // 3 × (4 × 5,000 + 2) bytes fit 65,535; the fourth would not.
+    assert_eq!(
+        types,
+        [
+            "VARCHAR(5000)",
+            "VARCHAR(5000)",
+            "VARCHAR(5000)",
+            "LONGTEXT",
+            "LONGTEXT",
+            "DECIMAL(3,2)"
+        ]
+    );
+    let plan =
+        build_plan(&infer, &Sqlite, &discovery, &[None], PlanOptions::default()).expect("plan");
+    let price = plan
+        .columns()
+        .find(|(_, c)| c.attribute == "price")
+        .expect("price")
+        .1;
+    let typed = price.typed.as_ref().expect("typed");
+    assert_eq!(typed.sql_type, "TEXT");
+    assert!(typed.why.contains("kept as text: sqlite"), "{}", typed.why);
+    // pivot.types: the survey checks every value against the declared kind during the scan.
+    let mut misfit = Survey::declared(Some(parse_declared("INT")));
+    misfit.observe(&Value::Text("0.40".into()), &[Value::Int(7)]);
+    discovery.surveys.insert("price".into(), misfit);
+    let err = build_plan(
+        &parse("types: { price: INT }"),
+        &MariaDb,
+        &discovery,
+        &[None],
+        PlanOptions::default(),
+    )
+    .expect_err("refused");
+    assert_eq!(
+        err.to_string(),
+        "pivot.types: attribute 'price' is declared INT, but '0.40' for entity 7 does not convert to it exactly; nothing was written"
+    );
+}
