@@ -92,6 +92,9 @@ pub struct Report {
     pub dry_run: bool,
     pub dialect: String,
     pub connection: String,
+    /// The database written to when it is not the one read (`target.connection`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_connection: Option<String>,
     pub target: String,
     pub tables: Vec<String>,
     pub strategy: crate::plan::Strategy,
@@ -137,6 +140,7 @@ impl Report {
             dry_run,
             dialect: dialect.name().to_string(),
             connection: String::new(),
+            target_connection: None,
             target: job.target.table.to_string(),
             tables: plan.tables.iter().map(|t| t.table.to_string()).collect(),
             strategy: plan.strategy,
@@ -240,6 +244,13 @@ pub fn dry_run_script(report: &Report, log: &[Statement]) -> String {
         "-- eavpivot dry run: job {} on {} ({})\n-- {}\n",
         report.job, report.dialect, report.connection, report.strategy_reason
     );
+    let across = log.iter().any(|s| s.on_source);
+    if let Some(target) = &report.target_connection {
+        out.push_str(&format!(
+            "-- source: {}; target: {target} ({})\n",
+            report.connection, report.dialect
+        ));
+    }
     for n in &report.notes {
         out.push_str(&format!("-- note: {}\n", comment_safe(n)));
     }
@@ -268,6 +279,10 @@ pub fn dry_run_script(report: &Report, log: &[Statement]) -> String {
         };
         out.push('\n');
         out.push_str(ran);
+        if across {
+            let side = if s.on_source { "source" } else { "target" };
+            out.push_str(&format!("-- on the {side} database\n"));
+        }
         if let Some(note) = &s.note {
             out.push_str(&format!("-- {note}\n"));
         }

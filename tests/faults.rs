@@ -14,6 +14,7 @@
 mod servers;
 
 use std::path::PathBuf;
+use std::process::Command;
 
 use eavpivot::backend::Backend;
 use servers::*;
@@ -337,4 +338,88 @@ fn mariadb_never_drops_a_table_it_did_not_create_and_keeps_concurrent_runs_apart
             drop_if_exists(conn.as_mut(), t).await;
         }
     });
+}
+
+/// Disk full: SQLite on a small tmpfs (when the test runs as root and may mount; else skipped
+/// with a message). The load fails with one line, the target is absent, the source unchanged,
+/// and once there is room the same run succeeds.
+#[test]
+fn sqlite_disk_full_rolls_back_and_a_rerun_succeeds() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).expect("mount point");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=7m", "tmpfs"])
+        .arg(&mnt)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !mounted {
+        eprintln!("skipped: cannot mount a small tmpfs here (needs root and mount rights)");
+        return;
+    }
+    let unmount = |m: &std::path::Path| {
+        let _ = Command::new("umount").arg(m).status();
+    };
+    let result = std::panic::catch_unwind(|| disk_full_case(&mnt));
+    unmount(&mnt);
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+fn disk_full_case(mnt: &std::path::Path) {
+    let path = mnt.join("full.db");
+    std::fs::write(&path, b"").expect("db file");
+    let url = format!("sqlite:{}", path.display());
+    let db = Db {
+        what: "sqlite",
+        url: url.clone(),
+        list_staging: |p| format!("SELECT name FROM sqlite_master WHERE name LIKE '{p}%eavpivot%'"),
+        _dir: None,
+    };
+    let rt = runtime();
+    let mut conn = rt.block_on(db.open()).expect("sqlite opens");
+    // ~5 MB of source: the wide copy cannot fit beside it in 12 MB.
+    rt.block_on(conn.execute("CREATE TABLE kv (entity_id INT, attr TEXT, val TEXT)"))
+        .expect("source");
+    rt.block_on(conn.execute(
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 20000) \
+         INSERT INTO kv SELECT n / 4, 'a' || (n % 4), printf('%.200c', 'x') || n FROM c",
+    ))
+    .expect("fill source");
+    let before = rt.block_on(fingerprint(conn.as_mut(), "kv"));
+    let job_dir = tempfile::tempdir().expect("job dir");
+    let job = job_dir.path().join("full.yaml");
+    std::fs::write(
+        &job,
+        "name: full\nsource: {table: kv, alias: s}\nentity: [s.entity_id]\nattribute: s.attr\nvalue: s.val\ntarget: {table: kv_wide}\n",
+    )
+    .expect("job");
+    let job = job.display().to_string();
+    for strategy in ["stream", "pushdown"] {
+        let out = run(&["run", &job, "--strategy", strategy], &url);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{strategy}: {err}");
+        assert!(
+            err.contains("full"),
+            "{strategy}: says the disk is full: {err}"
+        );
+        assert!(err.contains("rolled back"), "{err}");
+        assert!(!rt.block_on(exists(conn.as_mut(), "kv_wide")), "no target");
+        assert_eq!(rt.block_on(fingerprint(conn.as_mut(), "kv")), before);
+        assert!(rt
+            .block_on(names(conn.as_mut(), &(db.list_staging)("kv")))
+            .is_empty());
+    }
+    // Room again: the same run succeeds.
+    let grown = Command::new("mount")
+        .args(["-o", "remount,size=64m"])
+        .arg(mnt)
+        .status()
+        .expect("remount");
+    assert!(grown.success());
+    let out = run(&["run", &job], &url);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(rt.block_on(fingerprint(conn.as_mut(), "kv")), before);
 }

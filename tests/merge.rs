@@ -9,16 +9,10 @@
 #[path = "support/servers.rs"]
 mod servers;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use eavpivot::backend::Backend;
-use eavpivot::dialect;
-use eavpivot::value::Value;
 use servers::*;
-
-/// entity → column → value, NULLs left out.
-type Table = BTreeMap<i64, BTreeMap<String, String>>;
 
 struct Case {
     source: String,
@@ -44,35 +38,6 @@ impl Case {
         .expect("write job");
         path
     }
-}
-
-async fn read_table(db: &mut dyn Backend, what: &str, table: &str) -> Table {
-    let d = dialect::by_name(what).expect("dialect");
-    let table_ref = eavpivot::config::TableRef::parse(table).expect("table name");
-    let columns: Vec<String> = db
-        .query(&d.table_columns(&table_ref))
-        .await
-        .expect("columns")
-        .into_iter()
-        .filter_map(|r| r.first().and_then(Value::as_text))
-        .collect();
-    let list: Vec<String> = columns.iter().map(|c| d.quote_ident(c)).collect();
-    let rows = db
-        .query(&format!("SELECT {} FROM {table}", list.join(", ")))
-        .await
-        .expect("rows");
-    let mut out = Table::new();
-    for row in rows {
-        let id = row[0].as_i64().expect("integer id");
-        let cells = columns
-            .iter()
-            .zip(&row)
-            .skip(1)
-            .filter_map(|(c, v)| v.as_text().map(|t| (c.clone(), t)))
-            .collect();
-        out.insert(id, cells);
-    }
-    out
 }
 
 fn json(out: &std::process::Output) -> serde_json::Value {

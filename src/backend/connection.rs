@@ -101,6 +101,12 @@ impl ConnectionSpec {
                  jdbc:sqlserver://… or a libpq string (host=… dbname=…)"
             )));
         };
+        // A SQLite file path holds no password: shown as given (the redacting parsers are for
+        // server strings, and would not understand a path).
+        let shown = match &driver {
+            Driver::Sqlite { path } => format!("sqlite:{}", path.display()),
+            _ => shown,
+        };
         Ok(ConnectionSpec {
             driver,
             embedded: false,
@@ -348,6 +354,17 @@ mod tests {
             error_chain(&bare),
             "Input/output error: Is a directory (os error 21)"
         );
+    }
+
+    #[test]
+    fn a_sqlite_path_is_shown_as_given() {
+        let shown = |s: &str| {
+            ConnectionSpec::parse(Some(s))
+                .map(|c| c.display().to_string())
+                .unwrap_or_default()
+        };
+        assert_eq!(shown("sqlite:/tmp/a b/x.db"), "sqlite:/tmp/a b/x.db");
+        assert_eq!(shown("sqlite:data.db"), "sqlite:data.db");
     }
 
     #[test]

@@ -58,6 +58,15 @@ pub struct RunArgs {
     /// job keyed by several columns shows whole groups (a whole Sudoku grid).
     #[arg(long, value_name = "ROWS")]
     pub preview: Option<usize>,
+    /// Write the target into this database instead of the source's (also
+    /// `EAVPIVOT_TARGET_CONNECTION`, or the job's target.connection); the stream moves the rows.
+    #[arg(
+        long,
+        env = "EAVPIVOT_TARGET_CONNECTION",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub target_connection: Option<String>,
     /// A value for `${NAME}` in the job's operator SQL (where, on, expressions); repeatable.
     #[arg(long = "var", value_name = "NAME=VALUE", value_parser = crate::config::parse_var)]
     pub vars: Vec<(String, String)>,
@@ -99,13 +108,49 @@ pub fn run(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
 fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
     let vars: crate::config::Vars = args.vars.iter().cloned().collect();
     let job = super::job::load_job_with_vars(&args.job, &vars)?;
-    let spec = ConnectionSpec::parse(args.connection.connection.as_deref())?;
+    // The command line wins over the job file, for the source as for the target.
+    let source = (args.connection.connection.clone()).or_else(|| job.job.source.connection.clone());
+    let spec = ConnectionSpec::parse(source.as_deref())?;
+    let target = (args.target_connection.clone()).or_else(|| job.job.target.connection.clone());
+    let target = target
+        .as_deref()
+        .map(|t| ConnectionSpec::parse(Some(t)))
+        .transpose()?;
     let options = connect_options(&args.connection)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(run_async(args, &job, &spec, &options, verbosity))
+    let specs = (&spec, target.as_ref());
+    runtime.block_on(run_async(args, &job, specs, &options, verbosity))
+}
+
+/// The database a run across two databases writes to. A SQLite file that does not exist
+/// is created for the output, except in a dry run, which writes nothing (an empty in-memory
+/// database stands in for it).
+async fn open_target(
+    spec: &ConnectionSpec,
+    options: &ConnectOptions,
+    dry_run: bool,
+    verbosity: Verbosity,
+) -> anyhow::Result<Box<dyn Backend>> {
+    verbosity.note(&format!("writing to {}\n", spec.display()));
+    let backend: Box<dyn Backend> = match &spec.driver {
+        Driver::Sqlite { path } if !path.exists() && dry_run => {
+            Box::new(backend::sqlite::SqliteBackend::in_memory()?)
+        }
+        Driver::Sqlite { path } if !path.exists() => {
+            std::fs::File::create(path)
+                .with_context(|| format!("creating SQLite database {}", path.display()))?;
+            verbosity.note(&format!("created SQLite database {}\n", path.display()));
+            backend::connect(spec, options).await?
+        }
+        _ => backend::connect(spec, options).await?,
+    };
+    Ok(match verbosity >= Verbosity::Verbose {
+        true => Box::new(Logged(backend)),
+        false => backend,
+    })
 }
 
 /// The timeout, and the password for a connection string without one: `--password-file`,
@@ -145,7 +190,7 @@ fn read_password_file(path: &Path) -> Result<String> {
 async fn run_async(
     args: &RunArgs,
     loaded: &LoadedJob,
-    spec: &ConnectionSpec,
+    (spec, target_spec): (&ConnectionSpec, Option<&ConnectionSpec>),
     options: &ConnectOptions,
     verbosity: Verbosity,
 ) -> anyhow::Result<ExitCode> {
@@ -226,9 +271,16 @@ async fn run_async(
             (false, rows, _) => rows.unwrap_or(DEFAULT_PREVIEW_ROWS) + read_ahead,
         },
     };
-    let outcome = execute::run_job(job, backend.as_mut(), &run_options).await?;
+    let outcome = match target_spec {
+        None => execute::run_job(job, backend.as_mut(), &run_options).await?,
+        Some(target_spec) => {
+            let mut target = open_target(target_spec, options, args.dry_run, verbosity).await?;
+            execute::run_job_across(job, backend.as_mut(), target.as_mut(), &run_options).await?
+        }
+    };
     let mut report = outcome.report;
     report.connection = spec.display().to_string();
+    report.target_connection = target_spec.map(|t| t.display().to_string());
     report.sample_data_loaded = sample_loaded;
     if args.json {
         print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;

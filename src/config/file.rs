@@ -74,6 +74,9 @@ pub struct SourceFile {
     pub joins: Vec<JoinFile>,
     #[serde(default, rename = "where")]
     pub filter: Option<String>,
+    /// Where the source is (`--connection` overrides it).
+    #[serde(default)]
+    pub connection: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -180,6 +183,9 @@ pub struct TargetFile {
     /// With `if_exists: merge`: entities only in the target are kept (default) or deleted.
     #[serde(default)]
     pub on_missing: OnMissing,
+    /// Another database to write to (`--target-connection` overrides it).
+    #[serde(default)]
+    pub connection: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -69,6 +69,8 @@ pub struct Source {
     pub alias: Option<String>,
     pub joins: Vec<Join>,
     pub filter: Option<String>,
+    /// The database the source is in, when the job names one.
+    pub connection: Option<String>,
 }
 
 impl Job {
@@ -153,6 +155,8 @@ pub struct Target {
     pub if_exists: IfExists,
     pub split: Split,
     pub on_missing: OnMissing,
+    /// Another database to write to, when the job names one.
+    pub connection: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,6 +268,7 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
             })
             .collect::<Result<_, ConfigError>>()?,
         filter: raw.source.filter.filter(|f| !f.trim().is_empty()),
+        connection: raw.source.connection.filter(|c| !c.trim().is_empty()),
     };
 
     let entity = validate_entity(raw.entity.into_vec()).map_err(|m| invalid("entity", m))?;
@@ -284,6 +289,7 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
             }
         },
         on_missing: raw.target.on_missing,
+        connection: raw.target.connection.filter(|c| !c.trim().is_empty()),
     };
     let transforms = raw
         .transforms

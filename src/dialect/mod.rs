@@ -368,6 +368,11 @@ pub trait Dialect: Send + Sync {
         create_table
     }
 
+    /// The portable kind of a type as this database declares it (None: no equivalent).
+    fn portable_type(&self, declared: &str) -> Option<portable::Portable> {
+        portable::parse(declared)
+    }
+
     /// How this database spells a portable column type, and what a value may lose or gain
     /// in it (None: held exactly). Default: standard SQL.
     fn spell(&self, kind: portable::Portable) -> (String, Option<&'static str>) {

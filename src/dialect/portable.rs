@@ -42,9 +42,8 @@ pub fn parse(declared: &str) -> Option<Portable> {
     let first = nums.first().copied();
     Some(match base {
         "tinyint" | "smallint" | "int2" => Portable::SmallInt,
-        "mediumint" | "int" | "int4" | "serial" => Portable::Int,
-        // SQLite's INTEGER holds 64 bits.
-        "integer" | "bigint" | "int8" | "bigserial" => Portable::BigInt,
+        "mediumint" | "int" | "integer" | "int4" | "serial" => Portable::Int,
+        "bigint" | "int8" | "bigserial" => Portable::BigInt,
         "varchar" | "nvarchar" | "character varying" | "varchar2" | "nvarchar2" => {
             Portable::Text(first)
         }
@@ -69,7 +68,7 @@ pub fn parse(declared: &str) -> Option<Portable> {
 /// `declared` (a source type in `from`'s spelling) as `to` spells it, with a note where the
 /// move is lossy or widens.
 pub fn map(from: &dyn Dialect, to: &dyn Dialect, declared: &str) -> (String, Option<String>) {
-    let Some(kind) = parse(declared) else {
+    let Some(kind) = from.portable_type(declared) else {
         return (
             to.text_type().to_string(),
             Some(format!(
@@ -132,7 +131,9 @@ mod tests {
             ("NVARCHAR(50)".into(), None)
         );
         assert_eq!(map(&MariaDb, &Postgres, "int(11)"), ("INT".into(), None));
+        // SQLite's INTEGER holds 64 bits, PostgreSQL's 32.
         assert_eq!(map(&Sqlite, &MariaDb, "INTEGER"), ("BIGINT".into(), None));
+        assert_eq!(map(&Postgres, &MariaDb, "integer"), ("INT".into(), None));
         let (ty, note) = map(&Postgres, &Sqlite, "numeric(30,10)");
         assert_eq!(ty, "NUMERIC(30,10)");
         assert!(note.is_some_and(|n| n.contains("numeric(30,10)")));

@@ -66,6 +66,14 @@ impl Dialect for Sqlite {
         }
     }
 
+    /// SQLite's INTEGER (any type name containing "INT") holds 64 bits.
+    fn portable_type(&self, declared: &str) -> Option<Portable> {
+        match super::portable::parse(declared)? {
+            Portable::SmallInt | Portable::Int => Some(Portable::BigInt),
+            other => Some(other),
+        }
+    }
+
     /// SQLite keeps a value's own storage class whatever the column says; the caveats are
     /// where its affinity changes what comes back.
     fn spell(&self, kind: Portable) -> (String, Option<&'static str>) {

@@ -20,7 +20,7 @@ pub struct Db {
     pub url: String,
     /// Lists tables whose name contains `eavpivot` and starts with the given prefix.
     pub list_staging: fn(&str) -> String,
-    _dir: Option<tempfile::TempDir>,
+    pub _dir: Option<tempfile::TempDir>,
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
@@ -205,4 +205,38 @@ pub fn server(what: &str, url: &str) -> Option<(tokio::runtime::Runtime, Box<dyn
             None
         }
     }
+}
+
+/// entity → column → value, NULLs left out.
+pub type Table = std::collections::BTreeMap<i64, std::collections::BTreeMap<String, String>>;
+
+/// Every row of `table` (keyed by its first, integer column) with its columns by name, as
+/// the catalog of `what` lists them.
+pub async fn read_table(db: &mut dyn Backend, what: &str, table: &str) -> Table {
+    let d = eavpivot::dialect::by_name(what).expect("dialect");
+    let table_ref = eavpivot::config::TableRef::parse(table).expect("table name");
+    let columns: Vec<String> = db
+        .query(&d.table_columns(&table_ref))
+        .await
+        .expect("columns")
+        .into_iter()
+        .filter_map(|r| r.first().and_then(Value::as_text))
+        .collect();
+    let list: Vec<String> = columns.iter().map(|c| d.quote_ident(c)).collect();
+    let rows = db
+        .query(&format!("SELECT {} FROM {table}", list.join(", ")))
+        .await
+        .expect("rows");
+    let mut out = Table::new();
+    for row in rows {
+        let id = row[0].as_i64().expect("integer id");
+        let cells = columns
+            .iter()
+            .zip(&row)
+            .skip(1)
+            .filter_map(|(c, v)| v.as_text().map(|t| (c.clone(), t)))
+            .collect();
+        out.insert(id, cells);
+    }
+    out
 }
