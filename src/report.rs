@@ -72,6 +72,12 @@ pub struct ColumnReport {
     pub attribute: String,
     pub column: String,
     pub table: String,
+    /// The column's declared SQL type.
+    #[serde(rename = "type")]
+    pub sql_type: String,
+    /// Why that type, where the job types its columns (`column_type: infer`, `pivot.types`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub type_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -147,6 +153,8 @@ impl Report {
                     attribute: c.attribute.clone(),
                     column: c.column.clone(),
                     table: t.table.to_string(),
+                    sql_type: c.sql_type(t).to_string(),
+                    type_reason: c.typed.as_ref().map(|ty| ty.why.clone()),
                 })
                 .collect(),
             renamed: plan.renamed.clone(),
@@ -249,11 +257,20 @@ pub fn dry_run_script(report: &Report, log: &[Statement]) -> String {
     out.push_str("-- attribute -> column:\n");
     for c in &report.columns {
         out.push_str(&format!(
-            "--   {} -> {} ({})\n",
+            "--   {} -> {} ({})",
             comment_safe(&c.attribute),
             comment_safe(&c.column),
             c.table
         ));
+        if let Some(why) = &c.type_reason {
+            // Values in a reason are already escaped (no raw newline can end the comment).
+            out.push_str(&format!(
+                " {}: {}",
+                c.sql_type,
+                why.replace(['\n', '\r'], " ")
+            ));
+        }
+        out.push('\n');
     }
     for s in log {
         let ran = match s.kind {

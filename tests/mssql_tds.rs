@@ -69,24 +69,7 @@ fn eav_server() -> Script {
         )
         .on(
             contains("sp_describe_first_result_set"),
-            Response::rows(
-                vec![
-                    Column::new("is_hidden", ColType::Bit),
-                    Column::new("column_ordinal", ColType::Int),
-                    Column::new("name", ColType::NVarChar),
-                    Column::new("is_nullable", ColType::Bit),
-                    Column::new("system_type_id", ColType::Int),
-                    Column::new("system_type_name", ColType::NVarChar),
-                ],
-                vec![vec![
-                    Some(false.into()),
-                    int(1),
-                    text("e0"),
-                    Some(false.into()),
-                    int(56),
-                    text("int"),
-                ]],
-            ),
+            Response::describe_int_key("e0"),
         )
         .on(contains("OBJECT_ID("), one_int(0))
         .on(

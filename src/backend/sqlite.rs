@@ -40,13 +40,18 @@ const CACHE_KIB: i64 = 65_536;
 /// Prepared statements kept: two INSERT shapes (full and last batch) per target table.
 const STATEMENT_CACHE: usize = 64;
 
+/// A load statement's shape: table, columns, rows.
+type InsertShape = (String, Vec<String>, usize);
+
 pub struct SqliteBackend {
     conn: Connection,
     /// The database file (None in memory): a load into another database reads it on a
     /// connection of its own.
     path: Option<std::path::PathBuf>,
     /// INSERT text per (table, rows per statement), rendered by the dialect once.
-    insert_sql: RefCell<HashMap<(String, usize), String>>,
+    /// Keyed by table, columns and rows: a `replace` run on the same connection may load a
+    /// table of the same name with other columns.
+    insert_sql: RefCell<HashMap<InsertShape, String>>,
 }
 
 impl SqliteBackend {
@@ -97,7 +102,11 @@ impl SqliteBackend {
         let mut loaded = 0u64;
         for chunk in rows.chunks(per_statement) {
             let sql = cache
-                .entry((target.table.to_string(), chunk.len()))
+                .entry((
+                    target.table.to_string(),
+                    target.columns.clone(),
+                    chunk.len(),
+                ))
                 .or_insert_with(|| {
                     Sqlite.insert_values(&target.table, &target.columns, chunk.len())
                 });

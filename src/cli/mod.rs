@@ -3,6 +3,7 @@
 
 mod conflicts;
 mod examples;
+pub mod inspect;
 mod job;
 mod manual;
 pub mod output;
@@ -67,6 +68,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Validate a job file without connecting to anything.
     Check(CheckArgs),
+    /// Survey the source read-only: attributes, fill, conflicts, widths, types, the plan.
+    Inspect(inspect::InspectArgs),
     /// Print one self-contained SQL script that does the job inside the database.
     Script(script::ScriptArgs),
     /// Solve, count or import Sudoku puzzles.
@@ -131,6 +134,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args, verbosity),
         Command::Check(args) => run::check(args, verbosity),
         Command::Script(args) => script::run(args),
+        Command::Inspect(args) => inspect::run(args, verbosity),
         Command::Sudoku(args) => sudoku::run(args),
         Command::Examples(args) => examples::run(args, verbosity),
         Command::Completions(args) => manual::completions(args),

@@ -125,6 +125,9 @@ pub struct PivotFile {
     pub order: Order,
     #[serde(default)]
     pub column_type: Option<String>,
+    /// attribute -> SQL type, overriding `column_type` for that attribute.
+    #[serde(default)]
+    pub types: BTreeMap<String, String>,
     #[serde(default)]
     pub empty_names: EmptyNames,
     #[serde(default)]

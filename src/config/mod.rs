@@ -122,6 +122,9 @@ pub enum ColumnType {
     Text,
     /// A SQL type written by the operator, checked to be a plain type name.
     Sql(String),
+    /// Per attribute, the narrowest type every value round-trips through
+    /// ([`crate::plan::types`]).
+    Infer,
 }
 
 #[derive(Debug, Clone)]
@@ -134,6 +137,8 @@ pub struct Pivot {
     pub aggregate: Aggregate,
     pub order: Order,
     pub column_type: ColumnType,
+    /// `pivot.types`: attribute -> SQL type, checked against every value before any DDL.
+    pub types: BTreeMap<String, String>,
     pub empty_names: EmptyNames,
     pub on_collision: OnCollision,
     pub on_new_attributes: OnNewAttributes,
@@ -413,6 +418,7 @@ fn validate_pivot(raw: file::PivotFile, entity: &[EntityKey]) -> Result<Pivot, (
     }
     let column_type = match raw.column_type.as_deref().map(str::trim) {
         None | Some("text") => ColumnType::Text,
+        Some("infer") => ColumnType::Infer,
         Some(ty) if is_plain_sql_type(ty) => ColumnType::Sql(ty.to_string()),
         Some(ty) => {
             return Err((
@@ -423,6 +429,16 @@ fn validate_pivot(raw: file::PivotFile, entity: &[EntityKey]) -> Result<Pivot, (
             ))
         }
     };
+    if let Some((attr, ty)) = raw
+        .types
+        .iter()
+        .find(|(_, ty)| !is_plain_sql_type(ty.trim()))
+    {
+        return Err((
+            "pivot.types".into(),
+            format!("attribute '{attr}': '{ty}' is not a SQL type name such as INTEGER or NUMERIC(10,2)"),
+        ));
+    }
     Ok(Pivot {
         columns,
         exclude: raw.exclude.into_iter().collect(),
@@ -432,6 +448,11 @@ fn validate_pivot(raw: file::PivotFile, entity: &[EntityKey]) -> Result<Pivot, (
         aggregate: raw.aggregate,
         order: raw.order,
         column_type,
+        types: raw
+            .types
+            .into_iter()
+            .map(|(attr, ty)| (attr, ty.trim().to_string()))
+            .collect(),
         empty_names: raw.empty_names,
         on_collision: raw.on_collision,
         on_new_attributes: raw.on_new_attributes,

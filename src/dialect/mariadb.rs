@@ -3,7 +3,7 @@
 //! own, so loads go into a staging table made visible by one atomic `RENAME TABLE`.
 
 use super::portable::Portable;
-use super::{Dialect, IdentLimit, RowBudget};
+use super::{ColumnKind, Dialect, IdentLimit, RowBudget, Typed};
 use crate::config::TableRef;
 
 pub struct MariaDb;
@@ -115,6 +115,45 @@ impl Dialect for MariaDb {
 
     fn ident_limit(&self) -> IdentLimit {
         IdentLimit::Chars(64)
+    }
+
+    fn type_name_of(&self, kind: &ColumnKind) -> Option<String> {
+        Some(match kind {
+            ColumnKind::Int => "INT".into(),
+            ColumnKind::Timestamp { fraction } => format!("DATETIME({fraction})"),
+            ColumnKind::Float => "DOUBLE".into(),
+            other => return other.standard_sql(),
+        })
+    }
+
+    /// `VARCHAR(n)` counts characters; utf8mb4 declares 4 bytes each plus a 2-byte length
+    /// against the 65,535-byte row limit.
+    fn bounded_text_type(&self, chars: u64, _utf16: u64, _bytes: u64) -> Option<(String, usize)> {
+        let n = usize::try_from(chars.max(1)).ok()?;
+        (n <= 16_383).then(|| (format!("VARCHAR({n})"), 4 * n + 2))
+    }
+
+    /// CAST knows CHAR, not LONGTEXT.
+    fn text_of(&self, expr: &str) -> String {
+        format!("CAST({expr} AS CHAR)")
+    }
+
+    fn declared_row_limit(&self) -> Option<usize> {
+        Some(65_535)
+    }
+
+    /// MariaDB's CAST knows SIGNED, DECIMAL, DATE, DATETIME and DOUBLE, not the column types.
+    fn cast_to(&self, expr: &str, typed: &Typed) -> String {
+        let target = match &typed.kind {
+            k if k.is_integer() => "SIGNED".to_string(),
+            ColumnKind::Decimal { precision, scale } => format!("DECIMAL({precision},{scale})"),
+            ColumnKind::Date => "DATE".into(),
+            ColumnKind::Timestamp { fraction } => format!("DATETIME({fraction})"),
+            ColumnKind::Float => "DOUBLE".into(),
+            // Text, and declared types: the INSERT converts as the column says.
+            _ => return expr.to_string(),
+        };
+        format!("CAST({expr} AS {target})")
     }
 
     /// InnoDB's limit (`errno: 185 "Too many columns"` above 1,017); the server's own is 4,096.

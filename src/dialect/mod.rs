@@ -14,12 +14,14 @@ mod postgres;
 mod session_sql;
 mod sqlite;
 pub mod sudoku_sql;
+mod typed;
 
 pub use mariadb::MariaDb;
 pub use mssql::MsSql;
 pub use postgres::Postgres;
 pub use session_sql::SessionSql;
 pub use sqlite::Sqlite;
+pub use typed::{ColumnKind, Typed};
 
 pub mod merge;
 pub mod portable;
@@ -95,6 +97,28 @@ pub struct EntityColumn {
 pub struct PivotColumn {
     pub attribute: String,
     pub column: String,
+    /// The column's own type where the job types its columns; else the table's
+    /// [`TableShape::column_type`].
+    #[serde(skip)]
+    pub typed: Option<Typed>,
+}
+
+impl PivotColumn {
+    /// A column of the table's shared type.
+    pub fn text(attribute: &str, column: &str) -> PivotColumn {
+        PivotColumn {
+            attribute: attribute.to_string(),
+            column: column.to_string(),
+            typed: None,
+        }
+    }
+
+    /// The type this column is declared with in `shape`.
+    pub fn sql_type<'a>(&'a self, shape: &'a TableShape) -> &'a str {
+        self.typed
+            .as_ref()
+            .map_or(shape.column_type.as_str(), |t| t.sql_type.as_str())
+    }
 }
 
 /// Everything needed to create and fill one target table.
@@ -267,6 +291,56 @@ pub trait Dialect: SessionSql + Send + Sync {
     /// The integer type of companion tables' count columns.
     fn integer_type(&self) -> &'static str {
         "BIGINT"
+    }
+
+    /// Whether a column of `kind` stores its values so that they print back as the source
+    /// text; where not, the plan keeps the attribute as text and says why.
+    fn stores(&self, kind: &ColumnKind) -> bool {
+        !matches!(kind, ColumnKind::Boolean)
+    }
+
+    /// The declared type of a typed column of `kind` (one [`Dialect::stores`]).
+    fn column_sql_type(&self, kind: &ColumnKind) -> String {
+        match kind {
+            ColumnKind::Text {
+                chars,
+                utf16,
+                bytes,
+            } => self
+                .bounded_text_type(*chars, *utf16, *bytes)
+                .map_or_else(|| self.text_type().to_string(), |(ty, _)| ty),
+            other => self
+                .type_name_of(other)
+                .unwrap_or_else(|| self.text_type().to_string()),
+        }
+    }
+
+    /// The dialect's name for a non-text kind (`INT`, `DATETIME2(3)`); None: text.
+    fn type_name_of(&self, kind: &ColumnKind) -> Option<String> {
+        kind.standard_sql()
+    }
+
+    /// A text type bounded to values of these lengths, where the dialect has one worth
+    /// declaring (SQL Server `NVARCHAR(n)`, MariaDB `VARCHAR(n)`), with the bytes it declares
+    /// against [`Dialect::declared_row_limit`]; None: the unbounded type.
+    fn bounded_text_type(&self, _chars: u64, _utf16: u64, _bytes: u64) -> Option<(String, usize)> {
+        None
+    }
+
+    /// A limit on the declared (maximum) widths of a row's columns, checked at CREATE TABLE
+    /// whatever the data (MariaDB: 65,535 bytes): bounded text columns past it stay unbounded.
+    fn declared_row_limit(&self) -> Option<usize> {
+        None
+    }
+
+    /// The pushdown's conversion of the source text `expr` to `typed`: a CAST for exactly the
+    /// forms the ladder accepts, nothing for text.
+    fn cast_to(&self, expr: &str, typed: &Typed) -> String {
+        if typed.kind.is_text() {
+            expr.to_string()
+        } else {
+            format!("CAST({expr} AS {})", typed.sql_type)
+        }
     }
 
     /// Make a verified staging table visible under its final name, replacing the old table
@@ -445,19 +519,14 @@ pub trait Dialect: SessionSql + Send + Sync {
     /// (NULL for a NULL value), then 1 per NULL entity column: what
     /// [`Dialect::discover_attributes`] aggregates, for [`crate::execute`] to aggregate.
     fn discovery_scan(&self, job: &Job) -> String {
-        let mut cols = vec![
-            "s.a".to_string(),
-            format!("{} AS b", self.value_bytes("s.v")),
-        ];
-        cols.extend(
-            (0..job.entity.len())
-                .map(|i| format!("CASE WHEN s.e{i} IS NULL THEN 1 ELSE 0 END AS null_e{i}")),
-        );
-        format!(
-            "SELECT {}\nFROM ({}) s",
-            cols.join(", "),
-            self.source_rows(job)
-        )
+        discovery_scan_sql(self, job, false)
+    }
+
+    /// [`Dialect::discovery_scan`] with each row's value and entity key after it
+    /// (`…, v, e0, e1, …`): when the job types its columns ([`crate::plan::types`]) discovery
+    /// reads every value once, here, and decides the types in eavpivot.
+    fn discovery_scan_values(&self, job: &Job) -> String {
+        discovery_scan_sql(self, job, true)
     }
 
     /// One row, one integer: the most non-null cells any entity has among `attributes`,
@@ -560,7 +629,7 @@ pub trait Dialect: SessionSql + Send + Sync {
             shape
                 .columns
                 .iter()
-                .map(|c| format!("{} {}", self.quote_ident(&c.column), shape.column_type)),
+                .map(|c| format!("{} {}", self.quote_ident(&c.column), c.sql_type(shape))),
         );
         if keyed && !shape.entity.is_empty() {
             cols.push(format!("PRIMARY KEY ({})", entity_order(self, shape)));
@@ -591,11 +660,17 @@ pub trait Dialect: SessionSql + Send + Sync {
         };
         let mut select: Vec<String> = (0..job.entity.len()).map(|i| format!("s.e{i}")).collect();
         select.extend(shape.columns.iter().map(|c| {
-            format!(
-                "{agg}(CASE WHEN s.a = {} THEN s.v END) AS {}",
-                self.attribute_key_literal(&c.attribute),
-                self.quote_ident(&c.column)
-            )
+            let cell = format!(
+                "{agg}(CASE WHEN s.a = {} THEN s.v END)",
+                self.attribute_key_literal(&c.attribute)
+            );
+            // The aggregate picks among the source texts, then converts: the stream picks the
+            // same value the same way (see execute::stream).
+            let cell = match &c.typed {
+                Some(t) => self.cast_to(&cell, t),
+                None => cell,
+            };
+            format!("{cell} AS {}", self.quote_ident(&c.column))
         }));
         format!(
             "INSERT INTO {} ({})\nSELECT {}\nFROM ({}) s\nGROUP BY {}",
@@ -617,6 +692,20 @@ pub trait Dialect: SessionSql + Send + Sync {
                 .map(|c| format!("COUNT({})", self.quote_ident(&c.column))),
         );
         format!("SELECT {} FROM {}", counts.join(", "), shape.table)
+    }
+
+    /// A typed value printed back as text, for the round-trip check.
+    fn text_of(&self, expr: &str) -> String {
+        format!("CAST({expr} AS {})", self.text_type())
+    }
+
+    /// One row, one integer: the source values of `shape`'s typed columns that this database
+    /// does not print back as written once converted to the column's type (so 0 proves the
+    /// pushdown's CASTs exact and agrees with the ladder); None when the shape has no such
+    /// column. One scan of the source with one `IN` test per distinct type, not a second
+    /// pivot: at 1,000 columns a `MAX(CASE)` join back to the target costs minutes.
+    fn typed_round_trip(&self, shape: &TableShape, job: &Job) -> Option<String> {
+        typed::round_trip_query(self, shape, job)
     }
 
     /// A bind parameter; `index` counts from 1.
@@ -688,6 +777,27 @@ pub fn splice_nul(quoted: String, splice: &str) -> String {
     } else {
         quoted
     }
+}
+
+/// The plain discovery scan, with the values and entity keys when `values`.
+fn discovery_scan_sql<D: Dialect + ?Sized>(dialect: &D, job: &Job, values: bool) -> String {
+    let mut cols = vec![
+        "s.a".to_string(),
+        format!("{} AS b", dialect.value_bytes("s.v")),
+    ];
+    cols.extend(
+        (0..job.entity.len())
+            .map(|i| format!("CASE WHEN s.e{i} IS NULL THEN 1 ELSE 0 END AS null_e{i}")),
+    );
+    if values {
+        cols.push("s.v".into());
+        cols.push(entity_refs(job, "s"));
+    }
+    format!(
+        "SELECT {}\nFROM ({}) s",
+        cols.join(", "),
+        dialect.source_rows(job)
+    )
 }
 
 /// The target's entity columns, quoted: its natural ORDER BY.

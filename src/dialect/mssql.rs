@@ -5,7 +5,7 @@
 //! spaces ignored.
 
 use super::portable::Portable;
-use super::{Dialect, IdentLimit, RowBudget};
+use super::{ColumnKind, Dialect, IdentLimit, RowBudget};
 use crate::config::{Job, TableRef};
 
 pub struct MsSql;
@@ -74,6 +74,20 @@ impl Dialect for MsSql {
 
     fn ident_limit(&self) -> IdentLimit {
         IdentLimit::Utf16(128)
+    }
+
+    fn type_name_of(&self, kind: &ColumnKind) -> Option<String> {
+        Some(match kind {
+            ColumnKind::Int => "INT".into(),
+            ColumnKind::Timestamp { fraction } => format!("DATETIME2({fraction})"),
+            ColumnKind::Float => "FLOAT".into(),
+            other => return other.standard_sql(),
+        })
+    }
+
+    /// `NVARCHAR(n)` counts UTF-16 code units, up to 4,000.
+    fn bounded_text_type(&self, _chars: u64, utf16: u64, _bytes: u64) -> Option<(String, usize)> {
+        (utf16 <= 4_000).then(|| (format!("NVARCHAR({})", utf16.max(1)), 0))
     }
 
     fn max_columns(&self) -> Option<usize> {

@@ -228,7 +228,9 @@ fn guards(d: &MsSql, job: &Job) -> String {
 /// `@cols` (`[c] TYPE, …`), `@names` (`[c], …`) and `@cases` (`MAX(CASE …) AS [c], …`).
 fn aggregate_lists(d: &MsSql, job: &Job, aggregation: Aggregation) -> String {
     let column_type = match &job.pivot.column_type {
-        ColumnType::Text => d.text_type().to_string(),
+        // The script discovers attributes in T-SQL; typing them from the data is eavpivot's
+        // own scan (`run`), so here infer means text.
+        ColumnType::Text | ColumnType::Infer => d.text_type().to_string(),
         ColumnType::Sql(ty) => ty.clone(),
     };
     let agg = match job.pivot.aggregate {

@@ -1,7 +1,7 @@
 //! PostgreSQL. Quoted identifiers keep their case and compare exactly, but anything longer than
 //! 63 bytes is silently truncated (only a NOTICE), so the byte limit is enforced before any DDL.
 
-use super::{Dialect, IdentLimit, RowBudget};
+use super::{ColumnKind, Dialect, IdentLimit, RowBudget};
 use crate::config::TableRef;
 
 pub struct Postgres;
@@ -87,6 +87,11 @@ impl Dialect for Postgres {
 
     fn ident_limit(&self) -> IdentLimit {
         IdentLimit::Bytes(63)
+    }
+
+    /// `CAST(true AS text)` is `'true'`: booleans print back as the ladder's text.
+    fn stores(&self, _kind: &ColumnKind) -> bool {
+        true
     }
 
     /// `tables can have at most 1600 columns`.

@@ -4,7 +4,7 @@
 //! forced to `COLLATE BINARY`, so `Color` and `color` stay two attributes here as everywhere.
 
 use super::portable::Portable;
-use super::Dialect;
+use super::{ColumnKind, Dialect, Typed};
 use crate::config::TableRef;
 
 pub struct Sqlite;
@@ -44,6 +44,31 @@ impl Dialect for Sqlite {
             "INT".into()
         } else {
             ty.to_string()
+        }
+    }
+
+    /// SQLite has no exact decimal, date or timestamp storage: a `DECIMAL(3,2)` column has
+    /// NUMERIC affinity and turns `'0.40'` into the REAL 0.4. Integers (INTEGER affinity keeps
+    /// every 64-bit value exactly) and source floats are typed; the rest stays TEXT, which
+    /// keeps the text exactly (see BENCHMARKS.md / README "Typed columns").
+    fn stores(&self, kind: &ColumnKind) -> bool {
+        kind.is_integer() || matches!(kind, ColumnKind::Float)
+    }
+
+    fn column_sql_type(&self, kind: &ColumnKind) -> String {
+        match kind {
+            k if k.is_integer() => "INTEGER".into(),
+            ColumnKind::Float => "REAL".into(),
+            ColumnKind::Declared(ty) => ty.clone(),
+            _ => "TEXT".into(),
+        }
+    }
+
+    fn cast_to(&self, expr: &str, typed: &Typed) -> String {
+        match &typed.kind {
+            k if k.is_integer() => format!("CAST({expr} AS INTEGER)"),
+            ColumnKind::Float => format!("CAST({expr} AS REAL)"),
+            _ => expr.to_string(),
         }
     }
 

@@ -11,9 +11,9 @@ use std::hash::BuildHasherDefault;
 
 use crate::backend::RowPipeline;
 use crate::config::Job;
-use crate::dialect::Dialect;
+use crate::dialect::{ColumnKind, Dialect};
 use crate::error::{Error, Result};
-use crate::plan::{self, naming};
+use crate::plan::{self, naming, types::Survey};
 use crate::transform::Transform;
 use crate::value::Value;
 
@@ -29,7 +29,19 @@ pub(super) async fn discover(
     transforms: &[Box<dyn Transform>],
 ) -> Result<plan::Discovery> {
     let context = format!("discovering attributes in {}", job.source.table);
-    let rows = if dialect.groups_by_sorting() {
+    let mut surveys = HashMap::new();
+    let rows = if plan::types_wanted(job) {
+        // Typing reads every value: one plain scan, aggregated and surveyed here.
+        let mut scan =
+            DiscoveryScan::new(job.entity.len()).with_surveys(plan::declared_kinds(job), dialect);
+        session
+            .inspect_scan(&dialect.discovery_scan_values(job), &mut scan)
+            .await
+            .map_err(|e| e.with_context(&context))?;
+        let (rows, found) = scan.into_parts(dialect)?;
+        surveys = found;
+        rows
+    } else if dialect.groups_by_sorting() {
         let mut scan = DiscoveryScan::new(job.entity.len());
         session
             .inspect_scan(&dialect.discovery_scan(job), &mut scan)
@@ -53,6 +65,7 @@ pub(super) async fn discover(
         return Err(naming::not_text(&bytes, entity.as_deref()).with_context(&context));
     }
     let mut discovery = plan::decode_discovery(dialect, rows)?;
+    discovery.surveys = surveys;
     for t in transforms {
         discovery = t.attributes(discovery)?;
     }
@@ -87,6 +100,17 @@ impl Key {
         }
     }
 
+    fn value(&self) -> Value {
+        match self {
+            Key::Null => Value::Null,
+            Key::Int(n) => Value::Int(*n),
+            Key::Float(bits) => Value::Float(f64::from_bits(*bits)),
+            Key::Text(s) => Value::Text(s.clone()),
+            Key::Bytes(b) => Value::Bytes(b.clone()),
+            Key::TextBytes(b) => Value::TextBytes(b.clone()),
+        }
+    }
+
     fn into_value(self) -> Value {
         match self {
             Key::Null => Value::Null,
@@ -99,6 +123,9 @@ impl Key {
     }
 }
 
+/// Per decoded attribute name, its values' survey.
+type Surveys = HashMap<String, Survey>;
+
 /// One attribute's aggregates, as [`Dialect::discover_attributes`] returns them.
 struct Group {
     rows: i64,
@@ -106,11 +133,16 @@ struct Group {
     min_bytes: Option<i64>,
     max_bytes: Option<i64>,
     null_keys: Vec<i64>,
+    /// The values' survey, when the scan carries them ([`DiscoveryScan::with_surveys`]).
+    survey: Option<Survey>,
 }
 
 /// [`Dialect::discovery_scan`]'s rows (`a, bytes, null_e0, …`) aggregated per attribute.
 pub struct DiscoveryScan {
     entity_width: usize,
+    /// With values (`…, v, e0, …` after the counted columns): `pivot.types` kinds by
+    /// attribute, the surveys check every value against.
+    surveys: Option<(HashMap<String, ColumnKind>, &'static dyn Dialect)>,
     /// FxHash, as in the pivot: one lookup per source row. The keys come from the data, so a
     /// crafted source could make lookups slower, never wrong.
     groups: HashMap<Key, Group, BuildHasherDefault<FxHasher>>,
@@ -120,8 +152,33 @@ impl DiscoveryScan {
     pub fn new(entity_width: usize) -> DiscoveryScan {
         DiscoveryScan {
             entity_width,
+            surveys: None,
             groups: HashMap::default(),
         }
+    }
+
+    /// Read [`Dialect::discovery_scan_values`] rows: survey every value for typing.
+    pub fn with_surveys(
+        mut self,
+        declared: HashMap<String, ColumnKind>,
+        dialect: &'static dyn Dialect,
+    ) -> DiscoveryScan {
+        self.surveys = Some((declared, dialect));
+        self
+    }
+
+    /// [`DiscoveryScan::into_rows`], and the surveys by decoded attribute name.
+    pub fn into_parts(mut self, dialect: &dyn Dialect) -> Result<(Vec<Vec<Value>>, Surveys)> {
+        let mut surveys = HashMap::new();
+        for (key, group) in self.groups.iter_mut() {
+            let Some(survey) = group.survey.take() else {
+                continue;
+            };
+            if let Some(name) = plan::attribute_name(dialect, key.value())? {
+                surveys.insert(name, survey);
+            }
+        }
+        Ok((self.into_rows(), surveys))
     }
 
     /// Rows `a, n_rows, n_values, min_bytes, max_bytes, null_e0, …`: the `GROUP BY` shape,
@@ -150,35 +207,52 @@ impl DiscoveryScan {
 
 impl RowPipeline for DiscoveryScan {
     fn push(&mut self, row: Vec<Value>) -> Result<()> {
-        if row.len() != 2 + self.entity_width {
+        let width = self.entity_width;
+        let expected = match self.surveys {
+            Some(_) => 3 + 2 * width,
+            None => 2 + width,
+        };
+        if row.len() != expected {
             return Err(Error::Job(format!(
-                "discovery: expected {} columns per scanned row, got {}",
-                2 + self.entity_width,
+                "discovery: expected {expected} columns per scanned row, got {}",
                 row.len()
             )));
         }
         let mut cells = row.into_iter();
         let attribute = cells.next().unwrap_or(Value::Null);
         let bytes = cells.next().and_then(|b| b.as_i64());
-        let width = self.entity_width;
-        let group = self
-            .groups
-            .entry(Key::of(attribute))
-            .or_insert_with(|| Group {
-                rows: 0,
-                values: 0,
-                min_bytes: None,
-                max_bytes: None,
-                null_keys: vec![0; width],
-            });
+        let key = Key::of(attribute);
+        let group = match self.groups.get_mut(&key) {
+            Some(g) => g,
+            None => {
+                let survey = self.surveys.as_ref().map(|(declared, dialect)| {
+                    let name = plan::attribute_name(*dialect, key.value()).ok().flatten();
+                    let kind = name.and_then(|n| declared.get(&n)).cloned();
+                    Survey::declared(kind)
+                });
+                self.groups.entry(key).or_insert(Group {
+                    rows: 0,
+                    values: 0,
+                    min_bytes: None,
+                    max_bytes: None,
+                    null_keys: vec![0; width],
+                    survey,
+                })
+            }
+        };
         group.rows += 1;
         if let Some(b) = bytes {
             group.values += 1;
             group.min_bytes = Some(group.min_bytes.map_or(b, |m| m.min(b)));
             group.max_bytes = Some(group.max_bytes.map_or(b, |m| m.max(b)));
         }
-        for (count, null) in group.null_keys.iter_mut().zip(cells) {
-            *count += null.as_i64().unwrap_or(0);
+        for count in group.null_keys.iter_mut() {
+            *count += cells.next().and_then(|n| n.as_i64()).unwrap_or(0);
+        }
+        if let Some(survey) = group.survey.as_mut() {
+            let value = cells.next().unwrap_or(Value::Null);
+            let entity: Vec<Value> = cells.collect();
+            survey.observe(&value, &entity);
         }
         Ok(())
     }

@@ -95,6 +95,7 @@ impl Fill for PivotFill<'_> {
             }
             None => verify::record_target_counts(session, dialect, targets).await?,
         };
+        verify::verify_typed(session, dialect, job, targets).await?;
         stats.rows_written = rows;
         stats.cells_written = cells;
         Ok(stats)

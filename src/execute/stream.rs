@@ -14,9 +14,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::backend::RowPipeline;
 use crate::config::Aggregate;
-use crate::dialect::{Dialect, TableShape};
+use crate::dialect::{ColumnKind, Dialect, TableShape};
 use crate::error::{shown, Error, Result};
-use crate::plan::naming;
+use crate::plan::{naming, types};
 use crate::transform::{KvRow, Transform};
 use crate::value::Value;
 
@@ -80,6 +80,8 @@ pub struct Pivoter {
     /// Attribute name → (table, column position within that table's row).
     index: ColumnIndex,
     widths: Vec<usize>,
+    /// Per table per column, the typed kind a chosen cell is converted to (None: as read).
+    kinds: Vec<Vec<Option<ColumnKind>>>,
     aggregate: Aggregate,
     transforms: Vec<Box<dyn Transform>>,
     current: Option<Vec<Value>>,
@@ -130,7 +132,17 @@ impl Pivoter {
             }
         }
         let widths: Vec<usize> = tables.iter().map(|t| t.columns.len()).collect();
+        let kinds = tables
+            .iter()
+            .map(|t| {
+                t.columns
+                    .iter()
+                    .map(|c| c.typed.as_ref().map(|ty| ty.kind.clone()))
+                    .collect()
+            })
+            .collect();
         Pivoter {
+            kinds,
             dialect,
             entity_width,
             index,
@@ -268,7 +280,13 @@ impl Pivoter {
                 if !cell.is_null() {
                     self.stats.cells[t][c] += 1;
                 }
-                wide.push(std::mem::replace(cell, Value::Null));
+                let chosen = std::mem::replace(cell, Value::Null);
+                // Converted after the aggregate chose among the source texts, as the
+                // pushdown's CAST(MAX(…)) does.
+                wide.push(match &self.kinds[t][c] {
+                    Some(kind) => types::convert(chosen, kind),
+                    None => chosen,
+                });
             }
             self.conflicted[t].iter_mut().for_each(|f| *f = false);
             self.ready[t].push(wide);
@@ -392,13 +410,7 @@ pub(crate) mod tests {
                 name: "id".into(),
                 sql_type: None,
             }],
-            columns: attributes
-                .iter()
-                .map(|a| PivotColumn {
-                    attribute: a.to_string(),
-                    column: a.to_string(),
-                })
-                .collect(),
+            columns: attributes.iter().map(|a| PivotColumn::text(a, a)).collect(),
             column_type: "TEXT".into(),
             primary_key: true,
         }

@@ -245,6 +245,36 @@ pub(super) async fn record_target_counts(
     Ok((0, 0))
 }
 
+/// Typed columns: every source value of a typed column prints back as written once the
+/// database converts it ([`Dialect::typed_round_trip`]); one that does not rolls the load
+/// back. Not with transforms, whose values are not the source's.
+pub(super) async fn verify_typed(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    job: &Job,
+    targets: &[Table],
+) -> Result<()> {
+    if !job.transforms.is_empty() {
+        return Ok(());
+    }
+    for out in targets {
+        let Some(sql) = dialect.typed_round_trip(&out.build_shape(), job) else {
+            continue;
+        };
+        let Some(rows) = session.query_in_load(&sql, VERIFY_NOTE).await? else {
+            continue;
+        };
+        let differing = first_int(&rows);
+        if differing > 0 {
+            return Err(Error::Job(format!(
+                "verification failed for {}: {differing} source values of its typed columns do not print back as written",
+                out.shape.table
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn row_counts(rows: &[Vec<Value>]) -> Vec<u64> {
     rows.first()
         .map(|r| {

@@ -20,7 +20,7 @@
 use std::ops::Range;
 
 use crate::config::Split;
-use crate::dialect::{Dialect, EntityColumn, RowBudget};
+use crate::dialect::{ColumnKind, Dialect, EntityColumn, RowBudget};
 use crate::error::{Error, Result};
 
 /// In-row bytes of one non-null cell of a column: the least and the most.
@@ -132,6 +132,21 @@ impl<'a> Capacity<'a> {
         }
     }
 
+    /// Per column, its cell's price: the fixed size where typed so, else by its widths.
+    pub fn costs(&self, widths: &[Widths], fixed: &[Option<usize>]) -> Vec<CellCost> {
+        widths
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| {
+                fixed
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .map_or_else(|| self.cell(w), |n| CellCost { lo: n, hi: n })
+            })
+            .collect()
+    }
+
     /// Bytes of a row with these cells filled (and `columns` columns in all).
     fn row(&self, columns: usize, filled: usize, entity_bytes: usize) -> usize {
         let overhead = self.budget.as_ref().map_or(0, |b| b.overhead);
@@ -196,10 +211,58 @@ fn is_long_type(ty: &str) -> bool {
         .any(|t| ty.contains(t))
 }
 
+/// In-row bytes of a typed column of fixed size (PostgreSQL's sizes, which are also the
+/// largest of the three servers' but for DECIMAL, priced at its widest); None for text kinds,
+/// priced by their widths.
+pub fn fixed_bytes(kind: &ColumnKind) -> Option<usize> {
+    Some(match kind {
+        ColumnKind::SmallInt => 2,
+        ColumnKind::Int | ColumnKind::Date => 4,
+        ColumnKind::BigInt | ColumnKind::Timestamp { .. } | ColumnKind::Float => 8,
+        ColumnKind::Boolean => 1,
+        // Header, weight, sign/scale, then 2 bytes per 4 digits (+1 for alignment of the point).
+        ColumnKind::Decimal { precision, .. } => 8 + 2 * (*precision as usize).div_ceil(4),
+        ColumnKind::Text { .. } | ColumnKind::UnboundedText | ColumnKind::Declared(_) => {
+            return None
+        }
+    })
+}
+
+/// One table's row size in bytes against the database's limit (`inspect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct RowEstimate {
+    /// The fullest entity's cells at their shortest (every cell when not counted).
+    pub least: usize,
+    /// Every cell filled at its longest in-row size.
+    pub greatest: usize,
+    pub limit: usize,
+}
+
+/// The row estimate of one table of these columns; None where the database has no row
+/// budget (SQLite).
+pub fn row_estimate(
+    dialect: &dyn Dialect,
+    entity: &[EntityColumn],
+    column_type: &str,
+    facts: &DataFacts,
+) -> Option<RowEstimate> {
+    let cap = Capacity::new(dialect, entity, column_type);
+    cap.budget?;
+    let costs = cap.costs(facts.widths, facts.fixed);
+    Some(RowEstimate {
+        least: cap.least_row(&costs, facts.max_cells_per_entity),
+        greatest: cap.greatest_row(&costs),
+        limit: cap.max_bytes(),
+    })
+}
+
 /// What the plan knows about the data, for [`tables_for`].
 pub struct DataFacts<'a> {
     /// Per pivoted column, in order, its attribute's value widths.
     pub widths: &'a [Widths],
+    /// Per pivoted column, its fixed in-row size where it is typed so ([`fixed_bytes`]); such
+    /// a column is not charged as a long one. Empty: every column has the shared type.
+    pub fixed: &'a [Option<usize>],
     /// The most non-null cells any entity has among these columns, where counted.
     pub max_cells_per_entity: Option<u64>,
 }
@@ -214,12 +277,18 @@ pub fn tables_for(
     facts: &DataFacts,
 ) -> Result<Vec<Range<usize>>> {
     let cap = Capacity::new(dialect, entity, column_type);
-    let costs: Vec<CellCost> = facts.widths.iter().map(|&w| cap.cell(w)).collect();
+    let fixed = |i: usize| facts.fixed.get(i).copied().flatten();
+    let costs = cap.costs(facts.widths, facts.fixed);
     let columns = costs.len();
     let hard = cap.hard();
+    // Columns of a fixed-size type are not charged as long ones at CREATE TABLE.
+    let over_hard = |range: Range<usize>| {
+        let charged = range.clone().filter(|&i| fixed(i).is_none()).count();
+        range.len() > cap.by_count || charged > cap.by_create
+    };
     let ranges = match split {
         Split::Off => {
-            if columns > hard {
+            if over_hard(0..columns) {
                 return Err(Error::Job(format!(
                     "the target needs {columns} attribute columns in one table, but {}; \
                      nothing was written: set target.split: auto to spread them over several tables \
@@ -230,7 +299,10 @@ pub fn tables_for(
             std::iter::once(0..columns).collect()
         }
         Split::Columns(n) => {
-            if n > hard {
+            if (0..columns)
+                .step_by(n.max(1))
+                .any(|s| over_hard(s..(s + n.max(1)).min(columns)))
+            {
                 return Err(Error::Job(format!(
                     "target.split: {n} puts {n} attribute columns in a table, but {}; \
                      nothing was written: use split: auto or at most {hard}",
@@ -242,7 +314,7 @@ pub fn tables_for(
                 .map(|s| s..(s + n.max(1)).min(columns))
                 .collect()
         }
-        Split::Auto => pack(&cap, &costs)?,
+        Split::Auto => pack(&cap, &costs, &over_hard)?,
     };
     for range in &ranges {
         check_least_row(&cap, &costs[range.clone()], facts, split)?;
@@ -251,15 +323,18 @@ pub fn tables_for(
 }
 
 /// `split: auto`: fill each table in column order while its greatest row still fits.
-fn pack(cap: &Capacity, costs: &[CellCost]) -> Result<Vec<Range<usize>>> {
+fn pack(
+    cap: &Capacity,
+    costs: &[CellCost],
+    over_hard: &dyn Fn(Range<usize>) -> bool,
+) -> Result<Vec<Range<usize>>> {
     let max = cap.max_bytes();
-    let hard = cap.hard();
     let mut ranges = Vec::new();
     let mut start = 0;
     while start < costs.len() {
         let mut end = start;
         while end < costs.len()
-            && end - start < hard
+            && !over_hard(start..end + 1)
             && cap.greatest_row(&costs[start..=end]) <= max
         {
             end += 1;
@@ -341,10 +416,16 @@ pub fn needs_entity_count(
     entity: &[EntityColumn],
     column_type: &str,
     widths: &[Widths],
+    fixed: &[Option<usize>],
 ) -> bool {
     let cap = Capacity::new(dialect, entity, column_type);
-    let costs: Vec<CellCost> = widths.iter().map(|&w| cap.cell(w)).collect();
-    widths.len() <= cap.hard() && cap.least_row(&costs, None) > cap.max_bytes()
+    let costs = cap.costs(widths, fixed);
+    let charged = (0..widths.len())
+        .filter(|&i| fixed.get(i).copied().flatten().is_none())
+        .count();
+    widths.len() <= cap.by_count
+        && charged <= cap.by_create
+        && cap.least_row(&costs, None) > cap.max_bytes()
 }
 
 #[cfg(test)]
@@ -362,6 +443,7 @@ mod tests {
     fn facts(widths: &[Widths]) -> DataFacts<'_> {
         DataFacts {
             widths,
+            fixed: &[],
             max_cells_per_entity: None,
         }
     }
@@ -409,11 +491,38 @@ mod tests {
         let widths = vec![Some((14, 14)); 1_000];
         let sparse = DataFacts {
             widths: &widths,
+            fixed: &[],
             max_cells_per_entity: Some(20),
         };
         let tables = tables_for(&Postgres, Split::Off, &int_key(), "text", &sparse).expect("fits");
         assert_eq!(sizes(&tables), vec![1_000]);
-        assert!(needs_entity_count(&Postgres, &int_key(), "text", &widths));
+        assert!(needs_entity_count(
+            &Postgres,
+            &int_key(),
+            "text",
+            &widths,
+            &[]
+        ));
+        // The same 1,000 attributes typed INT need no count: 4 bytes each fit.
+        let ints = vec![Some(4); 1_000];
+        assert!(!needs_entity_count(
+            &Postgres,
+            &int_key(),
+            "text",
+            &widths,
+            &ints
+        ));
+        let typed = DataFacts {
+            widths: &widths,
+            fixed: &ints,
+            max_cells_per_entity: None,
+        };
+        let tables = tables_for(&Postgres, Split::Off, &int_key(), "text", &typed).expect("fits");
+        assert_eq!(sizes(&tables), vec![1_000]);
+        // And on MariaDB INT columns are not charged like LONGTEXT at CREATE TABLE.
+        let tables =
+            tables_for(&MariaDb, Split::Auto, &int_key(), "LONGTEXT", &typed).expect("split");
+        assert_eq!(sizes(&tables), vec![1_000]);
     }
 
     #[test]

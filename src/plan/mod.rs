@@ -4,13 +4,15 @@
 //! collisions, zero attributes) comes before anything is written.
 
 pub mod capacity;
+pub mod inspect;
 pub mod naming;
 pub mod order;
+pub mod types;
 
 use std::collections::HashMap;
 
 use crate::config::{ColumnSelection, ColumnType, EmptyNames, Job, Order, StrategyName};
-use crate::dialect::{Dialect, EntityColumn, PivotColumn, TableShape};
+use crate::dialect::{ColumnKind, Dialect, EntityColumn, PivotColumn, TableShape, Typed};
 use crate::error::{Error, Result};
 
 pub use naming::Renamed;
@@ -40,6 +42,25 @@ pub struct Discovery {
     /// The most non-null cells any entity has among the planned columns: counted by a
     /// separate query only when a row could otherwise not fit (see [`capacity`]).
     pub max_cells_per_entity: Option<u64>,
+    /// Per attribute name, what its values say about a type ([`types`]): filled by the
+    /// discovery scan when the job types its columns ([`types_wanted`]), else empty.
+    pub surveys: HashMap<String, types::Survey>,
+}
+
+/// Whether discovery must read every value for [`types`]: `column_type: infer` or
+/// `pivot.types` overrides.
+pub fn types_wanted(job: &Job) -> bool {
+    job.pivot.column_type == ColumnType::Infer || !job.pivot.types.is_empty()
+}
+
+/// The kinds `pivot.types` declares, by attribute: what the discovery scan checks every value
+/// against.
+pub fn declared_kinds(job: &Job) -> HashMap<String, ColumnKind> {
+    job.pivot
+        .types
+        .iter()
+        .map(|(a, ty)| (a.clone(), types::parse_declared(ty)))
+        .collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -125,7 +146,8 @@ pub fn build_plan(
             }
         )));
     }
-    let (columns, renamed) = naming::name_columns(job, dialect, &attributes)?;
+    let (mut columns, renamed) = naming::name_columns(job, dialect, &attributes)?;
+    type_columns(job, dialect, discovery, &mut columns)?;
     let (entity, column_type) = target_layout(job, dialect, entity_types);
     let widths = column_widths(discovery, &columns);
     let tables = split_tables(
@@ -163,6 +185,111 @@ pub fn build_plan(
     })
 }
 
+/// Give each column its own type where the job asks: `pivot.types` (every value checked by
+/// discovery, a misfit refused here, before any DDL), else with `column_type: infer` the
+/// ladder's decision, kept as text where the dialect could not print the kind back.
+fn type_columns(
+    job: &Job,
+    dialect: &dyn Dialect,
+    discovery: &Discovery,
+    columns: &mut [PivotColumn],
+) -> Result<()> {
+    let infer = job.pivot.column_type == ColumnType::Infer;
+    let mut declared_bytes = 0usize;
+    for column in columns.iter_mut() {
+        let survey = discovery.surveys.get(&column.attribute);
+        if let Some(ty) = job.pivot.types.get(&column.attribute) {
+            if let Some(misfit) = survey.and_then(|s| s.misfit.as_ref()) {
+                return Err(Error::Job(format!(
+                    "pivot.types: attribute '{}' is declared {ty}, but {misfit} does not convert to it exactly; nothing was written",
+                    column.attribute.escape_debug()
+                )));
+            }
+            column.typed = Some(Typed {
+                kind: types::parse_declared(ty),
+                sql_type: ty.clone(),
+                why: "pivot.types".into(),
+                round_trips: false,
+            });
+            continue;
+        }
+        if !infer {
+            continue;
+        }
+        let (mut kind, mut why) = survey.map_or_else(
+            || {
+                (
+                    ColumnKind::UnboundedText,
+                    "text: a transform's column, not surveyed".to_string(),
+                )
+            },
+            types::Survey::decide,
+        );
+        if !kind.is_text() && !dialect.stores(&kind) {
+            why = format!(
+                "{why}; kept as text: {} would not print it back as written",
+                dialect.name()
+            );
+            kind = survey.map_or(ColumnKind::UnboundedText, types::Survey::text_kind);
+        }
+        if let (
+            ColumnKind::Text {
+                chars,
+                utf16,
+                bytes,
+            },
+            Some(limit),
+        ) = (&kind, dialect.declared_row_limit())
+        {
+            let declared = dialect
+                .bounded_text_type(*chars, *utf16, *bytes)
+                .map_or(0, |(_, n)| n);
+            if declared_bytes + declared > limit {
+                why =
+                    format!("{why}; unbounded: the row's declared widths would pass {limit} bytes");
+                kind = ColumnKind::UnboundedText;
+            } else {
+                declared_bytes += declared;
+            }
+        }
+        column.typed = Some(Typed {
+            sql_type: dialect.column_sql_type(&kind),
+            kind,
+            why,
+            round_trips: true,
+        });
+    }
+    Ok(())
+}
+
+/// One planned table's row size against the database's limit, from what discovery measured.
+pub fn table_row_estimate(
+    dialect: &dyn Dialect,
+    discovery: &Discovery,
+    shape: &TableShape,
+) -> Option<capacity::RowEstimate> {
+    let widths = column_widths(discovery, &shape.columns);
+    let fixed = fixed_sizes(&shape.columns);
+    let facts = capacity::DataFacts {
+        widths: &widths,
+        fixed: &fixed,
+        max_cells_per_entity: discovery.max_cells_per_entity,
+    };
+    capacity::row_estimate(dialect, &shape.entity, &shape.column_type, &facts)
+}
+
+/// Per column, its fixed in-row size where its type has one.
+fn fixed_sizes(columns: &[PivotColumn]) -> Vec<Option<usize>> {
+    columns
+        .iter()
+        .map(|c| {
+            c.typed
+                .as_ref()
+                .and_then(|t| capacity::fixed_bytes(&t.kind))
+        })
+        .collect()
+}
+
 /// Per planned column, its attribute's measured widths.
 fn column_widths(discovery: &Discovery, columns: &[PivotColumn]) -> Vec<capacity::Widths> {
     let by_name: HashMap<&str, capacity::Widths> = discovery
@@ -192,7 +319,7 @@ fn target_layout(
         })
         .collect();
     let column_type = match &job.pivot.column_type {
-        ColumnType::Text => dialect.text_type().to_string(),
+        ColumnType::Text | ColumnType::Infer => dialect.text_type().to_string(),
         ColumnType::Sql(ty) => ty.clone(),
     };
     (entity, column_type)
@@ -213,15 +340,14 @@ pub fn attributes_to_count(
     }
     let (attributes, _) = select_attributes(job, discovery);
     let (entity, column_type) = target_layout(job, dialect, entity_types);
-    let columns: Vec<PivotColumn> = attributes
-        .iter()
-        .map(|a| PivotColumn {
-            attribute: a.clone(),
-            column: a.clone(),
-        })
-        .collect();
+    let mut columns: Vec<PivotColumn> =
+        attributes.iter().map(|a| PivotColumn::text(a, a)).collect();
+    // A misfit in pivot.types is refused by build_plan; here it only means "not typed".
+    let _ = type_columns(job, dialect, discovery, &mut columns);
     let widths = column_widths(discovery, &columns);
-    capacity::needs_entity_count(dialect, &entity, &column_type, &widths).then_some(attributes)
+    let fixed = fixed_sizes(&columns);
+    capacity::needs_entity_count(dialect, &entity, &column_type, &widths, &fixed)
+        .then_some(attributes)
 }
 
 /// The attribute names that become columns, in the job's order; and those left out.
@@ -273,8 +399,10 @@ fn split_tables(
     widths: &[capacity::Widths],
     discovery: &Discovery,
 ) -> Result<Vec<TableShape>> {
+    let fixed = fixed_sizes(&columns);
     let facts = capacity::DataFacts {
         widths,
+        fixed: &fixed,
         max_cells_per_entity: discovery.max_cells_per_entity,
     };
     let ranges = capacity::tables_for(dialect, job.target.split, &entity, &column_type, &facts)?;
@@ -364,6 +492,14 @@ fn choose_strategy(
 /// 0.06 s pushdown vs 0.11 s stream).
 pub const SMALL_SOURCE_ROWS: u64 = 10_000;
 
+/// An attribute name as discovery returned it, decoded (None for NULL).
+pub fn attribute_name(dialect: &dyn Dialect, raw: crate::value::Value) -> Result<Option<String>> {
+    Ok(raw
+        .into_attribute_name()
+        .map_err(|bytes| naming::not_text(&bytes, None))?
+        .map(|raw| dialect.decode_attribute_key(raw)))
+}
+
 /// Decode discovery rows `(a, n_rows, n_values[, min_bytes, max_bytes, null_e0, …])` into a
 /// [`Discovery`]. The three-column form (older scripts and test peers) leaves the widths and
 /// NULL-key counts unmeasured.
@@ -400,13 +536,7 @@ pub fn decode_discovery(
             .iter_mut()
             .zip(&nulls)
             .for_each(|(t, n)| *t += n);
-        let name = row
-            .into_iter()
-            .next()
-            .unwrap_or(Value::Null)
-            .into_attribute_name()
-            .map_err(|bytes| naming::not_text(&bytes, None))?
-            .map(|raw| dialect.decode_attribute_key(raw));
+        let name = attribute_name(dialect, row.into_iter().next().unwrap_or(Value::Null))?;
         match name {
             None => discovery.empty_name_rows += n_rows,
             Some(n) if n.is_empty() => discovery.empty_name_rows += n_rows,

@@ -83,6 +83,7 @@ pub fn name_columns(
         columns.push(PivotColumn {
             attribute: attribute.clone(),
             column,
+            typed: None,
         });
     }
     Ok((columns, renamed))

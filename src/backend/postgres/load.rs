@@ -10,6 +10,7 @@ use tokio_postgres::types::{to_sql_checked, Format, IsNull, ToSql, Type};
 use tokio_postgres::Client;
 
 use super::db_error;
+use super::typed_binary;
 use crate::backend::LoadTarget;
 use crate::dialect::{Dialect, Postgres};
 use crate::error::Result;
@@ -109,6 +110,9 @@ fn binary_encoded(ty: &Type) -> bool {
             | Type::FLOAT4
             | Type::FLOAT8
             | Type::BOOL
+            | Type::DATE
+            | Type::TIMESTAMP
+            | Type::NUMERIC
             | Type::TEXT
             | Type::VARCHAR
             | Type::BPCHAR
@@ -145,7 +149,17 @@ impl ToSql for Param<'_> {
                 .map_err(|_| out_of_range())?
                 .to_sql(ty, out),
             (&Type::INT8, _) => int_of(v, ty)?.to_sql(ty, out),
+            (&Type::BOOL, Value::Text(t)) if t == "true" || t == "false" => {
+                (t == "true").to_sql(ty, out)
+            }
             (&Type::BOOL, _) => (int_of(v, ty)? != 0).to_sql(ty, out),
+            (&Type::DATE | &Type::TIMESTAMP | &Type::NUMERIC, _) => {
+                let text = v.as_text().unwrap_or_default();
+                typed_binary::encode(ty, &text, out).ok_or_else(|| {
+                    format!("value '{text}' is not a canonical {ty} for a {ty} column")
+                })?;
+                Ok(IsNull::No)
+            }
             (&Type::FLOAT4, _) => (float_of(v, ty)? as f32).to_sql(ty, out),
             (&Type::FLOAT8, _) => float_of(v, ty)?.to_sql(ty, out),
             (&Type::BYTEA, Value::Bytes(b)) => b.as_slice().to_sql(ty, out),

@@ -13,6 +13,7 @@
 mod connect;
 mod load;
 mod monitor;
+mod typed_binary;
 
 use std::collections::HashMap;
 use std::pin::pin;

@@ -89,7 +89,7 @@ impl MergePlan {
         let added: Vec<(String, String)> = match on_new {
             OnNewAttributes::Add => new
                 .iter()
-                .map(|c| (c.column.clone(), shape.column_type.clone()))
+                .map(|c| (c.column.clone(), c.sql_type(shape).to_string()))
                 .collect(),
             _ => Vec::new(),
         };
@@ -223,13 +223,7 @@ pub async fn merge(
     }
     let merged_shape = TableShape {
         table: into.clone(),
-        columns: all
-            .iter()
-            .map(|c| PivotColumn {
-                attribute: c.clone(),
-                column: c.clone(),
-            })
-            .collect(),
+        columns: all.iter().map(|c| PivotColumn::text(c, c)).collect(),
         ..table.shape.clone()
     };
     let merged = session

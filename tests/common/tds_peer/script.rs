@@ -169,6 +169,29 @@ impl Response {
         Response::Rows { columns, rows }
     }
 
+    /// What `sp_describe_first_result_set` answers for one non-null INT column `name`: the
+    /// entity-key type probe every run makes.
+    pub fn describe_int_key(name: &str) -> Response {
+        Response::rows(
+            vec![
+                Column::new("is_hidden", ColType::Bit),
+                Column::new("column_ordinal", ColType::Int),
+                Column::new("name", ColType::NVarChar),
+                Column::new("is_nullable", ColType::Bit),
+                Column::new("system_type_id", ColType::Int),
+                Column::new("system_type_name", ColType::NVarChar),
+            ],
+            vec![vec![
+                Some(false.into()),
+                Some(1i64.into()),
+                Some(name.into()),
+                Some(false.into()),
+                Some(56i64.into()),
+                Some("int".into()),
+            ]],
+        )
+    }
+
     /// An error with state 1 and class (severity) 16, like most user errors.
     pub fn error(number: u32, message: &str) -> Response {
         Response::Error {
