@@ -8,10 +8,14 @@
 //! [`Dialect::quote_ident`] and [`Dialect::quote_literal`].
 
 mod mariadb;
+pub mod mariadb_script;
 mod mssql;
 pub mod mssql_script;
 mod postgres;
+pub mod postgres_script;
+pub mod script;
 mod sqlite;
+pub mod sudoku_join;
 pub mod sudoku_sql;
 
 pub use mariadb::MariaDb;
