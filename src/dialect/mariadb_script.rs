@@ -51,9 +51,11 @@ fn lit(text: &str) -> String {
     }
 }
 
-/// Raise an error with `expr` (a string expression) as its message.
-fn fail(expr: &str) -> String {
-    format!("SET msg = LEFT({expr}, 500); SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;")
+/// `IF cond THEN` raise an error with `message` (a string expression) `END IF`.
+fn fail_if(cond: &str, message: &str) -> String {
+    format!(
+        "  IF {cond} THEN\n    SET msg = LEFT({message}, 500);\n    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;\n  END IF;\n"
+    )
 }
 
 fn header(job: &Job) -> String {
@@ -156,12 +158,15 @@ fn discover(d: &MariaDb, job: &Job) -> String {
     let empty_check = match job.pivot.empty_names {
         EmptyNames::Skip => String::new(),
         EmptyNames::Error => format!(
-            "  IF EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a = {}) THEN\n    {}\n  END IF;\n",
-            d.source_rows(job).replace('\n', "\n  "),
-            d.attribute_key_literal(""),
-            fail(&lit(
-                "eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)"
-            ))
+            "{}",
+            fail_if(
+                &format!(
+                    "EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a = {})",
+                    d.source_rows(job).replace('\n', "\n  "),
+                    d.attribute_key_literal("")
+                ),
+                &lit("eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)")
+            )
         ),
     };
     format!(
@@ -190,30 +195,28 @@ fn guards(d: &MariaDb, job: &Job) -> String {
     let max = d.max_columns().unwrap_or(1_017);
     let n_keys = job.entity.len();
     let mut out = format!(
-        "  SET n_cols = (SELECT COUNT(*) FROM eavpivot_attrs);\n  \
-         IF n_cols = 0 THEN {}\n  END IF;\n  \
-         IF n_cols + {n_keys} > {max} THEN {}\n  END IF;\n  \
+        "  SET n_cols = (SELECT COUNT(*) FROM eavpivot_attrs);\n\
+         {}{}  \
          SET bad = (SELECT col FROM eavpivot_attrs\n    \
-         WHERE col = '' OR CHAR_LENGTH(col) > 64 OR col LIKE '% ' OR LOCATE(CHAR(0 USING utf8mb4), col) > 0\n       \
-         OR col <> CONVERT(CONVERT(col USING utf8mb3) USING utf8mb4)\n    ORDER BY ord LIMIT 1);\n  \
-         IF bad IS NOT NULL THEN {}\n  END IF;\n  \
+         WHERE col = '' OR CHAR_LENGTH(col) > 64 OR col LIKE '% ' OR LOCATE(CONVERT(X'00' USING utf8mb4), col) > 0\n       \
+         OR col <> CONVERT(CONVERT(col USING utf8mb3) USING utf8mb4)\n    ORDER BY ord LIMIT 1);\n\
+         {}  \
          SET bad = (SELECT MIN(c) FROM (SELECT col AS c FROM eavpivot_attrs{}) k\n    \
-         GROUP BY LOWER(c) HAVING COUNT(*) > 1 LIMIT 1);\n  \
-         IF bad IS NOT NULL THEN {}\n  END IF;\n",
-        fail(&lit(&format!(
+         GROUP BY LOWER(c) HAVING COUNT(*) > 1 LIMIT 1);\n\
+         {}",
+        fail_if("n_cols = 0", &lit(&format!(
             "eavpivot: no attributes to pivot in {}",
             one_line(&job.source.table.sql())
         ))),
-        fail(&format!("CONCAT('eavpivot: ', n_cols, ' attribute columns plus {n_keys} key column(s) exceed the InnoDB limit of {max} columns per table; exclude attributes in the job, or split the target')")),
-        fail("CONCAT('eavpivot: column name ''', LEFT(bad, 100), ''' cannot be a MariaDB column: empty, longer than 64 characters, ending in a space, or holding NUL or a character outside the BMP; exclude or rename the attribute in the job')"),
+        fail_if(&format!("n_cols + {n_keys} > {max}"), &format!("CONCAT('eavpivot: ', n_cols, ' attribute columns plus {n_keys} key column(s) exceed the InnoDB limit of {max} columns per table; exclude attributes in the job, or split the target')")),
+        fail_if("bad IS NOT NULL", "CONCAT('eavpivot: column name ''', LEFT(bad, 100), ''' cannot be a MariaDB column: empty, longer than 64 characters, ending in a space, or holding NUL or a character outside the BMP; exclude or rename the attribute in the job')"),
         keys.concat(),
-        fail("CONCAT('eavpivot: several attributes (or a key column) become the column ''', LEFT(bad, 100), ''', the same identifier to MariaDB (column names ignore case); rename or exclude them in the job')"),
+        fail_if("bad IS NOT NULL", "CONCAT('eavpivot: several attributes (or a key column) become the column ''', LEFT(bad, 100), ''', the same identifier to MariaDB (column names ignore case); rename or exclude them in the job')"),
     );
     if job.target.if_exists == IfExists::Fail {
         out.push_str(&format!(
-            "  IF ({}) > 0 THEN {}\n  END IF;\n",
-            d.table_exists(&job.target.table),
-            fail(&lit(&format!(
+            "{}",
+            fail_if(&format!("({}) > 0", d.table_exists(&job.target.table)), &lit(&format!(
                 "eavpivot: target table {} already exists (target.if_exists: fail); drop it, or set if_exists to replace or append",
                 one_line(&job.target.table.sql())
             )))
@@ -238,10 +241,10 @@ fn lists(_d: &MariaDb, job: &Job) -> String {
          GROUP_CONCAT(CONCAT('ADD COLUMN ', {quoted}, ' ', {}) ORDER BY ord SEPARATOR ', '),\n    \
          GROUP_CONCAT({quoted} ORDER BY ord SEPARATOR ', '),\n    \
          GROUP_CONCAT(CONCAT('{agg}(CASE WHEN s.a = X''', HEX(a), ''' THEN s.v END) AS ', {quoted}) ORDER BY ord SEPARATOR ', ')\n    \
-         INTO col_defs, col_names, cases\n  FROM eavpivot_attrs;\n  \
-         IF GREATEST(LENGTH(col_defs), LENGTH(col_names), LENGTH(cases)) >= @@SESSION.group_concat_max_len THEN {}\n  END IF;\n",
+         INTO col_defs, col_names, cases\n  FROM eavpivot_attrs;\n\
+         {}",
         lit(&column_type),
-        fail(&lit("eavpivot: a column list reached group_concat_max_len and was cut; nothing was written")),
+        fail_if("GREATEST(LENGTH(col_defs), LENGTH(col_names), LENGTH(cases)) >= @@SESSION.group_concat_max_len", &lit("eavpivot: a column list reached group_concat_max_len and was cut; nothing was written")),
     )
 }
 
@@ -263,14 +266,14 @@ fn build(d: &MariaDb, job: &Job) -> String {
             "  START TRANSACTION;\n  \
              EXECUTE IMMEDIATE CONCAT({}, col_names, {}, cases, ' FROM (', src, {});\n  \
              SET want = ({});\n  \
-             EXECUTE IMMEDIATE {};\n  SET got = @eavpivot_got;\n  \
-             IF got - before_rows <> want THEN {}\n  END IF;\n  COMMIT;\n",
+             EXECUTE IMMEDIATE {};\n  SET got = @eavpivot_got;\n\
+             {}  COMMIT;\n",
             lit(&format!("INSERT INTO {table} ({}, ", keys.join(", "))),
             lit(&format!(") SELECT {refs}, ")),
             lit(&format!(") s GROUP BY {refs}")),
-            d.count_entities(job).replace('\n', " "),
+            d.count_entities(job).replace('\n', "\n    "),
             lit(&format!("SELECT COUNT(*) INTO @eavpivot_got FROM {table}")),
-            fail(&format!(
+            fail_if("got - before_rows <> want", &format!(
                 "CONCAT('eavpivot: verification failed: {} gained ', got - before_rows, ' rows, the source has ', want, ' distinct entities')",
                 one_line(table).replace('\'', "''")
             )),

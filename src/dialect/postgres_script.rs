@@ -101,8 +101,8 @@ fn discover(d: &Postgres, job: &Job) -> String {
         }
         ColumnSelection::Discover => {
             let order = match job.pivot.order {
-                Order::Frequency => "COUNT(*) DESC, s.a::text COLLATE \"C\"",
-                Order::Natural | Order::Alphabetical => "s.a::text COLLATE \"C\"",
+                Order::Frequency => "COUNT(*) DESC, (s.a::text) COLLATE \"C\"",
+                Order::Natural | Order::Alphabetical => "(s.a::text) COLLATE \"C\"",
             };
             let exclude: Vec<String> = job
                 .pivot

@@ -28,6 +28,9 @@ pub fn render(dialect: &dyn Dialect, job: &Job, options: ScriptOptions) -> Resul
                 false => mssql_script::Aggregation::StringAgg,
             },
         ),
+        other if options.for_xml_path => Err(Error::Usage(format!(
+            "script --for-xml-path is for --dialect mssql (SQL Server before 2017), not {other}"
+        ))),
         "postgres" => postgres_script::render(job),
         "mariadb" => mariadb_script::render(job),
         other => Err(Error::Usage(format!(
