@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use crate::backend::Backend;
 use crate::config::{IfExists, Job, SudokuSolveSpec, TableRef, TransformSpec};
-use crate::dialect::{sudoku_sql, Dialect, TableShape};
+use crate::dialect::{sudoku_join, sudoku_sql, Dialect, TableShape};
 use crate::error::{Error, Result};
 use crate::plan::{self, Strategy};
 use crate::transform::sudoku::SudokuTransform;
@@ -73,7 +73,15 @@ pub async fn run_job(
         ));
     };
     let build = prepare(&mut session, dialect, job.target.if_exists, shape.clone()).await?;
-    let insert = sudoku_sql::solve_into(dialect, job, &build.shape, box_size)?;
+    let insert = match spec.sql_join {
+        true => {
+            let givens = session
+                .inspect(&sudoku_join::givens_query(dialect, job)?)
+                .await?;
+            sudoku_join::solve_into(dialect, job, &build.shape, box_size, &givens)?
+        }
+        false => sudoku_sql::solve_into(dialect, job, &build.shape, box_size)?,
+    };
     let puzzles = first_int(
         &session
             .inspect(&sudoku_sql::count_puzzles(dialect, job))
@@ -97,7 +105,7 @@ pub async fn run_job(
         conflicts: 0,
         transforms: vec![serde_json::json!({
             "transform": "sudoku_solve",
-            "engine": "sql",
+            "engine": if spec.sql_join { "sql_join" } else { "sql" },
             "box_size": box_size,
             "puzzles": puzzles,
             "solved": solved,
