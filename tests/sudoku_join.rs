@@ -25,9 +25,11 @@ const SAMPLES: [&str; 3] = [
     "1....7.9..3..2...8..96..5....53..9...1..8...26....4...3......1..4......7..7...3..",
 ];
 
-/// 17 givens, 64 empty cells (a known minimal puzzle).
-const SEVENTEEN: &str =
-    "...8.1..........435............7.8........1...2..3....6......75..34........2..6..";
+/// A known 17-given puzzle with its first given removed: 16 givens, 65 empty cells, more
+/// than any database here joins in one SELECT (SQLite 64, MariaDB 61), so it is refused
+/// rather than skipped as having too few givens to be unique.
+const SIXTEEN: &str =
+    "......1..........435............7.8........1...2..3....6......75..34........2..6..";
 
 /// Puzzle 2 solved.
 const DOCS_SOLUTION: &str =
@@ -242,7 +244,7 @@ async fn refuses_past_the_limit(db: &mut dyn Backend) {
     load_givens(
         db,
         &n.givens,
-        &[SAMPLES[1].to_string(), SEVENTEEN.to_string()],
+        &[SAMPLES[1].to_string(), SIXTEEN.to_string()],
     )
     .await;
     let result = run_job(&job(dir.path(), &n), db, &RunOptions::default()).await;
@@ -255,10 +257,10 @@ async fn refuses_past_the_limit(db: &mut dyn Backend) {
         .expect("exists query");
     let _ = db.execute(&format!("DROP TABLE {}", n.givens)).await;
     let Err(err) = result else {
-        panic!("64 empty cells exceed the join limit, yet the job ran");
+        panic!("65 empty cells exceed the join limit, yet the job ran");
     };
     let err = err.to_string();
-    assert!(err.contains("puzzle 2 has 64 empty cells"), "{err}");
+    assert!(err.contains("puzzle 2 has 65 empty cells"), "{err}");
     assert_eq!(exists[0][0].as_i64(), Some(0), "nothing may be written");
 }
 
