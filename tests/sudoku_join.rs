@@ -345,3 +345,70 @@ fn dry_run_prints_the_generated_join() {
         .expect("count");
     assert_eq!(tables, 0, "a dry run writes nothing");
 }
+
+#[test]
+fn the_generated_join_parses_in_every_dialect() {
+    // SQL Server cannot be run here: its spelling is checked by sqlparser like the others.
+    use eavpivot::dialect::{self, sudoku_join, EntityColumn, PivotColumn, TableShape};
+    use eavpivot::value::Value;
+    use sqlparser::dialect::{
+        Dialect as ParserDialect, MsSqlDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = job(dir.path(), &names("parse"));
+    let shape = TableShape {
+        table: job.target.table.clone(),
+        entity: ["puzzle", "row"]
+            .iter()
+            .map(|n| EntityColumn {
+                name: n.to_string(),
+                sql_type: Some("INTEGER".into()),
+            })
+            .collect(),
+        columns: (1..=9)
+            .map(|c| PivotColumn {
+                attribute: c.to_string(),
+                column: c.to_string(),
+            })
+            .collect(),
+        column_type: "INTEGER".into(),
+        primary_key: true,
+    };
+    let mut givens = Vec::new();
+    for (p, line) in [nearly_complete(5, 4, 1), SAMPLES[1].to_string()]
+        .iter()
+        .enumerate()
+    {
+        for (i, ch) in line.chars().enumerate() {
+            if let Some(v) = ch.to_digit(10).filter(|&v| v > 0) {
+                givens.push(vec![
+                    Value::Int(p as i64 + 1),
+                    Value::Int(i as i64 / 9 + 1),
+                    Value::Int(i as i64 % 9 + 1),
+                    Value::Int(i64::from(v)),
+                ]);
+            }
+        }
+    }
+    let parsers: [(&str, &dyn ParserDialect); 4] = [
+        ("sqlite", &SQLiteDialect {}),
+        ("postgres", &PostgreSqlDialect {}),
+        ("mariadb", &MySqlDialect {}),
+        ("mssql", &MsSqlDialect {}),
+    ];
+    for (name, parser) in parsers {
+        let d = dialect::by_name(name).expect("dialect");
+        let sql = sudoku_join::solve_into(d, &job, &shape, 3, &givens).expect("renders");
+        let query = sudoku_join::givens_query(d, &job).expect("givens query");
+        for (what, text) in [("insert", &sql), ("givens query", &query)] {
+            if let Err(e) = sqlparser::parser::Parser::parse_sql(parser, text) {
+                panic!("{name} {what} does not parse: {e}\n{text}");
+            }
+        }
+        assert_eq!(
+            sql.matches("UNION ALL\nSELECT").count(),
+            1,
+            "{name}: two puzzles"
+        );
+    }
+}
