@@ -16,10 +16,13 @@
 //! ignoring case (MariaDB's column names are case-insensitive). `group_concat_max_len` is raised
 //! for the session and the column lists are checked for truncation.
 
-use crate::config::{Aggregate, ColumnSelection, ColumnType, EmptyNames, IfExists, Job, Order};
+use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order};
 use crate::error::Result;
 
-use super::script::{listed, one_line, order_text, refuse_unsupported};
+use super::script::{
+    column_type_and_aggregate, key_probe, listed, one_line, order_text, refuse_unsupported,
+    rename_rows,
+};
 use super::{Dialect, MariaDb};
 
 /// Where the script builds the table: the same staging name `eavpivot run` uses.
@@ -109,18 +112,13 @@ fn declarations(d: &MariaDb, job: &Job) -> String {
 
 /// `eavpivot_attrs(ord, a, col)`: attribute bytes and column names, in column order.
 fn discover(d: &MariaDb, job: &Job) -> String {
-    let renames: Vec<String> = job
-        .pivot
-        .rename
-        .iter()
-        .map(|(from, to)| {
-            format!(
-                "SELECT {} AS a, {} AS col",
-                d.attribute_key_literal(from),
-                lit(to)
-            )
-        })
-        .collect();
+    let renames = rename_rows(job, |from, to| {
+        format!(
+            "SELECT {} AS a, {} AS col",
+            d.attribute_key_literal(from),
+            lit(to)
+        )
+    });
     let (join, renamed) = match renames.is_empty() {
         true => (String::new(), "NULL"),
         false => (
@@ -157,16 +155,13 @@ fn discover(d: &MariaDb, job: &Job) -> String {
     };
     let empty_check = match job.pivot.empty_names {
         EmptyNames::Skip => String::new(),
-        EmptyNames::Error => format!(
-            "{}",
-            fail_if(
-                &format!(
-                    "EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a = {})",
-                    d.source_rows(job).replace('\n', "\n  "),
-                    d.attribute_key_literal("")
-                ),
-                &lit("eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)")
-            )
+        EmptyNames::Error => fail_if(
+            &format!(
+                "EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a = {})",
+                d.source_rows(job).replace('\n', "\n  "),
+                d.attribute_key_literal("")
+            ),
+            &lit("eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)"),
         ),
     };
     format!(
@@ -214,12 +209,12 @@ fn guards(d: &MariaDb, job: &Job) -> String {
         fail_if("bad IS NOT NULL", "CONCAT('eavpivot: several attributes (or a key column) become the column ''', LEFT(bad, 100), ''', the same identifier to MariaDB (column names ignore case); rename or exclude them in the job')"),
     );
     if job.target.if_exists == IfExists::Fail {
-        out.push_str(&format!(
-            "{}",
-            fail_if(&format!("({}) > 0", d.table_exists(&job.target.table)), &lit(&format!(
+        out.push_str(&fail_if(
+            &format!("({}) > 0", d.table_exists(&job.target.table)),
+            &lit(&format!(
                 "eavpivot: target table {} already exists (target.if_exists: fail); drop it, or set if_exists to replace or append",
                 one_line(&job.target.table.sql())
-            )))
+            )),
         ));
     }
     out
@@ -227,14 +222,7 @@ fn guards(d: &MariaDb, job: &Job) -> String {
 
 /// `col_defs`, `col_names` and `cases`, each checked against `group_concat_max_len`.
 fn lists(_d: &MariaDb, job: &Job) -> String {
-    let column_type = match &job.pivot.column_type {
-        ColumnType::Text => MariaDb.text_type().to_string(),
-        ColumnType::Sql(ty) => ty.clone(),
-    };
-    let agg = match job.pivot.aggregate {
-        Aggregate::Min => "MIN",
-        Aggregate::Max | Aggregate::Error => "MAX",
-    };
+    let (column_type, agg) = column_type_and_aggregate(&MariaDb, job);
     let quoted = "CONCAT('`', REPLACE(col, '`', '``'), '`')";
     format!(
         "  SELECT\n    \
@@ -253,12 +241,6 @@ fn build(d: &MariaDb, job: &Job) -> String {
     let target = &job.target.table;
     let staging = target.with_suffix(STAGING_SUFFIX);
     let keys: Vec<String> = job.entity.iter().map(|e| d.quote_ident(&e.name)).collect();
-    let probe: Vec<String> = job
-        .entity
-        .iter()
-        .enumerate()
-        .map(|(i, e)| format!("s.e{i} AS {}", d.quote_ident(&e.name)))
-        .collect();
     let refs = super::entity_refs(job, "s");
     let exists = format!("({}) > 0", d.table_exists(target));
     let fill = |table: &str| {
@@ -288,7 +270,7 @@ fn build(d: &MariaDb, job: &Job) -> String {
          ELSE\n    RENAME TABLE {staging} TO {target};\n  END IF;\n",
         lit(&format!(
             "CREATE TABLE {staging} AS SELECT {} FROM (",
-            probe.join(", ")
+            key_probe(d, job)
         )),
         lit(") s WHERE 1 = 0"),
         lit(&format!("ALTER TABLE {staging} ")),

@@ -13,7 +13,7 @@
 //! reaches it through [`MsSql`]'s quoting, or verbatim as the operator's own SQL (the source
 //! expressions, exactly as a run would send them).
 
-use crate::config::{Aggregate, ColumnSelection, ColumnType, EmptyNames, IfExists, Job, Order};
+use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order};
 use crate::error::Result;
 
 use super::mssql::{MsSql, MAX_COLUMNS_PER_TABLE};
@@ -133,18 +133,13 @@ fn discover(d: &MsSql, job: &Job) -> String {
 
 /// `col`: prefix + (rename or the name without its sentinel) + suffix.
 fn name_columns(d: &MsSql, job: &Job) -> String {
-    let renames: Vec<String> = job
-        .pivot
-        .rename
-        .iter()
-        .map(|(from, to)| {
-            format!(
-                "({}, {})",
-                d.attribute_key_literal(from),
-                d.quote_literal(to)
-            )
-        })
-        .collect();
+    let renames = super::script::rename_rows(job, |from, to| {
+        format!(
+            "({}, {})",
+            d.attribute_key_literal(from),
+            d.quote_literal(to)
+        )
+    });
     let (join, renamed) = if renames.is_empty() {
         (String::new(), "NULL")
     } else {
@@ -200,14 +195,7 @@ fn guards(d: &MsSql, job: &Job) -> String {
 
 /// `@cols` (`[c] TYPE, …`), `@names` (`[c], …`) and `@cases` (`MAX(CASE …) AS [c], …`).
 fn aggregate_lists(d: &MsSql, job: &Job, aggregation: Aggregation) -> String {
-    let column_type = match &job.pivot.column_type {
-        ColumnType::Text => d.text_type().to_string(),
-        ColumnType::Sql(ty) => ty.clone(),
-    };
-    let agg = match job.pivot.aggregate {
-        Aggregate::Min => "MIN",
-        Aggregate::Max | Aggregate::Error => "MAX",
-    };
+    let (column_type, agg) = super::script::column_type_and_aggregate(d, job);
     let type_suffix = d.quote_literal(&format!(" {column_type}"));
     let case_open = d.quote_literal(&format!("{agg}(CASE WHEN s.a = N'"));
     let case_close = d.quote_literal("' THEN s.v END) AS ");

@@ -12,10 +12,13 @@
 //! (`CREATE TABLE … AS SELECT … WHERE 1 = 0`), the columns are added, the pivot is inserted and
 //! the row count verified against the distinct entities.
 
-use crate::config::{Aggregate, ColumnSelection, ColumnType, EmptyNames, IfExists, Job, Order};
+use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order};
 use crate::error::Result;
 
-use super::script::{listed, one_line, order_text, raise_text, refuse_unsupported};
+use super::script::{
+    column_type_and_aggregate, key_probe, listed, one_line, order_text, raise_text,
+    refuse_unsupported, rename_rows,
+};
 use super::{Dialect, Postgres};
 
 /// The whole script for `job`.
@@ -75,12 +78,9 @@ fn declarations(d: &Postgres, job: &Job) -> String {
 
 /// `attrs` (exact names) and `cols` (column names), in column order.
 fn discover(d: &Postgres, job: &Job) -> String {
-    let renames: Vec<String> = job
-        .pivot
-        .rename
-        .iter()
-        .map(|(from, to)| format!("({}, {})", d.quote_literal(from), d.quote_literal(to)))
-        .collect();
+    let renames = rename_rows(job, |from, to| {
+        format!("({}, {})", d.quote_literal(from), d.quote_literal(to))
+    });
     let rename_join = match renames.is_empty() {
         true => "LEFT JOIN (SELECT NULL::text, NULL::text) r(a, col) ON false".to_string(),
         false => format!(
@@ -174,27 +174,14 @@ fn guards(d: &Postgres, job: &Job) -> String {
 /// CREATE (types from the source), ADD COLUMN, INSERT … MAX(CASE …), verify.
 fn build(d: &Postgres, job: &Job) -> String {
     let table = &job.target.table;
-    let column_type = match &job.pivot.column_type {
-        ColumnType::Text => d.text_type().to_string(),
-        ColumnType::Sql(ty) => ty.clone(),
-    };
-    let agg = match job.pivot.aggregate {
-        Aggregate::Min => "MIN",
-        Aggregate::Max | Aggregate::Error => "MAX",
-    };
+    let (column_type, agg) = column_type_and_aggregate(d, job);
     let keys: Vec<String> = job.entity.iter().map(|e| d.quote_ident(&e.name)).collect();
-    let probe: Vec<String> = job
-        .entity
-        .iter()
-        .enumerate()
-        .map(|(i, e)| format!("s.e{i} AS {}", d.quote_ident(&e.name)))
-        .collect();
     let refs = super::entity_refs(job, "s");
     let create = format!(
         "  EXECUTE format('CREATE TABLE %s AS SELECT %s FROM (%s) s WHERE 1 = 0', {}, {}, src);\n  \
          EXECUTE format('ALTER TABLE %s %s', {0}, (SELECT string_agg(format('ADD COLUMN %I %s', c, {}), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)));\n",
         d.quote_literal(&table.sql()),
-        d.quote_literal(&probe.join(", ")),
+        d.quote_literal(&key_probe(d, job)),
         d.quote_literal(&column_type),
     );
     let mut out = String::new();

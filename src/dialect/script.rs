@@ -6,7 +6,7 @@
 //! which jobs a script can do, the column order they promise, the attribute names a job lists,
 //! and the dispatch from a dialect to its script. SQLite has no dynamic SQL, so it has none.
 
-use crate::config::{ColumnSelection, Job, Order, Split};
+use crate::config::{Aggregate, ColumnSelection, ColumnType, Job, Order, Split};
 use crate::error::{Error, Result};
 
 use super::{mariadb_script, mssql_script, postgres_script, Dialect};
@@ -74,6 +74,36 @@ pub fn listed(job: &Job, names: &[String]) -> Vec<(usize, String)> {
         .enumerate()
         .map(|(i, n)| (i + 1, n.clone()))
         .collect()
+}
+
+/// The pivoted columns' SQL type and aggregate (`MAX` or `MIN`).
+pub fn column_type_and_aggregate(d: &dyn Dialect, job: &Job) -> (String, &'static str) {
+    let ty = match &job.pivot.column_type {
+        ColumnType::Text => d.text_type().to_string(),
+        ColumnType::Sql(ty) => ty.clone(),
+    };
+    let agg = match job.pivot.aggregate {
+        Aggregate::Min => "MIN",
+        Aggregate::Max | Aggregate::Error => "MAX",
+    };
+    (ty, agg)
+}
+
+/// `s.e0 AS <key>, …`: the entity keys under their target names, for a `CREATE TABLE … AS
+/// SELECT … WHERE 1 = 0` that takes their types from the source.
+pub fn key_probe(d: &dyn Dialect, job: &Job) -> String {
+    let cols: Vec<String> = job
+        .entity
+        .iter()
+        .enumerate()
+        .map(|(i, e)| format!("s.e{i} AS {}", d.quote_ident(&e.name)))
+        .collect();
+    cols.join(", ")
+}
+
+/// The job's renames, each as `row(from, to)`.
+pub fn rename_rows(job: &Job, row: impl Fn(&str, &str) -> String) -> Vec<String> {
+    job.pivot.rename.iter().map(|(f, t)| row(f, t)).collect()
 }
 
 /// The job's name on one line, for a comment.
