@@ -10,9 +10,62 @@ use crate::backend::Backend;
 use crate::config::Job;
 use crate::dialect::{entity_order, Dialect};
 use crate::error::Result;
-use crate::execute::{LoadStats, Statement, StatementKind};
 use crate::plan::{Discovery, Plan, Renamed};
 use crate::value::Value;
+
+/// `schema_version` of the `--json` report (and of its failure object).
+pub const SCHEMA_VERSION: u32 = 1;
+/// `eavpivot_version` of the `--json` report.
+pub const EAVPIVOT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// One statement a run sent (or, in a dry run, would send), in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatementKind {
+    /// Read-only; runs in a dry run too (discovery, existence checks, type probes).
+    Inspect,
+    /// Changes something, or only makes sense inside the load's transaction.
+    Change,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Statement {
+    pub kind: StatementKind,
+    pub sql: String,
+    /// A comment printed above the statement in a dry run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Sent to the source database of a run across two databases (else to the target).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub on_source: bool,
+}
+
+/// What the load wrote, for verification and the report.
+#[derive(Debug, Clone, Default)]
+pub struct LoadStats {
+    pub rows_written: u64,
+    pub cells_written: u64,
+    pub conflicts: u64,
+    pub transforms: Vec<serde_json::Value>,
+    /// One entry per target table merged into (`if_exists: merge` on an existing target).
+    pub merged: Vec<MergeStats>,
+}
+
+/// What `if_exists: merge` did to one existing target table.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct MergeStats {
+    pub table: String,
+    /// Source entities new to the target.
+    pub inserted: u64,
+    /// Source entities already in the target with at least one cell changed.
+    pub updated: u64,
+    /// Source entities already in the target with every cell as before.
+    pub unchanged: u64,
+    /// Target entities the source no longer has, deleted (`target.on_missing: delete`).
+    pub deleted: u64,
+    /// Columns added for attributes the target did not have yet.
+    pub added_columns: Vec<String>,
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ColumnReport {
@@ -25,10 +78,17 @@ pub struct ColumnReport {
 pub struct Report {
     /// Always true here; a failed run under `--json` prints `{"ok": false, "exit_code", "error"}`.
     pub ok: bool,
+    /// The layout of this object ([`SCHEMA_VERSION`]); raised only if a field ever changes meaning.
+    pub schema_version: u32,
+    /// The eavpivot that wrote it.
+    pub eavpivot_version: &'static str,
     pub job: String,
     pub dry_run: bool,
     pub dialect: String,
     pub connection: String,
+    /// The database written to when it is not the one read (`target.connection`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_connection: Option<String>,
     pub target: String,
     pub tables: Vec<String>,
     pub strategy: crate::plan::Strategy,
@@ -45,6 +105,8 @@ pub struct Report {
     pub skipped_empty_names: u64,
     pub sample_data_loaded: bool,
     pub transforms: Vec<serde_json::Value>,
+    /// `if_exists: merge`: per target table merged into, what changed (empty otherwise).
+    pub merged: Vec<MergeStats>,
     pub elapsed_ms: u128,
     pub statements: Vec<String>,
     /// The same statements with their kinds and notes, for the dry-run script.
@@ -66,10 +128,13 @@ impl Report {
     ) -> Report {
         Report {
             ok: true,
+            schema_version: SCHEMA_VERSION,
+            eavpivot_version: EAVPIVOT_VERSION,
             job: job.name.clone(),
             dry_run,
             dialect: dialect.name().to_string(),
             connection: String::new(),
+            target_connection: None,
             target: job.target.table.to_string(),
             tables: plan.tables.iter().map(|t| t.table.to_string()).collect(),
             strategy: plan.strategy,
@@ -92,6 +157,7 @@ impl Report {
             skipped_empty_names: plan.empty_name_rows,
             sample_data_loaded: false,
             transforms: stats.transforms.clone(),
+            merged: stats.merged.clone(),
             elapsed_ms: elapsed.as_millis(),
             statements: log.iter().map(|s| s.sql.clone()).collect(),
             statement_log: log.to_vec(),
@@ -117,6 +183,16 @@ impl Report {
                 self.rows_written, self.cells_written, self.conflicts, self.skipped_empty_names, self.elapsed_ms
             ));
         }
+        for m in self.merged.iter().filter(|_| !self.dry_run) {
+            out.push_str(&format!(
+                "merged into {}: {} inserted, {} updated, {} unchanged, {} deleted",
+                m.table, m.inserted, m.updated, m.unchanged, m.deleted
+            ));
+            if !m.added_columns.is_empty() {
+                out.push_str(&format!("; columns added: {}", m.added_columns.join(", ")));
+            }
+            out.push('\n');
+        }
         for r in &self.renamed {
             out.push_str(&format!(
                 "renamed: attribute '{}' -> column '{}' ({})\n",
@@ -132,9 +208,25 @@ impl Report {
             out.push_str(&format!("note: {n}\n"));
         }
         for t in self.transforms.iter().filter(|t| !t.is_null()) {
-            out.push_str(&format!("transform: {t}\n"));
+            out.push_str(&crate::display::transform_sentence(t));
+            out.push('\n');
         }
         out
+    }
+
+    /// The attribute -> column map, one line each, for `--verbose`.
+    pub fn column_map(&self) -> String {
+        self.columns
+            .iter()
+            .map(|c| {
+                format!(
+                    "column: '{}' -> {}.{}\n",
+                    c.attribute.escape_debug(),
+                    c.table,
+                    c.column
+                )
+            })
+            .collect()
     }
 }
 
@@ -144,6 +236,13 @@ pub fn dry_run_script(report: &Report, log: &[Statement]) -> String {
         "-- eavpivot dry run: job {} on {} ({})\n-- {}\n",
         report.job, report.dialect, report.connection, report.strategy_reason
     );
+    let across = log.iter().any(|s| s.on_source);
+    if let Some(target) = &report.target_connection {
+        out.push_str(&format!(
+            "-- source: {}; target: {target} ({})\n",
+            report.connection, report.dialect
+        ));
+    }
     for n in &report.notes {
         out.push_str(&format!("-- note: {}\n", comment_safe(n)));
     }
@@ -163,6 +262,10 @@ pub fn dry_run_script(report: &Report, log: &[Statement]) -> String {
         };
         out.push('\n');
         out.push_str(ran);
+        if across {
+            let side = if s.on_source { "source" } else { "target" };
+            out.push_str(&format!("-- on the {side} database\n"));
+        }
         if let Some(note) = &s.note {
             out.push_str(&format!("-- {note}\n"));
         }
@@ -212,53 +315,34 @@ impl Preview {
         })
     }
 
-    /// A plain text table.
+    /// A plain text table, aligned by display width, long values cut with `…`.
     pub fn render(&self) -> String {
-        let cells: Vec<Vec<String>> = std::iter::once(self.header.clone())
-            .chain(self.rows.iter().map(|r| {
-                r.iter()
-                    .map(|v| {
-                        if v.is_null() {
-                            String::new()
-                        } else {
-                            v.to_string()
-                        }
-                    })
-                    .collect()
-            }))
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|v| v.as_text().unwrap_or_default()).collect())
             .collect();
-        let cols = self.header.len();
-        let widths: Vec<usize> = (0..cols)
-            .map(|c| {
-                cells
-                    .iter()
-                    .map(|r| r.get(c).map_or(0, |s| s.chars().count()).min(24))
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let mut out = String::new();
-        for (i, row) in cells.iter().enumerate() {
-            let line: Vec<String> = (0..cols)
-                .map(|c| {
-                    let s: String = row
-                        .get(c)
-                        .map(String::as_str)
-                        .unwrap_or("")
-                        .chars()
-                        .take(24)
-                        .collect();
-                    format!("{s:<w$}", w = widths[c])
-                })
-                .collect();
-            out.push_str(line.join(" | ").trim_end());
-            out.push('\n');
-            if i == 0 {
-                let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-                out.push_str(&rule.join("-+-"));
-                out.push('\n');
-            }
+        crate::display::render_table(&self.header, &rows)
+    }
+
+    /// Keep `rows` rows and then the rest of the last one's group (rows sharing the first
+    /// `key_columns - 1` entity values: a whole Sudoku grid, not its first five rows).
+    /// False when rows were read but dropped for it not being a whole group.
+    pub fn keep_whole_groups(&mut self, rows: usize, key_columns: usize) -> bool {
+        let group = key_columns.saturating_sub(1);
+        if self.rows.len() <= rows {
+            return true;
         }
-        out
+        let mut keep = rows;
+        if group > 0 && rows > 0 {
+            let last = &self.rows[rows - 1][..group];
+            keep += self.rows[rows..]
+                .iter()
+                .take_while(|r| &r[..group] == last)
+                .count();
+        }
+        let whole = keep < self.rows.len();
+        self.rows.truncate(keep);
+        whole
     }
 }

@@ -151,6 +151,7 @@ async fn run_case(
     let options = RunOptions {
         plan: PlanOptions {
             strategy: Some(strategy),
+            ..PlanOptions::default()
         },
         ..RunOptions::default()
     };
@@ -474,6 +475,7 @@ async fn key_case(
     let options = RunOptions {
         plan: PlanOptions {
             strategy: Some(strategy),
+            ..PlanOptions::default()
         },
         ..RunOptions::default()
     };

@@ -46,6 +46,7 @@ fn interrupt_rolls_back_and_keeps_the_old_target() {
                 dry_run: false,
                 plan: PlanOptions {
                     strategy: Some(strategy),
+                    ..PlanOptions::default()
                 },
                 preview_rows: 0,
             };

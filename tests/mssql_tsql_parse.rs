@@ -83,6 +83,7 @@ async fn statements(job: &Job, strategy: StrategyName) -> Vec<String> {
         dry_run: true,
         plan: PlanOptions {
             strategy: Some(strategy),
+            ..PlanOptions::default()
         },
         ..RunOptions::default()
     };
@@ -123,10 +124,12 @@ async fn every_statement_of_every_bundled_job_parses() {
         let cols: Vec<String> = vec!["ITEM_ID".into(), "Color ]x".into(), "Weight (kg)".into()];
         parse("stream load", &d.insert_values(&job.target.table, &cols, 3));
         parse("bulk load", &d.stream_load(&job.target.table, &cols).0);
-        let staging = job.target.table.with_suffix("__eavpivot_new");
-        for sql in d.swap_in(&staging, &job.target.table, true) {
+        let staging = job.target.table.with_suffix("__eavpivot_0123abcd");
+        let replaced = job.target.table.with_suffix("__eavpivot_old_0123abcd");
+        for sql in d.swap_in(&staging, &job.target.table, Some(&replaced)) {
             parse("swap in", &sql);
         }
+        parse("table identity", &d.table_identity(&job.target.table));
         parse("drop", &d.drop_table(&staging));
     }
 }

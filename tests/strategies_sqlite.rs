@@ -123,6 +123,7 @@ fn stream_and_pushdown_give_identical_tables() {
                 dry_run: false,
                 plan: PlanOptions {
                     strategy: Some(strategy),
+                    ..PlanOptions::default()
                 },
                 preview_rows: 0,
             };

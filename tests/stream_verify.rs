@@ -118,6 +118,7 @@ fn stream() -> RunOptions {
     RunOptions {
         plan: PlanOptions {
             strategy: Some(StrategyName::Stream),
+            ..PlanOptions::default()
         },
         ..RunOptions::default()
     }

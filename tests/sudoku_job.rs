@@ -9,9 +9,13 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec};
+#[path = "support/servers.rs"]
+mod servers;
+
+use eavpivot::backend::Backend;
 use predicates::prelude::*;
 use rusqlite::Connection;
+use servers::server;
 
 /// Sample puzzle 2 (the SQLite documentation's), solved.
 const DOCS_SOLUTION: &str =
@@ -275,33 +279,6 @@ fn import_loads_givens_that_the_job_solves() {
     );
     let line: String = first.iter().map(|r| r[2..].concat()).collect();
     assert_eq!(line, DOCS_SOLUTION);
-}
-
-/// A connection to `url`, or `None` (skipped, reason printed) when it is unreachable and
-/// servers are not required.
-fn server(what: &str, url: &str) -> Option<(tokio::runtime::Runtime, Box<dyn Backend>)> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let spec = ConnectionSpec::parse(Some(url)).expect("connection string");
-    let options = ConnectOptions {
-        connect_timeout: std::time::Duration::from_secs(5),
-        password: None,
-    };
-    match rt.block_on(backend::connect(&spec, &options)) {
-        Ok(b) => Some((rt, b)),
-        Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
-            panic!(
-                "{what} at {} is required (EAVPIVOT_REQUIRE_SERVERS=1) but unreachable: {e}",
-                spec.display()
-            )
-        }
-        Err(e) => {
-            eprintln!("skipped: {what} at {} is unreachable: {e}", spec.display());
-            None
-        }
-    }
 }
 
 /// The Sudoku job (both engines) and the Minesweeper job on a server, under table names of

@@ -1,8 +1,10 @@
-//! Connection strings: which driver, where, and how to show it without its password.
+//! Connection strings: which driver, where, and how to show it without its password
+//! ([`super::credentials::redact`] reads each form with its own grammar).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::credentials;
 use crate::error::{Error, Result};
 
 /// The file the embedded default uses when no connection is given.
@@ -63,6 +65,7 @@ impl ConnectionSpec {
         };
         let shown = redact(text);
         let lower = text.to_ascii_lowercase();
+        let lower = lower.trim_start();
         let driver = if let Some(path) = lower
             .starts_with("sqlite:")
             .then(|| text["sqlite:".len()..].trim_start_matches("//"))
@@ -75,12 +78,16 @@ impl ConnectionSpec {
             Driver::Sqlite {
                 path: PathBuf::from(path),
             }
-        } else if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+        } else if lower.starts_with("postgres://")
+            || lower.starts_with("postgresql://")
+            || credentials::is_libpq(text)
+        {
             Driver::Postgres { url: text.into() }
         } else if lower.starts_with("mysql://") || lower.starts_with("mariadb://") {
             Driver::MariaDb { url: text.into() }
         } else if lower.starts_with("mssql://")
             || lower.starts_with("sqlserver://")
+            || lower.starts_with("jdbc:sqlserver://")
             || lower.contains("server=")
             || lower.contains("data source=")
         {
@@ -90,7 +97,8 @@ impl ConnectionSpec {
         } else {
             return Err(Error::Usage(format!(
                 "connection '{shown}' is not understood: use sqlite:PATH, postgres://…, \
-                 mysql://…/mariadb://…, mssql://… or an ADO.NET string (Server=…;Database=…)"
+                 mysql://…/mariadb://…, mssql://…, an ADO.NET string (Server=…;Database=…), \
+                 jdbc:sqlserver://… or a libpq string (host=… dbname=…)"
             )));
         };
         Ok(ConnectionSpec {
@@ -106,52 +114,185 @@ impl ConnectionSpec {
     }
 }
 
-/// Hide the password of a URL (`user:secret@`) or an ADO.NET string (`Password=secret;`).
+/// The connection as it may be shown: every password `***`, or only its kind when it cannot
+/// be parsed (a parser that failed cannot say where the password was).
 pub fn redact(text: &str) -> String {
-    if let Some(scheme_end) = text.find("://") {
-        let rest = &text[scheme_end + 3..];
-        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        if let Some(at) = rest[..authority_end].rfind('@') {
-            let userinfo = &rest[..at];
-            if let Some(colon) = userinfo.find(':') {
-                return format!(
-                    "{}{}:***{}",
-                    &text[..scheme_end + 3],
-                    &userinfo[..colon],
-                    &rest[at..]
+    credentials::redact(text).unwrap_or_else(|| {
+        let kind = text
+            .split_once("://")
+            .map(|(scheme, _)| scheme)
+            .filter(|s| s.len() <= 20 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == ':'))
+            .unwrap_or("connection string");
+        format!("{kind} (not shown: it does not parse, so its password cannot be hidden)")
+    })
+}
+
+/// An error and everything under it, each cause once: drivers wrap an OS error in a message
+/// that already quotes it (`Is a directory (os error 21): Is a directory`), and their Debug
+/// forms (`Tcp("h")`) are never shown.
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = err.to_string();
+    let mut cause = err.source();
+    while let Some(e) = cause {
+        let text = e.to_string();
+        if !line.contains(&text) {
+            line = if text.contains(&line) {
+                text
+            } else {
+                format!("{line}: {text}")
+            };
+        }
+        cause = e.source();
+    }
+    // Some drivers repeat their own prefix at two levels (`Input/output error: Input/output
+    // error: …`): one is enough.
+    let mut parts: Vec<&str> = line.split(": ").collect();
+    parts.dedup();
+    parts.join(": ")
+}
+
+/// Why one connection attempt failed, and whether another may succeed.
+#[derive(Debug)]
+pub struct Attempt {
+    pub reason: String,
+    /// A reset, an aborted handshake, a server starting up or full: worth another try.
+    pub transient: bool,
+    /// The attempt used up the time it was given.
+    pub timed_out: bool,
+}
+
+impl Attempt {
+    pub fn fatal(reason: impl Into<String>) -> Attempt {
+        Attempt {
+            reason: reason.into(),
+            transient: false,
+            timed_out: false,
+        }
+    }
+
+    pub fn timeout() -> Attempt {
+        Attempt {
+            reason: "timed out".into(),
+            transient: false,
+            timed_out: true,
+        }
+    }
+
+    /// `reason`, transient when an OS error under `err` says the connection broke or was
+    /// reset (not refused: a wrong port should fail at once).
+    pub fn from_io_chain(err: &(dyn std::error::Error + 'static), reason: String) -> Attempt {
+        use std::io::ErrorKind::*;
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(err);
+        let mut transient = false;
+        while let Some(e) = cause {
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                transient |= matches!(
+                    io.kind(),
+                    ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof
                 );
             }
+            cause = e.source();
         }
-        return redact_query_password(text);
+        Attempt {
+            reason,
+            transient,
+            timed_out: false,
+        }
     }
-    text.split(';')
-        .map(|part| match part.split_once('=') {
-            Some((key, _)) if is_password_key(key) => format!("{key}=***"),
-            _ => part.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(";")
 }
 
-fn redact_query_password(url: &str) -> String {
-    let Some(q) = url.find('?') else {
-        return url.to_string();
-    };
-    let params: Vec<String> = url[q + 1..]
-        .split('&')
-        .map(|kv| match kv.split_once('=') {
-            Some((k, _)) if is_password_key(k) => format!("{k}=***"),
-            _ => kv.to_string(),
-        })
-        .collect();
-    format!("{}?{}", &url[..q], params.join("&"))
+impl Attempt {
+    /// The one line a failed connection gives: `cannot connect to {server}: {why}`, where a
+    /// timeout says what was waited for and how long.
+    pub fn into_error(self, server: &str, timeout: Duration) -> Error {
+        let reason = if self.timed_out {
+            format!(
+                "no TCP connection, TLS handshake and login within {} s (raise --connect-timeout, or check host, port and firewall)",
+                timeout.as_secs()
+            )
+        } else {
+            self.reason
+        };
+        Error::Connect(format!("cannot connect to {server}: {reason}"))
+    }
 }
 
-fn is_password_key(key: &str) -> bool {
-    matches!(
-        key.trim().to_ascii_lowercase().as_str(),
-        "password" | "pwd" | "pass"
-    )
+/// A connection target that can ask for a password when the server wants one.
+#[async_trait::async_trait]
+pub trait PasswordLogin: Send + Sync {
+    type Conn: Send;
+    /// `host:port/db as user`, for the prompt.
+    fn shown(&self) -> &str;
+    /// The login failed (`line`) because no password was given.
+    fn wants_password(&self, line: &str) -> bool;
+    fn set_password(&mut self, password: String);
+    async fn open(&self) -> Result<Self::Conn>;
+}
+
+/// Open `target`; when the server asks for a password none was given, ask the person at the
+/// terminal (if there is one, [`credentials::prompt_password`]) and try once more. The
+/// password stays in `target` for later connections (the streaming read's).
+pub async fn open_asking<T: PasswordLogin>(target: &mut T) -> Result<T::Conn> {
+    match target.open().await {
+        Err(Error::Connect(line)) if target.wants_password(&line) => {
+            let Some(password) = credentials::prompt_password(target.shown()) else {
+                return Err(Error::Connect(line));
+            };
+            target.set_password(password);
+            target.open().await
+        }
+        other => other,
+    }
+}
+
+/// What [`with_retry`] needs to know of a failed attempt.
+pub trait RetryFailure {
+    fn transient(&self) -> bool;
+    fn reason(&self) -> String;
+}
+
+impl RetryFailure for Attempt {
+    fn transient(&self) -> bool {
+        self.transient
+    }
+    fn reason(&self) -> String {
+        self.reason.clone()
+    }
+}
+
+/// Run `attempt` (given the time left) until it succeeds, fails for good, or `timeout` has
+/// passed; transient failures wait 0.2 s, 0.4 s, … (at most 2 s) before the next try. Only
+/// connecting and logging in are retried, never a statement.
+pub async fn with_retry<T, E, F, Fut>(timeout: Duration, mut attempt: F) -> Result<T, E>
+where
+    E: RetryFailure + From<Attempt>,
+    F: FnMut(Duration) -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut pause = Duration::from_millis(200);
+    loop {
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if remaining.is_zero() {
+            return Err(Attempt::timeout().into());
+        }
+        match attempt(remaining).await {
+            Err(failure) if failure.transient() => {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                if left <= pause {
+                    return Err(failure);
+                }
+                eprintln!(
+                    "connecting: {}; trying again in {:.1} s",
+                    failure.reason(),
+                    pause.as_secs_f64()
+                );
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(2));
+            }
+            other => return other,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -176,12 +317,53 @@ mod tests {
         }
     }
 
+    #[derive(Debug)]
+    struct Wrapped(&'static str, std::io::Error);
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{}{}", self.0, self.1)
+        }
+    }
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.1)
+        }
+    }
+
+    #[test]
+    fn error_chains_say_each_cause_once() {
+        let os = || std::io::Error::from_raw_os_error(21);
+        // The driver already quotes its cause: not repeated.
+        let quoted = Wrapped("error connecting to server: ", os());
+        assert_eq!(
+            error_chain(&quoted),
+            "error connecting to server: Is a directory (os error 21)"
+        );
+        // A driver that names only its kind gets the cause appended, once.
+        let bare = Wrapped(
+            "",
+            std::io::Error::other(Wrapped("Input/output error: ", os())),
+        );
+        assert_eq!(
+            error_chain(&bare),
+            "Input/output error: Is a directory (os error 21)"
+        );
+    }
+
     #[test]
     fn schemes_choose_the_driver() {
         let d = |s: &str| ConnectionSpec::parse(Some(s)).unwrap().driver;
         assert!(matches!(d("sqlite:x.db"), Driver::Sqlite { .. }));
         assert!(matches!(d("postgresql://u@h/db"), Driver::Postgres { .. }));
         assert!(matches!(d("mariadb://u@h/db"), Driver::MariaDb { .. }));
+        assert!(matches!(
+            d("host=h dbname=d password='a;b'"),
+            Driver::Postgres { .. }
+        ));
+        assert!(matches!(
+            d("jdbc:sqlserver://h:1433;databaseName=d"),
+            Driver::MsSql { .. }
+        ));
         assert!(matches!(
             d("Server=tcp:h,1433;Database=x"),
             Driver::MsSql { .. }

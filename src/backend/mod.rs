@@ -4,12 +4,14 @@
 //! The driver is chosen from the connection string's scheme ([`ConnectionSpec::parse`]), and
 //! passwords are hidden whenever a connection is displayed ([`ConnectionSpec::display`]).
 
-mod connection;
+pub(crate) mod connection;
+pub mod credentials;
 pub mod mariadb;
 pub mod mssql;
 pub mod postgres;
 pub mod read_ahead;
 pub mod sqlite;
+mod tls;
 
 pub use connection::{ConnectOptions, ConnectionSpec, Driver};
 
@@ -60,6 +62,21 @@ pub trait Backend: Send {
 
     /// Load rows into a table that exists (batched, with bind parameters or a bulk protocol).
     async fn load_rows(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64>;
+
+    /// Start reading `read_sql` on a connection and task of its own, for a load into another
+    /// database (`target.connection`): the rows arrive in order through the [`ReadAhead`].
+    fn read_ahead(&mut self, read_sql: &str) -> Result<read_ahead::ReadAhead> {
+        let _ = read_sql;
+        Err(crate::error::Error::Usage(format!(
+            "a {} connection cannot be the source of a load into another database",
+            self.dialect().name()
+        )))
+    }
+
+    /// Wide rows per streamed load at the most on this backend ([`flush_rows`]).
+    fn max_flush_rows(&self) -> usize {
+        2_000
+    }
 
     /// Stream `read_sql` through `pipeline`, loading its wide rows into `targets` in batches.
     /// Runs inside the transaction this connection has open; returns rows loaded per target.

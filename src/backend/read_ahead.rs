@@ -51,6 +51,27 @@ impl RowSender {
         self.tx.send(Message::Rows(chunk)).await.is_ok()
     }
 
+    /// [`RowSender::push`] from a blocking thread (the SQLite reader).
+    pub fn push_blocking(&mut self, row: Vec<Value>) -> bool {
+        self.chunk.push(row);
+        if self.chunk.len() < CHUNK_ROWS {
+            return true;
+        }
+        let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(CHUNK_ROWS));
+        self.tx.blocking_send(Message::Rows(chunk)).is_ok()
+    }
+
+    fn end_blocking(mut self, outcome: Result<()>) {
+        let chunk = std::mem::take(&mut self.chunk);
+        if !chunk.is_empty() && outcome.is_ok() {
+            let _ = self.tx.blocking_send(Message::Rows(chunk));
+        }
+        let _ = self.tx.blocking_send(match outcome {
+            Ok(()) => Message::Done,
+            Err(e) => Message::Failed(e),
+        });
+    }
+
     async fn end(mut self, outcome: Result<()>) {
         let chunk = std::mem::take(&mut self.chunk);
         // A closed channel means the stream was abandoned: nothing left to tell.
@@ -89,6 +110,29 @@ impl ReadAhead {
         let task = tokio::spawn(async move {
             let (sender, outcome) = work.await;
             sender.end(outcome).await;
+        });
+        ReadAhead {
+            rx,
+            task,
+            done: false,
+        }
+    }
+
+    /// Run the blocking `read(sql, sender)` on a thread of its own (a driver without async
+    /// I/O, SQLite): as [`ReadAhead::spawn`] otherwise.
+    pub fn spawn_blocking<F>(sql: &str, read: F) -> ReadAhead
+    where
+        F: FnOnce(&str, &mut RowSender) -> Result<()> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
+        let mut sender = RowSender {
+            tx,
+            chunk: Vec::with_capacity(CHUNK_ROWS),
+        };
+        let sql = sql.to_string();
+        let task = tokio::task::spawn_blocking(move || {
+            let outcome = read(&sql, &mut sender);
+            sender.end_blocking(outcome);
         });
         ReadAhead {
             rx,

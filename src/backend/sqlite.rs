@@ -20,6 +20,7 @@ use async_trait::async_trait;
 use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 
+use super::read_ahead::ReadAhead;
 use super::{flush_rows, Backend, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, Sqlite};
 use crate::error::{Error, Result};
@@ -40,6 +41,9 @@ const STATEMENT_CACHE: usize = 64;
 
 pub struct SqliteBackend {
     conn: Connection,
+    /// The database file (None in memory): a load into another database reads it on a
+    /// connection of its own.
+    path: Option<std::path::PathBuf>,
     /// INSERT text per (table, rows per statement), rendered by the dialect once.
     insert_sql: RefCell<HashMap<(String, usize), String>>,
 }
@@ -60,7 +64,9 @@ impl SqliteBackend {
         })?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(|e| db_error("setting busy timeout", e))?;
-        Self::tuned(conn)
+        let mut backend = Self::tuned(conn)?;
+        backend.path = Some(path.to_path_buf());
+        Ok(backend)
     }
 
     /// An in-memory database, for tests and examples.
@@ -75,6 +81,7 @@ impl SqliteBackend {
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         Ok(SqliteBackend {
             conn,
+            path: None,
             insert_sql: RefCell::new(HashMap::new()),
         })
     }
@@ -153,6 +160,40 @@ impl Backend for SqliteBackend {
 
     async fn load_rows(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {
         self.load(target, rows)
+    }
+
+    /// A second, read-only connection to the same file on a thread of its own: SQLite's
+    /// driver blocks, and the load into the other database must go on meanwhile.
+    fn read_ahead(&mut self, read_sql: &str) -> Result<ReadAhead> {
+        let Some(path) = self.path.clone() else {
+            return Err(Error::Usage(
+                "an in-memory SQLite database cannot be the source of a load into another database"
+                    .into(),
+            ));
+        };
+        Ok(ReadAhead::spawn_blocking(read_sql, move |sql, rows| {
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            let conn = Connection::open_with_flags(&path, flags).map_err(|e| {
+                Error::Connect(format!(
+                    "cannot open SQLite database {}: {e}",
+                    path.display()
+                ))
+            })?;
+            let context = "reading source rows";
+            let mut stmt = conn.prepare(sql).map_err(|e| db_error(context, e))?;
+            let width = stmt.column_count();
+            let mut result = stmt.query([]).map_err(|e| db_error(context, e))?;
+            while let Some(row) = result.next().map_err(|e| db_error(context, e))? {
+                if !rows.push_blocking(read_row(row, width)?) {
+                    break;
+                }
+            }
+            Ok(())
+        }))
+    }
+
+    fn max_flush_rows(&self) -> usize {
+        MAX_FLUSH_ROWS
     }
 
     async fn stream_into(

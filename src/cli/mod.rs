@@ -1,10 +1,17 @@
 //! The command line: clap derive, one file per subcommand. Commands parse, call the library
 //! and turn its errors into exit codes (0 ok, 1 the job failed, 2 usage or config invalid).
 
-mod output;
+mod conflicts;
+mod examples;
+mod job;
+mod manual;
+pub mod output;
 pub mod run;
 pub mod script;
 pub mod sudoku;
+mod verbose;
+
+pub use job::load_job;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +29,36 @@ use crate::config::StrategyName;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Print only errors and the output asked for (no progress notes or summary).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also print each statement as it runs, with its time, and the attribute -> column map.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+/// How much a command says on stderr besides errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Verbose,
+}
+
+impl Verbosity {
+    /// A progress note (connecting, sample data loaded, the summary): not under `--quiet`.
+    pub fn note(self, text: &str) {
+        if self >= Verbosity::Normal {
+            eprint!("{text}");
+        }
+    }
+
+    /// A detail for `--verbose` only.
+    pub fn detail(self, text: &str) {
+        if self >= Verbosity::Verbose {
+            eprint!("{text}");
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -34,11 +71,17 @@ pub enum Command {
     Script(script::ScriptArgs),
     /// Solve, count or import Sudoku puzzles.
     Sudoku(sudoku::SudokuArgs),
+    /// List the bundled example jobs, or write them out (`examples init DIR`).
+    Examples(examples::ExamplesArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(manual::CompletionsArgs),
+    /// Print the man page (roff) on stdout: `eavpivot man > eavpivot.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The job file (YAML).
+    /// The job file (YAML), or a bundled job: `item_detail`, `builtin:item_detail`.
     pub job: PathBuf,
 }
 
@@ -49,9 +92,14 @@ pub struct ConnectionArgs {
     /// Default: the embedded SQLite file eavpivot.db in the working directory.
     #[arg(long, env = "EAVPIVOT_CONNECTION", hide_env_values = true)]
     pub connection: Option<String>,
-    /// Seconds to wait for a server to accept the connection.
+    /// Seconds to wait for a server to accept the connection, negotiate TLS and log in
+    /// (transient failures are retried within it).
     #[arg(long, default_value_t = 15, value_name = "SECONDS")]
     pub connect_timeout: u64,
+    /// A file holding the password (its first line), used when the connection string has
+    /// none; before EAVPIVOT_PASSWORD and each server's own variables (README "Connecting").
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -74,11 +122,19 @@ impl From<StrategyArg> for StrategyName {
 /// Parse arguments, run the command, report errors as one line on stderr.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    let verbosity = match (cli.quiet, cli.verbose) {
+        (true, _) => Verbosity::Quiet,
+        (false, true) => Verbosity::Verbose,
+        (false, false) => Verbosity::Normal,
+    };
     let result = match &cli.command {
-        Command::Run(args) => run::run(args),
-        Command::Check(args) => run::check(args),
+        Command::Run(args) => run::run(args, verbosity),
+        Command::Check(args) => run::check(args, verbosity),
         Command::Script(args) => script::run(args),
         Command::Sudoku(args) => sudoku::run(args),
+        Command::Examples(args) => examples::run(args, verbosity),
+        Command::Completions(args) => manual::completions(args),
+        Command::Man => manual::man(),
     };
     match result {
         Ok(code) => code,

@@ -7,22 +7,43 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
-use super::output::print_stdout;
-use super::{CheckArgs, ConnectionArgs, StrategyArg};
+use super::conflicts;
+use super::job::{load_job, load_sample_data, source_exists, LoadedJob};
+use super::output::{print_stdout, write_output};
+use super::verbose::Logged;
+use super::{CheckArgs, ConnectionArgs, StrategyArg, Verbosity};
 use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver};
-use crate::config::{self, Job};
 use crate::error::{Error, Result};
 use crate::execute::{self, RunOptions};
 use crate::plan::PlanOptions;
 use crate::report;
 
+/// Rows `--preview` shows when not given.
+const DEFAULT_PREVIEW_ROWS: usize = 5;
+/// Extra rows read for the preview, so a group of rows (a 25×25 grid at most) ends whole.
+const GROUP_READ_AHEAD: usize = 100;
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The job file (YAML).
+    /// The job file (YAML), or a bundled job: `item_detail`, `builtin:item_detail`
+    /// (`eavpivot examples` lists them; a file of that name wins over the bundled job).
     pub job: PathBuf,
     /// Print every statement it would run, in order, and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// With --dry-run: write the script to FILE instead of stdout.
+    #[arg(
+        long,
+        short,
+        value_name = "FILE",
+        requires = "dry_run",
+        conflicts_with = "json"
+    )]
+    pub output: Option<PathBuf>,
+    /// Write every conflicting entity/attribute pair with all its distinct values to FILE
+    /// (CSV), before the job runs.
+    #[arg(long, value_name = "FILE")]
+    pub conflicts: Option<PathBuf>,
     /// Print the report as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -33,64 +54,154 @@ pub struct RunArgs {
     /// (the embedded default does this on its own).
     #[arg(long)]
     pub load_sample: bool,
-    /// Rows of the finished table to print (0 for none).
-    #[arg(long, default_value_t = 5, value_name = "ROWS")]
-    pub preview: usize,
+    /// Rows of the finished table to print (0 for none; default 5, none under --quiet). A
+    /// job keyed by several columns shows whole groups (a whole Sudoku grid).
+    #[arg(long, value_name = "ROWS")]
+    pub preview: Option<usize>,
+    /// Write the target into this database instead of the source's (also
+    /// `EAVPIVOT_TARGET_CONNECTION`, or the job's target.connection); the stream moves the rows.
+    #[arg(
+        long,
+        env = "EAVPIVOT_TARGET_CONNECTION",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub target_connection: Option<String>,
+    /// A value for `${NAME}` in the job's operator SQL (where, on, expressions); repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE", value_parser = crate::config::parse_var)]
+    pub vars: Vec<(String, String)>,
     #[command(flatten)]
     pub connection: ConnectionArgs,
 }
 
-pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
-    let job = config::load_job(&args.job)?;
-    eprintln!(
-        "{}: ok (job {}, source {}, target {}, {} entity key(s), {} transform(s))",
+pub fn check(args: &CheckArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
+    let job = load_job(&args.job)?.job;
+    verbosity.note(&format!(
+        "{}: ok (job {}, source {}, target {}, {} entity key(s), {} transform(s))\n",
         args.job.display(),
         job.name,
         job.source.table,
         job.target.table,
         job.entity.len(),
         job.transforms.len()
-    );
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let result = run_job_file(args);
+pub fn run(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
+    let result = run_job_file(args, verbosity);
     if let (true, Err(err)) = (args.json, &result) {
         // Scripts reading --json get an object on failure too; the error line still goes to stderr.
         let code = super::exit_code_of(err);
-        let object =
-            serde_json::json!({ "ok": false, "exit_code": code, "error": format!("{err:#}") });
+        let object = serde_json::json!({
+            "ok": false,
+            "schema_version": report::SCHEMA_VERSION,
+            "eavpivot_version": report::EAVPIVOT_VERSION,
+            "exit_code": code,
+            "error": format!("{err:#}"),
+        });
         print_stdout(&format!("{object}\n"))?;
     }
     result
 }
 
-fn run_job_file(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let job = config::load_job(&args.job)?;
-    let spec = ConnectionSpec::parse(args.connection.connection.as_deref())?;
-    let options = connect_options(&args.connection);
+fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
+    let vars: crate::config::Vars = args.vars.iter().cloned().collect();
+    let job = super::job::load_job_with_vars(&args.job, &vars)?;
+    // The command line wins over the job file, for the source as for the target.
+    let source = (args.connection.connection.clone()).or_else(|| job.job.source.connection.clone());
+    let spec = ConnectionSpec::parse(source.as_deref())?;
+    let target = (args.target_connection.clone()).or_else(|| job.job.target.connection.clone());
+    let target = target
+        .as_deref()
+        .map(|t| ConnectionSpec::parse(Some(t)))
+        .transpose()?;
+    let options = connect_options(&args.connection)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(run_async(args, &job, &spec, &options))
+    let specs = (&spec, target.as_ref());
+    runtime.block_on(run_async(args, &job, specs, &options, verbosity))
 }
 
-pub fn connect_options(args: &ConnectionArgs) -> ConnectOptions {
-    ConnectOptions {
+/// The database a run across two databases writes to. A SQLite file that does not exist
+/// is created for the output, except in a dry run, which writes nothing (an empty in-memory
+/// database stands in for it).
+async fn open_target(
+    spec: &ConnectionSpec,
+    options: &ConnectOptions,
+    dry_run: bool,
+    verbosity: Verbosity,
+) -> anyhow::Result<Box<dyn Backend>> {
+    verbosity.note(&format!("writing to {}\n", spec.display()));
+    let backend: Box<dyn Backend> = match &spec.driver {
+        Driver::Sqlite { path } if !path.exists() && dry_run => {
+            Box::new(backend::sqlite::SqliteBackend::in_memory()?)
+        }
+        Driver::Sqlite { path } if !path.exists() => {
+            std::fs::File::create(path)
+                .with_context(|| format!("creating SQLite database {}", path.display()))?;
+            verbosity.note(&format!("created SQLite database {}\n", path.display()));
+            backend::connect(spec, options).await?
+        }
+        _ => backend::connect(spec, options).await?,
+    };
+    Ok(match verbosity >= Verbosity::Verbose {
+        true => Box::new(Logged(backend)),
+        false => backend,
+    })
+}
+
+/// The timeout, and the password for a connection string without one: `--password-file`,
+/// else `EAVPIVOT_PASSWORD` (each backend then looks at its server's own variables).
+pub fn connect_options(args: &ConnectionArgs) -> Result<ConnectOptions> {
+    let password = match &args.password_file {
+        Some(path) => Some(read_password_file(path)?),
+        None => std::env::var("EAVPIVOT_PASSWORD")
+            .ok()
+            .filter(|p| !p.is_empty()),
+    };
+    Ok(ConnectOptions {
         connect_timeout: Duration::from_secs(args.connect_timeout),
-        password: std::env::var("EAVPIVOT_PASSWORD").ok(),
+        password,
+    })
+}
+
+/// The first line of `path`, without its line ending; an empty one is a mistake worth naming.
+fn read_password_file(path: &Path) -> Result<String> {
+    // Usage, not Io: its message already holds the OS text, and Io's source would repeat it.
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::Usage(format!(
+            "cannot read --password-file {}: {e}",
+            path.display()
+        ))
+    })?;
+    let line = text.lines().next().unwrap_or("").to_string();
+    if line.is_empty() {
+        return Err(Error::Usage(format!(
+            "--password-file {}: the first line is empty",
+            path.display()
+        )));
     }
+    Ok(line)
 }
 
 async fn run_async(
     args: &RunArgs,
-    job: &Job,
-    spec: &ConnectionSpec,
+    loaded: &LoadedJob,
+    (spec, target_spec): (&ConnectionSpec, Option<&ConnectionSpec>),
     options: &ConnectOptions,
+    verbosity: Verbosity,
 ) -> anyhow::Result<ExitCode> {
-    eprintln!("connecting to {}", spec.display());
+    let job = &loaded.job;
+    if loaded.bundled.is_some() {
+        verbosity.note(&format!(
+            "running the bundled job {} (`eavpivot examples init DIR` writes it out to edit)\n",
+            job.path.display()
+        ));
+    }
+    verbosity.note(&format!("connecting to {}\n", spec.display()));
     // A SQLite file that does not exist is created only where sample data is to be loaded
     // (a mistyped path must not silently become a new, empty database), and never in a dry run.
     let may_create = spec.embedded || args.load_sample;
@@ -103,10 +214,10 @@ async fn run_async(
         Some(path) if !spec.embedded => {
             std::fs::File::create(path)
                 .with_context(|| format!("creating SQLite database {}", path.display()))?;
-            eprintln!(
-                "created SQLite database {} for the sample data",
+            verbosity.note(&format!(
+                "created SQLite database {} for the sample data\n",
                 path.display()
-            );
+            ));
             backend::connect(spec, options).await?
         }
         _ => backend::connect(spec, options).await?,
@@ -117,7 +228,7 @@ async fn run_async(
             // A dry run writes nothing, not even sample data: use a private in-memory copy.
             backend = Box::new(backend::sqlite::SqliteBackend::in_memory()?);
             if spec.embedded {
-                eprintln!("dry run: the sample data is loaded into a temporary in-memory database; nothing is written");
+                verbosity.note("dry run: the sample data is loaded into a temporary in-memory database; nothing is written\n");
             } else {
                 return Err(Error::Usage(
                     "--dry-run with --load-sample needs the source tables to exist already".into(),
@@ -125,29 +236,72 @@ async fn run_async(
                 .into());
             }
         }
-        sample_loaded = load_sample_data(backend.as_mut(), job).await?;
+        if let Some(from) = load_sample_data(backend.as_mut(), loaded).await? {
+            verbosity.note(&format!(
+                "source table {} was missing: loaded sample data from {from}\n",
+                job.source.table
+            ));
+            sample_loaded = true;
+        }
     }
+    if verbosity >= Verbosity::Verbose {
+        backend = Box::new(Logged(backend));
+    }
+    if let Some(path) = &args.conflicts {
+        let pairs = conflicts::export(backend.as_mut(), job, path).await?;
+        verbosity.note(&format!(
+            "conflicts: {pairs} entity/attribute pairs with more than one value written to {}\n",
+            path.display()
+        ));
+    }
+    // Read past the rows asked for, to finish the last group of a several-column key.
+    let read_ahead = if job.entity.len() > 1 {
+        GROUP_READ_AHEAD
+    } else {
+        0
+    };
     let run_options = RunOptions {
         dry_run: args.dry_run,
         plan: PlanOptions {
             strategy: args.strategy.map(Into::into),
+            ..PlanOptions::default()
         },
-        preview_rows: if args.json { 0 } else { args.preview },
+        preview_rows: match (args.json, args.preview, verbosity) {
+            (true, _, _) | (false, None, Verbosity::Quiet) | (false, Some(0), _) => 0,
+            (false, rows, _) => rows.unwrap_or(DEFAULT_PREVIEW_ROWS) + read_ahead,
+        },
     };
-    let outcome = execute::run_job(job, backend.as_mut(), &run_options).await?;
+    let outcome = match target_spec {
+        None => execute::run_job(job, backend.as_mut(), &run_options).await?,
+        Some(target_spec) => {
+            let mut target = open_target(target_spec, options, args.dry_run, verbosity).await?;
+            execute::run_job_across(job, backend.as_mut(), target.as_mut(), &run_options).await?
+        }
+    };
     let mut report = outcome.report;
     report.connection = spec.display().to_string();
+    report.target_connection = target_spec.map(|t| t.display().to_string());
     report.sample_data_loaded = sample_loaded;
     if args.json {
         print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
-    } else if args.dry_run {
-        eprint!("{}", report.summary());
-        print_stdout(&report::dry_run_script(&report, &statements_of(&report)))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    verbosity.note(&report.summary());
+    verbosity.detail(&report.column_map());
+    if args.dry_run {
+        let script = report::dry_run_script(&report, &statements_of(&report));
+        write_output(args.output.as_deref(), &script)?;
+        if let Some(path) = &args.output {
+            verbosity.note(&format!("dry run: the script is in {}\n", path.display()));
+        }
     } else {
-        eprint!("{}", report.summary());
-        if let Some(preview) = outcome.preview {
+        if let Some(mut preview) = outcome.preview {
+            let asked = run_options.preview_rows - read_ahead;
+            let keys = outcome.plan.tables.first().map_or(1, |t| t.entity.len());
+            let whole = preview.keep_whole_groups(asked, keys);
+            let cut = if whole { "" } else { "…\n" };
             print_stdout(&format!(
-                "first rows of {} ({} rows in all):\n{}",
+                "first rows of {} ({} rows in all):\n{}{cut}",
                 preview.table,
                 report.rows_written,
                 preview.render()
@@ -160,55 +314,4 @@ async fn run_async(
 /// The report keeps statements as text; the dry-run script wants them with their kinds.
 fn statements_of(report: &report::Report) -> Vec<execute::Statement> {
     report.statement_log.clone()
-}
-
-async fn source_exists(backend: &mut dyn Backend, job: &Job) -> Result<bool> {
-    let sql = backend.dialect().table_exists(&job.source.table);
-    Ok(execute::first_int(&backend.query(&sql).await?) > 0)
-}
-
-/// Load the job's `setup:` script when its source table is missing. True when it did.
-async fn load_sample_data(backend: &mut dyn Backend, job: &Job) -> Result<bool> {
-    let Some(setup) = &job.setup else {
-        return Ok(false);
-    };
-    if source_exists(backend, job).await? {
-        return Ok(false);
-    }
-    let path = resolve_setup(
-        &job.path,
-        &setup.replace("{dialect}", backend.dialect().name()),
-    );
-    let script = std::fs::read_to_string(&path).map_err(|source| Error::Io {
-        context: format!(
-            "reading sample data {} (setup: of {})",
-            path.display(),
-            job.path.display()
-        ),
-        source,
-    })?;
-    backend
-        .execute_script(&script)
-        .await
-        .map_err(|e| e.with_context(&format!("loading sample data {}", path.display())))?;
-    eprintln!(
-        "source table {} was missing: loaded sample data from {}",
-        job.source.table,
-        path.display()
-    );
-    Ok(true)
-}
-
-/// `setup:` paths are relative to the working directory, or else to the job file's folder or
-/// its parent (so `sql/{dialect}/x.sql` works from the repo root and from `config/`).
-fn resolve_setup(job_path: &Path, setup: &str) -> PathBuf {
-    let given = PathBuf::from(setup);
-    if given.is_absolute() || given.exists() {
-        return given;
-    }
-    let dir = job_path.parent().unwrap_or(Path::new("."));
-    [dir.join(&given), dir.join("..").join(&given)]
-        .into_iter()
-        .find(|p| p.exists())
-        .unwrap_or(given)
 }

@@ -74,6 +74,9 @@ pub struct SourceFile {
     pub joins: Vec<JoinFile>,
     #[serde(default, rename = "where")]
     pub filter: Option<String>,
+    /// Where the source is (`--connection` overrides it).
+    #[serde(default)]
+    pub connection: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -118,6 +121,9 @@ pub struct PivotFile {
     pub empty_names: EmptyNames,
     #[serde(default)]
     pub on_collision: OnCollision,
+    /// With `if_exists: merge`: attributes not yet in the target (default `add`).
+    #[serde(default)]
+    pub on_new_attributes: OnNewAttributes,
 }
 
 /// `columns: discover` or `columns: [a, b, c]`.
@@ -171,6 +177,12 @@ pub struct TargetFile {
     /// `auto` or a number of attribute columns per table (the real-servers issue).
     #[serde(default)]
     pub split: Option<SplitFile>,
+    /// With `if_exists: merge`: entities only in the target are kept (default) or deleted.
+    #[serde(default)]
+    pub on_missing: OnMissing,
+    /// Another database to write to (`--target-connection` overrides it).
+    #[serde(default)]
+    pub connection: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -187,6 +199,25 @@ pub enum IfExists {
     Fail,
     Replace,
     Append,
+    /// Upsert the source's entities into the existing target (re-runs, deltas).
+    Merge,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnMissing {
+    #[default]
+    Keep,
+    Delete,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnNewAttributes {
+    #[default]
+    Add,
+    Error,
+    Ignore,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]

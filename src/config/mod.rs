@@ -6,12 +6,17 @@
 
 pub mod file;
 mod table_ref;
+mod vars;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-pub use file::{Aggregate, EmptyNames, IfExists, JoinKind, OnCollision, Order, StrategyName};
+pub use file::{
+    Aggregate, EmptyNames, IfExists, JoinKind, OnCollision, OnMissing, OnNewAttributes, Order,
+    StrategyName,
+};
 pub use table_ref::TableRef;
+pub use vars::{parse_var, Vars};
 
 use file::{ColumnsFile, EntityFile, JobFile, SplitFile, TransformFile};
 
@@ -64,6 +69,28 @@ pub struct Source {
     pub alias: Option<String>,
     pub joins: Vec<Join>,
     pub filter: Option<String>,
+    /// The database the source is in, when the job names one.
+    pub connection: Option<String>,
+}
+
+impl Job {
+    /// The `sudoku_solve` settings when the job solves in the database (`engine: sql`):
+    /// such a job is one `INSERT … SELECT`, never a stream.
+    pub fn solves_in_database(&self) -> Option<&SudokuSolveSpec> {
+        self.transforms.iter().find_map(|t| match t {
+            TransformSpec::SudokuSolve(spec) if spec.engine_sql => Some(spec),
+            _ => None,
+        })
+    }
+}
+
+impl Source {
+    /// Every table the job reads: the source and each joined table.
+    pub fn tables(&self) -> Vec<TableRef> {
+        std::iter::once(self.table.clone())
+            .chain(self.joins.iter().map(|j| j.table.clone()))
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -107,6 +134,7 @@ pub struct Pivot {
     pub column_type: ColumnType,
     pub empty_names: EmptyNames,
     pub on_collision: OnCollision,
+    pub on_new_attributes: OnNewAttributes,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +149,9 @@ pub struct Target {
     pub table: TableRef,
     pub if_exists: IfExists,
     pub split: Split,
+    pub on_missing: OnMissing,
+    /// Another database to write to, when the job names one.
+    pub connection: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,18 +183,32 @@ pub struct SudokuSolveSpec {
 
 /// Read and validate a job file. Touches nothing but the file itself.
 pub fn load_job(path: &Path) -> Result<Job, ConfigError> {
+    load_job_with_vars(path, &Vars::new())
+}
+
+/// [`load_job`] with `--var` values for the `${NAME}`s in the job's operator SQL.
+pub fn load_job_with_vars(path: &Path, vars: &Vars) -> Result<Job, ConfigError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: shown.clone(),
         source,
     })?;
-    parse_job(&text, path)
+    parse_job_with_vars(&text, path, vars)
 }
 
 /// Parse and validate job text; `path` is used for messages and relative `setup:` scripts.
 pub fn parse_job(text: &str, path: &Path) -> Result<Job, ConfigError> {
+    parse_job_with_vars(text, path, &Vars::new())
+}
+
+pub fn parse_job_with_vars(text: &str, path: &Path, vars: &Vars) -> Result<Job, ConfigError> {
     let shown = path.display().to_string();
-    let raw: JobFile = serde_yaml::from_str(text).map_err(|err| yaml_error(&shown, &err))?;
+    let mut raw: JobFile = serde_yaml::from_str(text).map_err(|err| yaml_error(&shown, &err))?;
+    vars::substitute(&mut raw, vars).map_err(|(key, message)| ConfigError::Invalid {
+        path: shown.clone(),
+        key,
+        message,
+    })?;
     validate(raw, path)
 }
 
@@ -221,6 +266,7 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
             })
             .collect::<Result<_, ConfigError>>()?,
         filter: raw.source.filter.filter(|f| !f.trim().is_empty()),
+        connection: raw.source.connection.filter(|c| !c.trim().is_empty()),
     };
 
     let entity = validate_entity(raw.entity.into_vec()).map_err(|m| invalid("entity", m))?;
@@ -240,6 +286,8 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
                 ))
             }
         },
+        on_missing: raw.target.on_missing,
+        connection: raw.target.connection.filter(|c| !c.trim().is_empty()),
     };
     let transforms = raw
         .transforms
@@ -247,6 +295,8 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
         .enumerate()
         .map(|(i, t)| validate_transform(t).map_err(|m| invalid(&format!("transforms[{i}]"), m)))
         .collect::<Result<Vec<_>, _>>()?;
+
+    check_merge(&target, &transforms).map_err(|(k, m)| invalid(k, m))?;
 
     Ok(Job {
         path: path.to_path_buf(),
@@ -262,6 +312,33 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
         transforms,
         strategy: raw.strategy.unwrap_or_default(),
     })
+}
+
+/// What `if_exists: merge` cannot do (yet), refused before anything runs.
+fn check_merge(
+    target: &Target,
+    transforms: &[TransformSpec],
+) -> Result<(), (&'static str, String)> {
+    let merge = target.if_exists == IfExists::Merge;
+    if !merge && target.on_missing == OnMissing::Delete {
+        return Err((
+            "target.on_missing",
+            "delete applies only with if_exists: merge".into(),
+        ));
+    }
+    if merge && target.split != Split::Off {
+        return Err((
+            "target.if_exists",
+            "merge into split tables is not supported: use split: off, or replace".into(),
+        ));
+    }
+    if merge && !transforms.is_empty() {
+        return Err((
+            "target.if_exists",
+            "merge is not supported for jobs with transforms: use replace or append".into(),
+        ));
+    }
+    Ok(())
 }
 
 fn require_text(text: &str, what: &str) -> Result<String, String> {
@@ -380,6 +457,7 @@ fn validate_pivot(raw: file::PivotFile, entity: &[EntityKey]) -> Result<Pivot, (
         column_type,
         empty_names: raw.empty_names,
         on_collision: raw.on_collision,
+        on_new_attributes: raw.on_new_attributes,
     })
 }
 

@@ -74,6 +74,23 @@ impl TableRef {
     }
 }
 
+impl TableRef {
+    /// The same table with its own name cut to the first `keep` characters, quoting kept:
+    /// the base of a derived name that must fit an identifier limit.
+    pub fn with_name_cut(&self, keep: usize) -> TableRef {
+        let mut parts = self.parts.clone();
+        if let Some(last) = parts.last_mut() {
+            let quoted = matches!(last.chars().next(), Some('"' | '[' | '`'));
+            let inner: String = unquote(last).chars().take(keep).collect();
+            *last = match (quoted, last.chars().last()) {
+                (true, Some(close)) => format!("{}{inner}{close}", &last[..1]),
+                _ => inner,
+            };
+        }
+        TableRef { parts }
+    }
+}
+
 impl fmt::Display for TableRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.sql())

@@ -2,12 +2,29 @@
 //! column names compare case-insensitively and may not end in a space, and DDL commits on its
 //! own, so loads go into a staging table made visible by one atomic `RENAME TABLE`.
 
+use super::portable::Portable;
 use super::{Dialect, IdentLimit, RowBudget};
 use crate::config::TableRef;
 
 pub struct MariaDb;
 
 impl MariaDb {
+    /// The schema a table name resolves to: its own, or the connection's database.
+    fn schema_of(&self, table: &TableRef) -> String {
+        match table.schema() {
+            Some(s) => self.quote_literal(&s),
+            None => "DATABASE()".into(),
+        }
+    }
+
+    fn in_catalog(&self, table: &TableRef) -> String {
+        format!(
+            "table_schema = {} AND table_name = {}",
+            self.schema_of(table),
+            self.quote_literal(&table.name())
+        )
+    }
+
     /// Statements run on every new connection: UTF-8 in and out, whatever the server default.
     pub fn session_setup(&self) -> Vec<String> {
         vec!["SET NAMES utf8mb4".into()]
@@ -191,26 +208,103 @@ impl Dialect for MariaDb {
     }
 
     fn table_exists(&self, table: &TableRef) -> String {
-        let schema = match table.schema() {
-            Some(s) => self.quote_literal(&s),
-            None => "DATABASE()".into(),
-        };
         format!(
-            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = {schema} AND table_name = {}",
-            self.quote_literal(&table.name())
+            "SELECT COUNT(*) FROM information_schema.tables WHERE {}",
+            self.in_catalog(table)
         )
     }
 
-    /// One atomic RENAME TABLE swaps both names: readers see the old table or the new, never none.
-    fn swap_in(&self, staging: &TableRef, target: &TableRef, target_exists: bool) -> Vec<String> {
-        if !target_exists {
-            return vec![self.rename_table(staging, target)];
+    fn spell(&self, kind: Portable) -> (String, Option<&'static str>) {
+        match kind {
+            Portable::Text(None) => ("LONGTEXT".into(), None),
+            Portable::Float => ("DOUBLE".into(), None),
+            Portable::Timestamp => ("DATETIME(6)".into(), None),
+            Portable::Uuid => ("CHAR(36)".into(), None),
+            Portable::Decimal(p, s) if p > 65 => (
+                format!("DECIMAL(65,{})", s.min(30)),
+                Some("MariaDB's DECIMAL holds at most 65 digits"),
+            ),
+            other => super::portable::standard(other),
         }
-        let old = target.with_suffix("__eavpivot_old");
-        vec![
-            format!("RENAME TABLE {target} TO {old}, {staging} TO {target}"),
-            self.drop_table(&old),
-        ]
+    }
+
+    fn table_columns(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT column_name FROM information_schema.columns WHERE {} ORDER BY ordinal_position",
+            self.in_catalog(table)
+        )
+    }
+
+    fn null_safe_eq(&self, a: &str, b: &str) -> String {
+        format!("{a} <=> {b}")
+    }
+
+    fn upsert_style(&self) -> super::merge::UpsertStyle {
+        super::merge::UpsertStyle::OnDuplicateKey
+    }
+
+    fn create_table_like(&self, new: &TableRef, old: &TableRef) -> Option<String> {
+        Some(format!("CREATE TABLE {new} LIKE {old}"))
+    }
+
+    fn table_identity(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT (SELECT CONCAT(table_schema, '.', table_name) FROM information_schema.tables WHERE {} LIMIT 1)",
+            self.in_catalog(table)
+        )
+    }
+
+    /// A named lock per table (GET_LOCK names are server-wide, at most 64 characters): held by
+    /// the connection, so a run killed with -9 releases it with its connection.
+    fn write_lock(&self, table: &TableRef) -> Option<String> {
+        let name = format!(
+            "CONCAT('eavpivot:', SHA1(CONCAT({}, '.', {})))",
+            self.schema_of(table),
+            self.quote_literal(&table.name())
+        );
+        Some(format!("SELECT GET_LOCK({name}, 0), IS_USED_LOCK({name})"))
+    }
+
+    fn leftover_tables(&self, table: &TableRef, prefix: &str) -> Option<String> {
+        let pattern: String = prefix
+            .chars()
+            .flat_map(|c| match c {
+                '!' | '%' | '_' => vec!['!', c],
+                c => vec![c],
+            })
+            .chain(['%'])
+            .collect();
+        Some(format!(
+            "SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = {} AND table_name LIKE {} ESCAPE '!'",
+            self.schema_of(table),
+            self.quote_literal(&pattern)
+        ))
+    }
+
+    /// COMMENT takes only a plain string literal; the write path's marks are plain text
+    /// (letters, digits, `_-. `), so quotes are all they need.
+    fn mark_created(&self, create_table: String, mark: &str) -> String {
+        format!(
+            "{create_table} COMMENT = '{}'",
+            mark.replace(['\\', '\''], "_")
+        )
+    }
+
+    /// One atomic RENAME TABLE swaps both names: readers see the old table or the new, never
+    /// none. Dropping the old table afterwards is cleanup.
+    fn swap_in(
+        &self,
+        staging: &TableRef,
+        target: &TableRef,
+        replaced: Option<&TableRef>,
+    ) -> Vec<String> {
+        match replaced {
+            None => vec![self.rename_table(staging, target)],
+            Some(old) => vec![
+                format!("RENAME TABLE {target} TO {old}, {staging} TO {target}"),
+                self.drop_table(old),
+            ],
+        }
     }
 
     fn rename_table(&self, from: &TableRef, to: &TableRef) -> String {

@@ -286,6 +286,7 @@ fn build(d: &MariaDb, job: &Job) -> String {
             "  IF {exists} THEN\n    SET before_rows = (SELECT COUNT(*) FROM {target});\n{}  ELSE\n{stage}  END IF;\n{done}",
             fill(&target.sql()).replace("\n  ", "\n    ").replacen("  ", "    ", 1),
         ),
-        IfExists::Replace | IfExists::Fail => format!("{stage}{done}"),
+        // Merge is refused before any script is written.
+        IfExists::Replace | IfExists::Fail | IfExists::Merge => format!("{stage}{done}"),
     }
 }

@@ -23,6 +23,9 @@ pub use mssql::MsSql;
 pub use postgres::Postgres;
 pub use sqlite::Sqlite;
 
+pub mod merge;
+pub mod portable;
+
 use crate::config::{Aggregate, Job, JoinKind, TableRef};
 
 /// How a dialect limits identifier length.
@@ -139,9 +142,8 @@ pub trait Dialect: Send + Sync {
 
     /// How one row must fit its page, where the database limits it; the plan's capacity
     /// check ([`crate::plan::capacity`]) refuses or splits targets that cannot fit.
-    /// SQL Server's numbers live here until its dialect file overrides them.
     fn row_budget(&self) -> Option<RowBudget> {
-        (self.name() == "mssql").then_some(RowBudget::SQL_SERVER)
+        None
     }
 
     /// The expression for the stored size in bytes of value `v` as a text column would hold
@@ -255,14 +257,92 @@ pub trait Dialect: Send + Sync {
     }
 
     /// Make a verified staging table visible under its final name, replacing the old table
-    /// if there is one. Default: drop and rename, inside the load's transaction.
-    fn swap_in(&self, staging: &TableRef, target: &TableRef, target_exists: bool) -> Vec<String> {
+    /// if there is one (`replaced`: the name the old table may be moved to first, unique to
+    /// the run). Default: drop and rename, inside the load's transaction. Where DDL is not
+    /// transactional, the first statement must be the one atomic swap; any after it only
+    /// clean up.
+    fn swap_in(
+        &self,
+        staging: &TableRef,
+        target: &TableRef,
+        replaced: Option<&TableRef>,
+    ) -> Vec<String> {
         let mut sql = Vec::new();
-        if target_exists {
+        if replaced.is_some() {
             sql.push(self.drop_table(target));
         }
         sql.push(self.rename_table(staging, target));
         sql
+    }
+
+    /// A query returning one value that identifies `table` as the database resolves the
+    /// name (case folding, default schema), or NULL when there is no such table or view.
+    fn table_identity(&self, table: &TableRef) -> String;
+
+    /// Where DDL is not transactional, a query taking a lock on writing `table` that the
+    /// connection holds until it ends (so a killed run releases it): one row, `1` when taken,
+    /// else `0` and, where known, the holder's connection id.
+    fn write_lock(&self, _table: &TableRef) -> Option<String> {
+        None
+    }
+
+    /// Where staging tables can outlive a crashed run: a query listing `(name, comment)` of
+    /// the tables beside `table` whose names start with `prefix`.
+    fn leftover_tables(&self, _table: &TableRef, _prefix: &str) -> Option<String> {
+        None
+    }
+
+    /// Mark a staging table created outside a transaction with the run that made it (the
+    /// text `mark`), where the database keeps such a mark.
+    fn mark_created(&self, create_table: String, _mark: &str) -> String {
+        create_table
+    }
+
+    /// The portable kind of a type as this database declares it (None: no equivalent).
+    fn portable_type(&self, declared: &str) -> Option<portable::Portable> {
+        portable::parse(declared)
+    }
+
+    /// How this database spells a portable column type, and what a value may lose or gain
+    /// in it (None: held exactly). Default: standard SQL.
+    fn spell(&self, kind: portable::Portable) -> (String, Option<&'static str>) {
+        portable::standard(kind)
+    }
+
+    /// A query listing the column names of `table` in order (a merge reads what the
+    /// existing target has).
+    fn table_columns(&self, table: &TableRef) -> String;
+
+    /// `ALTER TABLE … ADD` one column: a merge's new attribute.
+    fn add_column(&self, table: &TableRef, column: &str, sql_type: &str) -> String {
+        format!(
+            "ALTER TABLE {table} ADD {} {sql_type}",
+            self.quote_ident(column)
+        )
+    }
+
+    /// `a` equals `b`, NULL equal to NULL.
+    fn null_safe_eq(&self, a: &str, b: &str) -> String {
+        format!("(({a} = {b}) OR ({a} IS NULL AND {b} IS NULL))")
+    }
+
+    /// How this database upserts a merge's staging rows into the target (same key).
+    fn upsert_style(&self) -> merge::UpsertStyle {
+        merge::UpsertStyle::UpdateThenInsert
+    }
+
+    /// Where DDL is not transactional: an empty copy of `old` (keys, types) named `new`, for
+    /// a merge that must add columns without altering the live table before commit.
+    fn create_table_like(&self, _new: &TableRef, _old: &TableRef) -> Option<String> {
+        None
+    }
+
+    /// `strategy: auto` streams above this many columns. On SQLite, PostgreSQL and MariaDB
+    /// the stream won at every measured width from 10 columns up (benches/pivot,
+    /// BENCHMARKS.md): besides its CASE per column per row the pushdown needs a separate
+    /// conflict-count scan, which the stream does in passing. 0 = always stream.
+    fn stream_above_columns(&self) -> usize {
+        0
     }
 
     /// `SELECT` of at most `n` rows of `query`.
@@ -427,6 +507,22 @@ pub trait Dialect: Send + Sync {
             entity_refs(job, "s"),
             self.source_rows(job),
             entity_refs(job, "s"),
+        )
+    }
+
+    /// Every distinct value of every conflicting entity/attribute pair ([`Dialect::conflicts`]),
+    /// one row each (`e0…, a, v`), ordered by pair: what `run --conflicts FILE` exports in full.
+    fn conflicting_values(&self, job: &Job) -> String {
+        let on: Vec<String> = (0..job.entity.len())
+            .map(|i| format!("s.e{i} = c.e{i}"))
+            .chain(std::iter::once("s.a = c.a".to_string()))
+            .collect();
+        format!(
+            "SELECT DISTINCT {entity}, s.a, s.v FROM ({}) s\nJOIN ({}) c ON {}\nWHERE s.v IS NOT NULL ORDER BY {entity}, s.a, s.v",
+            self.source_rows(job),
+            self.conflicts(job),
+            on.join(" AND "),
+            entity = entity_refs(job, "s"),
         )
     }
 

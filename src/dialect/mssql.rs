@@ -4,7 +4,8 @@
 //! 128 UTF-16 units, and compare like the database collation: case-insensitively, trailing
 //! spaces ignored.
 
-use super::{Dialect, IdentLimit};
+use super::portable::Portable;
+use super::{Dialect, IdentLimit, RowBudget};
 use crate::config::{Job, TableRef};
 
 pub struct MsSql;
@@ -68,6 +69,45 @@ impl Dialect for MsSql {
 
     fn max_columns(&self) -> Option<usize> {
         Some(MAX_COLUMNS_PER_TABLE)
+    }
+
+    fn row_budget(&self) -> Option<RowBudget> {
+        Some(RowBudget::SQL_SERVER)
+    }
+
+    /// Unmeasured on a real server: keep the pushdown up to a conservative width (its
+    /// per-row CASE cost grows with width).
+    fn stream_above_columns(&self) -> usize {
+        32
+    }
+
+    fn spell(&self, kind: Portable) -> (String, Option<&'static str>) {
+        match kind {
+            Portable::Text(Some(n)) if n <= 4_000 => (format!("NVARCHAR({n})"), None),
+            Portable::Text(_) => ("NVARCHAR(MAX)".into(), None),
+            Portable::FixedText(n) if n <= 4_000 => (format!("NCHAR({n})"), None),
+            Portable::FixedText(_) => ("NVARCHAR(MAX)".into(), Some("no longer padded")),
+            Portable::Float => ("FLOAT".into(), None),
+            Portable::Boolean => ("BIT".into(), None),
+            Portable::Timestamp => ("DATETIME2".into(), None),
+            Portable::Uuid => ("UNIQUEIDENTIFIER".into(), None),
+            Portable::Decimal(p, s) if p > 38 => (
+                format!("DECIMAL(38,{})", s.min(38)),
+                Some("SQL Server's DECIMAL holds at most 38 digits"),
+            ),
+            other => super::portable::standard(other),
+        }
+    }
+
+    fn table_columns(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT name FROM sys.columns WHERE object_id = OBJECT_ID({}) ORDER BY column_id",
+            self.quote_literal(&table.sql())
+        )
+    }
+
+    fn table_identity(&self, table: &TableRef) -> String {
+        format!("SELECT OBJECT_ID({})", self.quote_literal(&table.sql()))
     }
 
     /// Bytes of the value as the NVARCHAR the target column holds (2 per UTF-16 unit).

@@ -301,7 +301,8 @@ fn run_in_transaction(d: &MsSql, job: &Job) -> String {
         IfExists::Replace => out.push_str(&format!(
             "  IF {exists}\n    DROP TABLE {table};\n  EXEC sp_executesql @create;\n"
         )),
-        IfExists::Fail => out.push_str("  EXEC sp_executesql @create;\n"),
+        // Merge is refused before any script is written.
+        IfExists::Fail | IfExists::Merge => out.push_str("  EXEC sp_executesql @create;\n"),
     }
     out.push_str(&format!(
         "  EXEC sp_executesql @insert;\n  \

@@ -48,9 +48,14 @@ impl Dialect for Postgres {
     /// the next `replace` would otherwise create its staging table's index under the name
     /// the live table's index still holds (`relation "…__eavpivot_new_pkey" already exists`).
     /// `IF EXISTS`: a table without a key has no such index.
-    fn swap_in(&self, staging: &TableRef, target: &TableRef, target_exists: bool) -> Vec<String> {
+    fn swap_in(
+        &self,
+        staging: &TableRef,
+        target: &TableRef,
+        replaced: Option<&TableRef>,
+    ) -> Vec<String> {
         let mut sql = Vec::new();
-        if target_exists {
+        if replaced.is_some() {
             sql.push(self.drop_table(target));
         }
         sql.push(self.rename_table(staging, target));
@@ -119,6 +124,29 @@ impl Dialect for Postgres {
 
     fn placeholder(&self, index: usize) -> String {
         format!("${index}")
+    }
+
+    fn table_columns(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT attname::text FROM pg_attribute WHERE attrelid = to_regclass({}) AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+            self.quote_literal(&table.sql())
+        )
+    }
+
+    fn null_safe_eq(&self, a: &str, b: &str) -> String {
+        format!("{a} IS NOT DISTINCT FROM {b}")
+    }
+
+    fn upsert_style(&self) -> super::merge::UpsertStyle {
+        super::merge::UpsertStyle::OnConflict
+    }
+
+    /// The table's OID, resolved through the search_path as the statements will be.
+    fn table_identity(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT to_regclass({})::oid::bigint",
+            self.quote_literal(&table.sql())
+        )
     }
 
     fn table_exists(&self, table: &TableRef) -> String {

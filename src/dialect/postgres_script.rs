@@ -195,7 +195,8 @@ fn build(d: &Postgres, job: &Job) -> String {
             "  IF to_regclass({}) IS NOT NULL THEN\n    EXECUTE format('DROP TABLE %s', {0});\n  END IF;\n{create}",
             d.quote_literal(&table.sql())
         )),
-        IfExists::Fail => out.push_str(&create),
+        // Merge is refused before any script is written.
+        IfExists::Fail | IfExists::Merge => out.push_str(&create),
     }
     out.push_str(&format!(
         "  EXECUTE format(E'INSERT INTO %s (%s, %s)\\nSELECT %s,\\n  %s\\nFROM (%s) s\\nGROUP BY %s', {table}, {keys}, \

@@ -6,7 +6,7 @@
 //! which jobs a script can do, the column order they promise, the attribute names a job lists,
 //! and the dispatch from a dialect to its script. SQLite has no dynamic SQL, so it has none.
 
-use crate::config::{Aggregate, ColumnSelection, ColumnType, Job, Order, Split};
+use crate::config::{Aggregate, ColumnSelection, ColumnType, IfExists, Job, Order, Split};
 use crate::error::{Error, Result};
 
 use super::{mariadb_script, mssql_script, postgres_script, Dialect};
@@ -49,6 +49,9 @@ pub fn refuse_unsupported(job: &Job, language: &str) -> Result<()> {
     };
     if !job.transforms.is_empty() {
         return refuse("transforms");
+    }
+    if job.target.if_exists == IfExists::Merge {
+        return refuse("if_exists: merge");
     }
     if matches!(job.target.split, Split::Columns(_)) {
         return refuse("target.split");

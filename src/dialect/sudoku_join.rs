@@ -53,6 +53,35 @@ pub fn givens_query(dialect: &dyn Dialect, job: &Job) -> Result<String> {
     ))
 }
 
+/// Refuse, by puzzle and empty-cell count, givens (rows of [`givens_query`]) with a valid
+/// puzzle that has more empty cells than one join may hold on `dialect`.
+pub fn check_join_limit(
+    dialect: &dyn Dialect,
+    givens: &[Vec<Value>],
+    box_size: usize,
+) -> Result<()> {
+    let Some((tables, why)) = max_join_tables(dialect)? else {
+        return Ok(());
+    };
+    let too_many: Vec<String> = read_puzzles(dialect, givens, box_size)
+        .iter()
+        .filter(|p| p.valid)
+        .map(|p| (p, p.cells.iter().filter(|&&v| v == 0).count()))
+        .filter(|(_, empty)| *empty > tables)
+        .map(|(p, empty)| format!("puzzle {} has {empty} empty cells", p.shown))
+        .collect();
+    match too_many.first() {
+        None => Ok(()),
+        Some(first) => Err(Error::Usage(format!(
+            "sudoku_solve engine: sql_join joins the digits table once per empty cell and {why}, so a puzzle may have at most {tables} empty cells: {first}{}; use engine: sql or the default engine for such puzzles",
+            match too_many.len() {
+                1 => String::new(),
+                k => format!(" (and {} more puzzles over the limit)", k - 1),
+            }
+        ))),
+    }
+}
+
 /// One puzzle as read: its key (as a SQL literal) and its cells, `0` for empty.
 struct Puzzle {
     key: String,
@@ -74,26 +103,9 @@ pub fn solve_into(
     let f = Flavor::of(dialect)?;
     check_shape(job, shape, box_size, "sql_join")?;
     let n = box_size * box_size;
+    check_join_limit(dialect, givens, box_size)?;
     let puzzles = read_puzzles(dialect, givens, box_size);
     let empty = |p: &Puzzle| p.cells.iter().filter(|&&v| v == 0).count();
-    let (tables, why) = max_join_tables(dialect)?.unwrap_or((usize::MAX, ""));
-    let too_many: Vec<String> = puzzles
-        .iter()
-        .filter(|p| p.valid)
-        .map(|p| (p, empty(p)))
-        .filter(|(_, empty)| *empty > tables)
-        .map(|(p, empty)| format!("puzzle {} has {empty} empty cells", p.shown))
-        .collect();
-    if let Some(first) = too_many.first() {
-        return Err(Error::Usage(format!(
-            "sudoku_solve engine: sql_join joins the digits table once per empty cell and {why}, so a puzzle may have at most {} empty cells: {first}{}; use engine: sql or the default engine for such puzzles",
-            tables,
-            match too_many.len() {
-                1 => String::new(),
-                k => format!(" (and {} more puzzles over the limit)", k - 1),
-            }
-        )));
-    }
     // Fewer than 17 givens never make a unique 9×9 puzzle (McGuire et al. 2012): not written,
     // as with engine: sql, rather than searched for a second solution.
     let most_empty = if box_size == 3 { 81 - 17 } else { n * n - 1 };

@@ -316,16 +316,13 @@ pub fn count_puzzles(dialect: &dyn Dialect, job: &Job) -> String {
 }
 
 /// The givens table `sudoku --import` creates when it is missing.
-pub fn create_givens_table(dialect: &dyn Dialect, table: &TableRef) -> String {
-    let int = match dialect.name() {
-        "mssql" => "INT",
-        _ => "INTEGER",
-    };
+pub fn givens_shape(dialect: &dyn Dialect, table: &TableRef) -> TableShape {
+    let int = dialect.integer_type();
     let column = |name: &str| EntityColumn {
         name: name.to_string(),
         sql_type: Some(format!("{int} NOT NULL")),
     };
-    dialect.create_table(&TableShape {
+    TableShape {
         table: table.clone(),
         entity: vec![
             column("puzzle"),
@@ -338,7 +335,7 @@ pub fn create_givens_table(dialect: &dyn Dialect, table: &TableRef) -> String {
         // The puzzle's own key is (puzzle, row, col); `value` is data. No key is declared,
         // as before: `--import` checks the givens itself.
         primary_key: false,
-    })
+    }
 }
 
 /// The largest puzzle number already in the givens table (NULL when empty).
@@ -378,8 +375,8 @@ mod tests {
         );
         let table = TableRef::parse("SUDOKU_GIVENS").expect("name");
         assert_eq!(
-            create_givens_table(&MsSql, &table),
-            "CREATE TABLE SUDOKU_GIVENS (\n  [puzzle] INT NOT NULL,\n  [row] INT NOT NULL,\n  [col] INT NOT NULL,\n  [value] INT NOT NULL\n)"
+            MsSql.create_table(&givens_shape(&MsSql, &table)),
+            "CREATE TABLE SUDOKU_GIVENS (\n  [puzzle] BIGINT NOT NULL,\n  [row] BIGINT NOT NULL,\n  [col] BIGINT NOT NULL,\n  [value] BIGINT NOT NULL\n)"
         );
     }
 }

@@ -2,7 +2,7 @@
 //! written, and turn the database's constraint errors into one line naming the table and its
 //! key columns (the database's own words follow).
 
-use super::load::Output;
+use super::write::Table;
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
 
@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 /// the table and the column, rather than letting the constraint fail mid-load.
 pub(super) fn refuse_null_keys(
     dialect: &dyn Dialect,
-    out: &Output,
+    out: &Table,
     null_keys: &[u64],
 ) -> Result<()> {
     if out.append
@@ -50,15 +50,15 @@ fn is_key_violation(message: &str) -> bool {
 pub(super) fn explain_key_violation(
     err: Error,
     dialect: &dyn Dialect,
-    targets: &[Output],
-    current: Option<&Output>,
+    targets: &[Table],
+    current: Option<&Table>,
 ) -> Error {
     let text = err.to_string();
     if !is_key_violation(&text) {
         return err;
     }
     let keyed =
-        |o: &&Output| o.shape.primary_key && dialect.primary_key_problem(&o.shape.entity).is_none();
+        |o: &&Table| o.shape.primary_key && dialect.primary_key_problem(&o.shape.entity).is_none();
     let named = targets
         .iter()
         .filter(keyed)

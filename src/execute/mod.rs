@@ -13,11 +13,12 @@ pub mod session;
 mod sql_engine;
 pub mod stream;
 mod verify;
+pub mod write;
 
 use std::time::Instant;
 
 use crate::backend::Backend;
-use crate::config::{Aggregate, Job};
+use crate::config::{Aggregate, Job, StrategyName};
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, PlanOptions, Strategy};
@@ -25,8 +26,9 @@ use crate::report::{Preview, Report};
 use crate::transform;
 use crate::value::Value;
 
-pub use load::LoadStats;
+pub use crate::report::LoadStats;
 pub use session::{Session, Statement, StatementKind};
+use write::{Policy, Writes};
 
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
@@ -48,60 +50,104 @@ pub async fn run_job(
     backend: &mut dyn Backend,
     options: &RunOptions,
 ) -> Result<Outcome> {
-    if let Some(spec) = sql_engine::wanted(job) {
+    if let Some(spec) = job.solves_in_database() {
         return sql_engine::run_job(job, spec, backend, options).await;
     }
-    let started = Instant::now();
-    let dialect = backend.dialect();
-    let mut transforms = transform::build(job)?;
-    let mut session = Session::new(backend, options.dry_run);
+    run(job, Session::new(backend, options.dry_run), options).await
+}
 
-    let mut discovery = discover::discover(&mut session, dialect, job, &transforms).await?;
-    let entity_types = session.inspect_types(&dialect.describe_entity(job)).await?;
-    if transforms.is_empty() {
-        count_fullest_entity(&mut session, dialect, job, &mut discovery, &entity_types).await?;
+/// Read the source from `source` and write the target into `target`: two databases, by the
+/// stream (the only strategy that can move rows between them).
+pub async fn run_job_across(
+    job: &Job,
+    source: &mut dyn Backend,
+    target: &mut dyn Backend,
+    options: &RunOptions,
+) -> Result<Outcome> {
+    if job.solves_in_database().is_some() {
+        return Err(Error::Usage(
+            "sudoku_solve engine: sql runs inside one database: remove target.connection".into(),
+        ));
     }
-    let plan = plan::build_plan(job, dialect, &discovery, &entity_types, options.plan)?;
+    if options.plan.strategy.unwrap_or(job.strategy) == StrategyName::Pushdown {
+        return Err(Error::Usage(
+            "strategy pushdown runs inside one database, but the target is in another (target.connection): use stream or auto".into(),
+        ));
+    }
+    let options = RunOptions {
+        plan: PlanOptions {
+            across_databases: true,
+            ..options.plan
+        },
+        ..options.clone()
+    };
+    run(
+        job,
+        Session::across(source, target, options.dry_run),
+        &options,
+    )
+    .await
+}
+
+async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Result<Outcome> {
+    let started = Instant::now();
+    let source = session.source_dialect();
+    let dialect = session.backend.dialect();
+    let mut transforms = transform::build(job)?;
+
+    let mut discovery = discover::discover(&mut session, source, job, &transforms).await?;
+    let source_types = session.inspect_types(&source.describe_entity(job)).await?;
+    let (entity_types, type_notes) = match session.across_databases() {
+        true => map_entity_types(source, dialect, &source_types),
+        false => (source_types, Vec::new()),
+    };
+    if transforms.is_empty() {
+        let dialects = (source, dialect);
+        count_fullest_entity(&mut session, dialects, job, &mut discovery, &entity_types).await?;
+    }
+    let mut plan = plan::build_plan(job, dialect, &discovery, &entity_types, options.plan)?;
+    plan.notes.extend(type_notes);
     if plan.strategy == Strategy::Pushdown && !transforms.is_empty() {
         return Err(Error::Usage(
             "transforms need strategy: stream (or auto); pushdown cannot run them".into(),
         ));
     }
-    let side_shapes: Vec<_> = transforms
+    let companions = transforms
         .iter()
         .flat_map(|t| t.side_table_shapes())
+        .map(|side| load::side_shape(dialect, &side))
         .collect();
+    let mut writes = Writes::prepare(
+        &mut session,
+        &job.name,
+        Policy::of(job),
+        &job.source.tables(),
+        plan.tables.clone(),
+        companions,
+    )
+    .await?;
     // A transform may rewrite entity keys: the source's NULL count then proves nothing.
-    let null_keys: &[u64] = if transforms.is_empty() {
-        &discovery.null_keys
-    } else {
-        &[]
-    };
-    let mut loaded = load::Load::prepare(&mut session, job, &plan, &side_shapes, null_keys).await?;
+    if transforms.is_empty() {
+        for table in writes.tables().targets() {
+            keys::refuse_null_keys(dialect, table, &discovery.null_keys)?;
+        }
+    }
 
     let survey = match plan.strategy {
         Strategy::Pushdown => Some(survey_pairs(&mut session, dialect, job).await?),
         Strategy::Stream => None,
     };
     let conflicts = survey.as_ref().map_or(0, |s| s.conflicts);
-
-    let result = loaded
-        .run(
-            &mut session,
-            job,
-            &plan,
-            &discovery,
-            std::mem::take(&mut transforms),
-            survey.map(|s| s.pairs),
-        )
-        .await;
-    let mut stats = match result {
-        Ok(stats) => stats,
-        Err(err) => {
-            let undo = loaded.roll_back(&mut session).await;
-            return Err(err.with_context(&format!("job {} failed and was {undo}", job.name)));
-        }
+    let mut fill = load::PivotFill {
+        job,
+        plan: &plan,
+        discovery: &discovery,
+        transforms: std::mem::take(&mut transforms),
+        source_pairs: survey.map(|s| s.pairs),
     };
+    let what = format!("job {}", job.name);
+    let mut stats = writes.run(&mut session, &what, &mut fill).await?;
+    stats.merged = writes.merged().to_vec();
 
     stats.conflicts = stats.conflicts.max(conflicts);
     finish(session, job, plan, &discovery, &stats, options, started).await
@@ -146,14 +192,14 @@ async fn finish(
 /// and lets sparse data through.
 async fn count_fullest_entity(
     session: &mut Session<'_>,
-    dialect: &dyn Dialect,
+    (source, target): (&dyn Dialect, &dyn Dialect),
     job: &Job,
     discovery: &mut plan::Discovery,
     entity_types: &[Option<String>],
 ) -> Result<()> {
-    if let Some(attributes) = plan::attributes_to_count(job, dialect, discovery, entity_types) {
+    if let Some(attributes) = plan::attributes_to_count(job, target, discovery, entity_types) {
         let rows = session
-            .inspect(&dialect.max_cells_per_entity(job, &attributes))
+            .inspect(&source.max_cells_per_entity(job, &attributes))
             .await
             .map_err(|e| e.with_context("counting the fullest entity's cells"))?;
         discovery.max_cells_per_entity = Some(first_int(&rows));
@@ -215,6 +261,27 @@ async fn survey_pairs(
         pairs,
         conflicts: count,
     })
+}
+
+/// The source's entity types as the target database spells them, with a note for every
+/// mapping that is lossy or widens.
+fn map_entity_types(
+    source: &dyn Dialect,
+    target: &dyn Dialect,
+    types: &[Option<String>],
+) -> (Vec<Option<String>>, Vec<String>) {
+    let mut notes = Vec::new();
+    let mapped = types
+        .iter()
+        .map(|ty| {
+            ty.as_deref().map(|ty| {
+                let (spelled, note) = crate::dialect::portable::map(source, target, ty);
+                notes.extend(note);
+                spelled
+            })
+        })
+        .collect();
+    (mapped, notes)
 }
 
 /// The single integer of a one-row, one-column result (0 when absent).

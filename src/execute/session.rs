@@ -2,30 +2,20 @@
 //! through a [`Session`], which runs it or, in a dry run, only records it. What a dry run
 //! prints is therefore exactly what a real run sends, in order.
 
-use crate::backend::{Backend, LoadTarget, RowPipeline};
+use crate::backend::{read_ahead, Backend, LoadTarget, RowPipeline};
+use crate::dialect::Dialect;
 use crate::error::Result;
+pub use crate::report::{Statement, StatementKind};
 use crate::value::Value;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StatementKind {
-    /// Read-only; runs in a dry run too (discovery, existence checks, type probes).
-    Inspect,
-    /// Changes something, or only makes sense inside the load's transaction.
-    Change,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Statement {
-    pub kind: StatementKind,
-    pub sql: String,
-    /// A comment printed above the statement in a dry run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
+/// Where statements run. A run reads its source and writes its target on one connection,
+/// or, with `target.connection`, reads from one database and writes to another: then the
+/// `inspect*` and `*_source*` methods go to the source and everything else to the target.
 pub struct Session<'a> {
+    /// The database the run writes to (and, unless `source` is set, reads from).
     pub backend: &'a mut dyn Backend,
+    /// A separate database the source is read from, if any.
+    source: Option<&'a mut dyn Backend>,
     pub dry_run: bool,
     pub log: Vec<Statement>,
 }
@@ -34,36 +24,104 @@ impl<'a> Session<'a> {
     pub fn new(backend: &'a mut dyn Backend, dry_run: bool) -> Session<'a> {
         Session {
             backend,
+            source: None,
             dry_run,
             log: Vec::new(),
         }
     }
 
+    /// Read from `source`, write to `target`: two databases.
+    pub fn across(
+        source: &'a mut dyn Backend,
+        target: &'a mut dyn Backend,
+        dry_run: bool,
+    ) -> Session<'a> {
+        Session {
+            backend: target,
+            source: Some(source),
+            dry_run,
+            log: Vec::new(),
+        }
+    }
+
+    /// The source is read from another database than the target's.
+    pub fn across_databases(&self) -> bool {
+        self.source.is_some()
+    }
+
+    /// The dialect the source is read in (the target's, on one connection).
+    pub fn source_dialect(&self) -> &'static dyn Dialect {
+        match &self.source {
+            Some(source) => source.dialect(),
+            None => self.backend.dialect(),
+        }
+    }
+
+    fn reader(&mut self) -> &mut dyn Backend {
+        match self.source.as_deref_mut() {
+            Some(source) => source,
+            None => &mut *self.backend,
+        }
+    }
+
     fn record(&mut self, kind: StatementKind, sql: &str, note: Option<String>) {
+        self.push(kind, sql, note, false);
+    }
+
+    fn record_source(&mut self, kind: StatementKind, sql: &str, note: Option<String>) {
+        let on_source = self.source.is_some();
+        self.push(kind, sql, note, on_source);
+    }
+
+    fn push(&mut self, kind: StatementKind, sql: &str, note: Option<String>, on_source: bool) {
         self.log.push(Statement {
             kind,
             sql: sql.to_string(),
             note,
+            on_source,
         });
     }
 
-    /// A read-only query that also runs in a dry run.
+    /// A read-only query of the source that also runs in a dry run.
     pub async fn inspect(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
+        self.record_source(StatementKind::Inspect, sql, None);
+        self.reader().query(sql).await
+    }
+
+    /// A read-only query of the target (existence, catalog, locks) that also runs in a dry run.
+    pub async fn inspect_target(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
         self.record(StatementKind::Inspect, sql, None);
         self.backend.query(sql).await
     }
 
-    /// A read-only query whose rows go through `pipeline` one at a time instead of into
-    /// memory (a scan aggregated here); runs in a dry run too.
+    /// A read-only query of the source whose rows go through `pipeline` one at a time instead
+    /// of into memory (a scan aggregated here); runs in a dry run too.
     pub async fn inspect_scan(&mut self, sql: &str, pipeline: &mut dyn RowPipeline) -> Result<()> {
-        self.record(StatementKind::Inspect, sql, None);
-        self.backend.stream_into(sql, pipeline, &[]).await.map(drop)
+        self.record_source(StatementKind::Inspect, sql, None);
+        self.reader()
+            .stream_into(sql, pipeline, &[])
+            .await
+            .map(drop)
     }
 
-    /// The result types of a read-only probe, also in a dry run.
+    /// The result types of a read-only probe of the source, also in a dry run.
     pub async fn inspect_types(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
-        self.record(StatementKind::Inspect, sql, None);
-        self.backend.column_types(sql).await
+        self.record_source(StatementKind::Inspect, sql, None);
+        self.reader().column_types(sql).await
+    }
+
+    /// A query of the source inside the load (verification's expected side); only recorded
+    /// in a dry run, where it returns None.
+    pub async fn query_source_in_load(
+        &mut self,
+        sql: &str,
+        note: &str,
+    ) -> Result<Option<Vec<Vec<Value>>>> {
+        self.record_source(StatementKind::Change, sql, Some(note.to_string()));
+        if self.dry_run {
+            return Ok(None);
+        }
+        self.reader().query(sql).await.map(Some)
     }
 
     /// A statement that changes something; only recorded in a dry run.
@@ -115,7 +173,7 @@ impl<'a> Session<'a> {
         pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
-        self.record(
+        self.record_source(
             StatementKind::Change,
             read_sql,
             Some("stream: read key-value rows in entity order, pivot in eavpivot".into()),
@@ -126,6 +184,13 @@ impl<'a> Session<'a> {
         if self.dry_run {
             return Ok(vec![0; targets.len()]);
         }
-        self.backend.stream_into(read_sql, pipeline, targets).await
+        match self.source.as_deref_mut() {
+            None => self.backend.stream_into(read_sql, pipeline, targets).await,
+            Some(source) => {
+                let rows = source.read_ahead(read_sql)?;
+                let batch_rows = crate::backend::flush_rows(targets, self.backend.max_flush_rows());
+                read_ahead::stream(&mut *self.backend, rows, pipeline, targets, batch_rows).await
+            }
+        }
     }
 }

@@ -7,38 +7,20 @@
 
 use std::time::Instant;
 
+use async_trait::async_trait;
+
 use crate::backend::Backend;
-use crate::config::{IfExists, Job, SudokuSolveSpec, TableRef, TransformSpec};
-use crate::dialect::{sudoku_join, sudoku_sql, Dialect, TableShape};
+use crate::config::{Job, SudokuSolveSpec};
+use crate::dialect::{sudoku_join, sudoku_sql, TableShape};
 use crate::error::{Error, Result};
-use crate::plan::{self, Strategy};
+use crate::plan;
+use crate::report::LoadStats;
 use crate::transform::sudoku::SudokuTransform;
 use crate::transform::Transform;
+use crate::value::Value;
 
-use super::{first_int, LoadStats, Outcome, RunOptions, Session};
-
-/// The job's `sudoku_solve` settings when it asks for the in-database engine.
-pub fn wanted(job: &Job) -> Option<&SudokuSolveSpec> {
-    job.transforms.iter().find_map(|t| match t {
-        TransformSpec::SudokuSolve(spec) if spec.engine_sql => Some(spec),
-        _ => None,
-    })
-}
-
-/// Where the grid is built and what must happen to put it in place.
-struct Build {
-    shape: TableShape,
-    target: TableRef,
-    exists: bool,
-    append: bool,
-    stale_staging: bool,
-}
-
-impl Build {
-    fn staged(&self) -> bool {
-        self.shape.table != self.target
-    }
-}
+use super::write::{Fill, Policy, Tables, Writes};
+use super::{first_int, Outcome, RunOptions, Session};
 
 pub async fn run_job(
     job: &Job,
@@ -63,40 +45,46 @@ pub async fn run_job(
     let side = discovery.attributes.len();
     let box_size = (2..=5).find(|b| b * b == side).unwrap_or(3);
     let entity_types = session.inspect_types(&dialect.describe_entity(job)).await?;
-    let mut plan = plan::build_plan(job, dialect, &discovery, &entity_types, options.plan)?;
-    plan.strategy = Strategy::Pushdown;
-    plan.strategy_reason =
-        "sudoku_solve engine: sql: a recursive CTE solves and pivots in the database".into();
+    let plan = plan::build_plan(job, dialect, &discovery, &entity_types, options.plan)?;
     let [shape] = plan.tables.as_slice() else {
         return Err(Error::Usage(
             "sudoku_solve with engine: sql writes one table: remove target.split".into(),
         ));
     };
-    let build = prepare(&mut session, dialect, job.target.if_exists, shape.clone()).await?;
-    let insert = match spec.sql_join {
+    // engine: sql_join generates its SELECTs from the givens: read them, and refuse puzzles
+    // past the join limit, before anything is written.
+    let givens = match spec.sql_join {
         true => {
-            let givens = session
+            let rows = session
                 .inspect(&sudoku_join::givens_query(dialect, job)?)
                 .await?;
-            sudoku_join::solve_into(dialect, job, &build.shape, box_size, &givens)?
+            sudoku_join::check_join_limit(dialect, &rows, box_size)?;
+            Some(rows)
         }
-        false => sudoku_sql::solve_into(dialect, job, &build.shape, box_size)?,
+        false => None,
     };
+    let mut writes = Writes::prepare(
+        &mut session,
+        &job.name,
+        Policy::of(job),
+        &job.source.tables(),
+        vec![shape.clone()],
+        Vec::new(),
+    )
+    .await?;
     let puzzles = first_int(
         &session
             .inspect(&sudoku_sql::count_puzzles(dialect, job))
             .await?,
     );
-
-    let mut began = false;
-    let result = load(&mut session, dialect, &build, &insert, side, &mut began).await;
-    let (rows_written, cells_written) = match result {
-        Ok(counts) => counts,
-        Err(err) => {
-            let undo = roll_back(&mut session, dialect, &build, began).await;
-            return Err(err.with_context(&format!("job {} failed and was {undo}", job.name)));
-        }
+    let mut fill = SolveInDatabase {
+        job,
+        box_size,
+        side,
+        givens,
     };
+    let what = format!("job {}", job.name);
+    let (rows_written, cells_written) = writes.run(&mut session, &what, &mut fill).await?;
 
     let solved = rows_written / side as u64;
     let stats = LoadStats {
@@ -111,101 +99,61 @@ pub async fn run_job(
             "solved": solved,
             "not_written": puzzles.saturating_sub(solved),
         })],
+        merged: Vec::new(),
     };
     super::finish(session, job, plan, &discovery, &stats, options, started).await
 }
 
-/// Existence checks and `if_exists`, before any write: the ordinary load's own decision.
-async fn prepare(
-    session: &mut Session<'_>,
-    dialect: &dyn Dialect,
-    if_exists: IfExists,
-    shape: TableShape,
-) -> Result<Build> {
-    let out = super::load::plan_output(session, dialect, if_exists, shape).await?;
-    Ok(Build {
-        shape: super::load::build_shape(&out),
-        target: out.shape.table,
-        exists: out.exists,
-        append: out.append,
-        stale_staging: out.stale_staging,
-    })
-}
-
-/// CREATE, INSERT … SELECT, verify, swap, commit; returns rows and non-null cells written.
-async fn load(
-    session: &mut Session<'_>,
-    dialect: &dyn Dialect,
-    build: &Build,
-    insert: &str,
+/// One `INSERT … SELECT` of the recursive CTE into the grid, then a check that every solved
+/// puzzle wrote whole grids; returns rows and non-null cells written.
+struct SolveInDatabase<'a> {
+    job: &'a Job,
+    box_size: usize,
     side: usize,
-    began: &mut bool,
-) -> Result<(u64, u64)> {
-    let tx_ddl = dialect.transactional_ddl();
-    if !tx_ddl {
-        create(session, dialect, build).await?;
-    }
-    session.change(&dialect.begin()).await?;
-    *began = true;
-    if tx_ddl {
-        create(session, dialect, build).await?;
-    }
-    let counts = dialect.count_table_cells(&build.shape);
-    let before = match build.append {
-        true => session
-            .query_in_load(&counts, "append: counts before loading")
-            .await?
-            .map_or(0, |r| first_int(&r)),
-        false => 0,
-    };
-    session.change(insert).await?;
-    let written = session
-        .query_in_load(
-            &counts,
-            "verify: every solved puzzle wrote n full rows (rows, then non-null cells per column)",
-        )
-        .await?;
-    let (rows, cells) = match written {
-        Some(r) => verify(&build.shape, &r, before, side)?,
-        None => (0, 0),
-    };
-    if tx_ddl && build.staged() {
-        swap(session, dialect, build).await?;
-    }
-    session.change(&dialect.commit()).await?;
-    *began = false;
-    if !tx_ddl && build.staged() {
-        swap(session, dialect, build).await?;
-    }
-    Ok((rows, cells))
+    /// engine: sql_join: the givens its SELECTs are generated from.
+    givens: Option<Vec<Vec<Value>>>,
 }
 
-async fn create(session: &mut Session<'_>, dialect: &dyn Dialect, build: &Build) -> Result<()> {
-    if build.stale_staging {
-        session
-            .change(&dialect.drop_table(&build.shape.table))
+#[async_trait]
+impl Fill for SolveInDatabase<'_> {
+    type Output = (u64, u64);
+
+    async fn fill(&mut self, session: &mut Session<'_>, tables: &Tables) -> Result<(u64, u64)> {
+        let dialect = session.backend.dialect();
+        let Some(table) = tables.targets().first() else {
+            return Ok((0, 0));
+        };
+        let shape = table.build_shape();
+        let insert = match &self.givens {
+            Some(givens) => {
+                sudoku_join::solve_into(dialect, self.job, &shape, self.box_size, givens)?
+            }
+            None => sudoku_sql::solve_into(dialect, self.job, &shape, self.box_size)?,
+        };
+        let counts = dialect.count_table_cells(&shape);
+        let before = match table.append {
+            true => session
+                .query_in_load(&counts, "append: counts before loading")
+                .await?
+                .map_or(0, |r| first_int(&r)),
+            false => 0,
+        };
+        session.change(&insert).await?;
+        let written = session
+            .query_in_load(
+                &counts,
+                "verify: every solved puzzle wrote n full rows (rows, then non-null cells per column)",
+            )
             .await?;
+        match written {
+            Some(r) => verify(&shape, &r, before, self.side),
+            None => Ok((0, 0)),
+        }
     }
-    if !build.append {
-        session.change(&dialect.create_table(&build.shape)).await?;
-    }
-    Ok(())
-}
-
-async fn swap(session: &mut Session<'_>, dialect: &dyn Dialect, build: &Build) -> Result<()> {
-    for sql in dialect.swap_in(&build.shape.table, &build.target, build.exists) {
-        session.change(&sql).await?;
-    }
-    Ok(())
 }
 
 /// A solved grid is whole: the new rows come in multiples of n and no cell is NULL.
-fn verify(
-    shape: &TableShape,
-    rows: &[Vec<crate::value::Value>],
-    before: u64,
-    side: usize,
-) -> Result<(u64, u64)> {
+fn verify(shape: &TableShape, rows: &[Vec<Value>], before: u64, side: usize) -> Result<(u64, u64)> {
     let counts: Vec<u64> = rows
         .first()
         .map(|r| {
@@ -225,33 +173,4 @@ fn verify(
         )));
     }
     Ok((new_rows, new_rows * side as u64))
-}
-
-/// Undo after a failure; returns what was done, for the error message.
-async fn roll_back(
-    session: &mut Session<'_>,
-    dialect: &dyn Dialect,
-    build: &Build,
-    began: bool,
-) -> String {
-    let mut said = "stopped before writing anything".to_string();
-    if began && !session.dry_run {
-        said = match session.backend.execute(&dialect.rollback()).await {
-            Ok(_) => "rolled back: nothing was written".into(),
-            Err(e) => format!("rolled back by the server (the ROLLBACK itself failed: {e})"),
-        };
-    }
-    if !dialect.transactional_ddl() && build.staged() && !session.dry_run {
-        if let Err(e) = session
-            .backend
-            .execute(&dialect.drop_table(&build.shape.table))
-            .await
-        {
-            said.push_str(&format!(
-                "; staging table {} could not be dropped: {e}",
-                build.shape.table
-            ));
-        }
-    }
-    said
 }

@@ -46,9 +46,10 @@ use crate::plan::Discovery;
 use crate::value::Value;
 
 use super::first_int;
-use super::load::{build_shape, Load, Output, VERIFY_NOTE};
+use super::load::VERIFY_NOTE;
 use super::session::Session;
 use super::stream::StreamStats;
+use super::write::Table;
 
 /// The expected side of verification, from the stream where its counts prove it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,127 +119,130 @@ fn at(counts: &[Vec<u64>], t: usize, c: usize) -> u64 {
         .unwrap_or(0)
 }
 
-/// Verification queries of a [`Load`]: the expected side (from the stream's proof or the
-/// source) and the target side (always counted by the database).
-impl Load {
-    /// The expected rows and cells of every target, where they come from the source: from
-    /// the stream's own counts where they prove them ([`verify`]), else from the database.
-    /// None in a dry run (the queries are recorded only).
-    pub(super) async fn expected_from_source(
-        &self,
-        session: &mut Session<'_>,
-        dialect: &dyn Dialect,
-        job: &Job,
-        proof: Option<StreamProof>,
-        streamed: bool,
-        source_pairs: Option<Vec<Vec<Value>>>,
-    ) -> Result<Option<(u64, Vec<Vec<u64>>)>> {
-        let (entities_note, cells_note) = if streamed {
-            (
-                "verify: distinct entities in the source (sent unless the stream's integer keys came in ascending order and its counts match discovery)",
-                "verify: non-null (entity, attribute) pairs in the source (sent only if the stream's per-attribute counts differ from discovery's)",
-            )
-        } else {
-            (
-                "verify: distinct entities in the source",
-                "verify: non-null (entity, attribute) pairs in the source",
-            )
-        };
-        let rows = match proof.as_ref().and_then(|p| p.entities) {
-            Some(n) => Some(n),
-            None => session
-                .query_in_load(&dialect.count_entities(job), entities_note)
-                .await?
-                .map(|r| first_int(&r)),
-        };
-        if let (Some(proof), Some(rows)) = (&proof, rows) {
-            check_runs(proof, rows)?;
-        }
-        let cells = match (proof.and_then(|p| p.cells), source_pairs) {
-            (Some(cells), _) => Some(cells),
-            // The pushdown counted its pairs before loading (`pairs_per_attribute`).
-            (None, Some(rows)) => Some(self.cells_per_column(dialect, &rows)),
-            (None, None) => session
-                .query_in_load(&dialect.count_cells_per_attribute(job), cells_note)
-                .await?
-                .map(|rows| self.cells_per_column(dialect, &rows)),
-        };
-        Ok(rows.zip(cells))
-    }
+// Verification queries of a load: the expected side (from the stream's proof or the source)
+// and the target side (always counted by the database).
 
-    /// `(attribute, count)` rows of the DISTINCT query, laid out per target and column.
-    fn cells_per_column(&self, dialect: &dyn Dialect, rows: &[Vec<Value>]) -> Vec<Vec<u64>> {
-        let per_attr: HashMap<String, u64> = rows
-            .iter()
-            .filter_map(|r| {
-                let name = match r.first()? {
-                    Value::Bytes(b) => String::from_utf8(b.clone()).ok()?,
-                    v => v.as_text()?,
-                };
-                Some((
-                    dialect.decode_attribute_key(name),
-                    r.get(1)?.as_i64()? as u64,
-                ))
-            })
-            .collect();
-        self.targets
-            .iter()
-            .map(|o| {
-                o.shape
-                    .columns
-                    .iter()
-                    .map(|c| per_attr.get(&c.attribute).copied().unwrap_or(0))
-                    .collect()
-            })
-            .collect()
+/// The expected rows and cells of every target, where they come from the source: from
+/// the stream's own counts where they prove them ([`verify`]), else from the database.
+/// None in a dry run (the queries are recorded only).
+pub(super) async fn expected_from_source(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    job: &Job,
+    targets: &[Table],
+    proof: Option<StreamProof>,
+    streamed: bool,
+    source_pairs: Option<Vec<Vec<Value>>>,
+) -> Result<Option<(u64, Vec<Vec<u64>>)>> {
+    let (entities_note, cells_note) = if streamed {
+        (
+            "verify: distinct entities in the source (sent unless the stream's integer keys came in ascending order and its counts match discovery)",
+            "verify: non-null (entity, attribute) pairs in the source (sent only if the stream's per-attribute counts differ from discovery's)",
+        )
+    } else {
+        (
+            "verify: distinct entities in the source",
+            "verify: non-null (entity, attribute) pairs in the source",
+        )
+    };
+    let rows = match proof.as_ref().and_then(|p| p.entities) {
+        Some(n) => Some(n),
+        None => session
+            .query_source_in_load(&dialect.count_entities(job), entities_note)
+            .await?
+            .map(|r| first_int(&r)),
+    };
+    if let (Some(proof), Some(rows)) = (&proof, rows) {
+        check_runs(proof, rows)?;
     }
+    let cells = match (proof.and_then(|p| p.cells), source_pairs) {
+        (Some(cells), _) => Some(cells),
+        // The pushdown counted its pairs before loading (`pairs_per_attribute`).
+        (None, Some(rows)) => Some(cells_per_column(dialect, targets, &rows)),
+        (None, None) => session
+            .query_source_in_load(&dialect.count_cells_per_attribute(job), cells_note)
+            .await?
+            .map(|rows| cells_per_column(dialect, targets, &rows)),
+    };
+    Ok(rows.zip(cells))
+}
 
-    /// Count what every target holds and compare with what it must hold.
-    pub(super) async fn verify(
-        &self,
-        session: &mut Session<'_>,
-        dialect: &dyn Dialect,
-        before: &[Vec<u64>],
-        expected_rows: u64,
-        expected_cells: &[Vec<u64>],
-    ) -> Result<(u64, u64)> {
-        let mut written_cells = 0;
-        for (i, out) in self.targets.iter().enumerate() {
-            let Some(rows) = session
-                .query_in_load(&dialect.count_table_cells(&build_shape(out)), VERIFY_NOTE)
-                .await?
-            else {
-                return Ok((0, 0));
+/// `(attribute, count)` rows of the DISTINCT query, laid out per target and column.
+fn cells_per_column(
+    dialect: &dyn Dialect,
+    targets: &[Table],
+    rows: &[Vec<Value>],
+) -> Vec<Vec<u64>> {
+    let per_attr: HashMap<String, u64> = rows
+        .iter()
+        .filter_map(|r| {
+            let name = match r.first()? {
+                Value::Bytes(b) => String::from_utf8(b.clone()).ok()?,
+                v => v.as_text()?,
             };
-            let mut got = row_counts(&rows);
-            if let Some(b) = before.get(i).filter(|b| !b.is_empty()) {
-                got.iter_mut().zip(b).for_each(|(g, b)| *g -= (*b).min(*g));
-            }
-            let empty = Vec::new();
-            check_counts(
-                out,
-                expected_rows,
-                expected_cells.get(i).unwrap_or(&empty),
-                &got,
-            )?;
-            written_cells += got.iter().skip(1).sum::<u64>();
-        }
-        Ok((expected_rows, written_cells))
-    }
+            Some((
+                dialect.decode_attribute_key(name),
+                r.get(1)?.as_i64()? as u64,
+            ))
+        })
+        .collect();
+    targets
+        .iter()
+        .map(|o| {
+            o.shape
+                .columns
+                .iter()
+                .map(|c| per_attr.get(&c.attribute).copied().unwrap_or(0))
+                .collect()
+        })
+        .collect()
+}
 
-    /// Dry run: the verification queries a real run would send, recorded only.
-    pub(super) async fn record_target_counts(
-        &self,
-        session: &mut Session<'_>,
-        dialect: &dyn Dialect,
-    ) -> Result<(u64, u64)> {
-        for out in &self.targets {
-            session
-                .query_in_load(&dialect.count_table_cells(&build_shape(out)), VERIFY_NOTE)
-                .await?;
+/// Count what every target holds and compare with what it must hold.
+pub(super) async fn verify(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    targets: &[Table],
+    before: &[Vec<u64>],
+    expected_rows: u64,
+    expected_cells: &[Vec<u64>],
+) -> Result<(u64, u64)> {
+    let mut written_cells = 0;
+    for (i, out) in targets.iter().enumerate() {
+        let Some(rows) = session
+            .query_in_load(&dialect.count_table_cells(&out.build_shape()), VERIFY_NOTE)
+            .await?
+        else {
+            return Ok((0, 0));
+        };
+        let mut got = row_counts(&rows);
+        if let Some(b) = before.get(i).filter(|b| !b.is_empty()) {
+            got.iter_mut().zip(b).for_each(|(g, b)| *g -= (*b).min(*g));
         }
-        Ok((0, 0))
+        let empty = Vec::new();
+        check_counts(
+            out,
+            expected_rows,
+            expected_cells.get(i).unwrap_or(&empty),
+            &got,
+        )?;
+        written_cells += got.iter().skip(1).sum::<u64>();
     }
+    Ok((expected_rows, written_cells))
+}
+
+/// Dry run: the verification queries a real run would send, recorded only.
+pub(super) async fn record_target_counts(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    targets: &[Table],
+) -> Result<(u64, u64)> {
+    for out in targets {
+        session
+            .query_in_load(&dialect.count_table_cells(&out.build_shape()), VERIFY_NOTE)
+            .await?;
+    }
+    Ok((0, 0))
 }
 
 pub(super) fn row_counts(rows: &[Vec<Value>]) -> Vec<u64> {
@@ -251,7 +255,7 @@ pub(super) fn row_counts(rows: &[Vec<Value>]) -> Vec<u64> {
         .unwrap_or_default()
 }
 
-fn check_counts(out: &Output, rows: u64, cells: &[u64], got: &[u64]) -> Result<()> {
+fn check_counts(out: &Table, rows: u64, cells: &[u64], got: &[u64]) -> Result<()> {
     let table = &out.shape.table;
     let got_rows = got.first().copied().unwrap_or(0);
     if got_rows != rows {

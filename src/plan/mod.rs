@@ -93,6 +93,9 @@ impl Plan {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PlanOptions {
     pub strategy: Option<StrategyName>,
+    /// The source is read from another database than the target (`target.connection`):
+    /// only the stream can move rows between two databases.
+    pub across_databases: bool,
 }
 
 /// Build the plan. `entity_types` are the source types of the entity keys, where known.
@@ -305,10 +308,22 @@ fn choose_strategy(
     tables: &[TableShape],
     source_rows: u64,
 ) -> (Strategy, String) {
+    if job.solves_in_database().is_some() {
+        return (
+            Strategy::Pushdown,
+            "sudoku_solve engine: sql: a recursive CTE solves and pivots in the database".into(),
+        );
+    }
     let wanted = options.strategy.unwrap_or(job.strategy);
     let columns: usize = tables.iter().map(|t| t.columns.len()).sum();
-    let above = stream_above_columns(dialect.name());
+    let above = dialect.stream_above_columns();
     let name = dialect.name();
+    if options.across_databases {
+        return (
+            Strategy::Stream,
+            "source and target are two databases: eavpivot reads one and loads the other".into(),
+        );
+    }
     match wanted {
         StrategyName::Pushdown => (Strategy::Pushdown, "strategy: pushdown was asked for".into()),
         StrategyName::Stream => (Strategy::Stream, "strategy: stream was asked for".into()),
@@ -344,25 +359,10 @@ fn choose_strategy(
     }
 }
 
-/// Above this many columns `auto` streams on a backend without a measured threshold of its
-/// own: the pushdown's per-row CASE cost grows with width.
-pub const STREAM_ABOVE_COLUMNS: usize = 32;
-
 /// Below this many source rows `auto` keeps the pushdown whatever the width: both take
 /// milliseconds and one statement has the fewest round trips (measured: 2,000 × 10 on SQLite,
 /// 0.06 s pushdown vs 0.11 s stream).
 pub const SMALL_SOURCE_ROWS: u64 = 10_000;
-
-/// The width above which `auto` streams on `dialect`. On SQLite, PostgreSQL and MariaDB the
-/// stream won at every measured width from 10 columns up (BENCHMARKS.md): besides its CASE
-/// per column per row the pushdown needs a separate conflict-count scan, which the stream
-/// does in passing. SQL Server is unmeasured and keeps the conservative default.
-pub fn stream_above_columns(dialect: &str) -> usize {
-    match dialect {
-        "sqlite" | "postgres" | "mariadb" => 0,
-        _ => STREAM_ABOVE_COLUMNS,
-    }
-}
 
 /// Decode discovery rows `(a, n_rows, n_values[, min_bytes, max_bytes, null_e0, …])` into a
 /// [`Discovery`]. The three-column form (older scripts and test peers) leaves the widths and

@@ -19,7 +19,11 @@
 //! It listens on `127.0.0.1:<ephemeral>` in its own thread with its own tokio
 //! runtime, so it also serves the eavpivot binary run as a subprocess.
 //!
-//! Client requirements: the peer speaks no TLS. It answers PRELOGIN with
+//! TDS 8 strict: [`TdsPeer::start_tls`] wraps every connection in TLS from its first byte
+//! (ALPN `tds/8.0`), as SQL Server 2022 and Azure SQL do for `encrypt=strict`; inside it
+//! the peer is the same.
+//!
+//! Client requirements otherwise: the peer speaks no TLS in PRELOGIN. It answers PRELOGIN with
 //! ENCRYPTION = NOT_SUP, so tiberius must use `EncryptionLevel::NotSupported`
 //! (a client asking for `On`/`Required` fails right after PRELOGIN with
 //! "Server does not allow the requested encryption level."; one with `Off`
@@ -74,6 +78,16 @@ impl TdsPeer {
     /// # Panics
     /// If no loopback port can be bound or the thread cannot be spawned.
     pub fn start(script: Script) -> TdsPeer {
+        TdsPeer::start_with(script, None)
+    }
+
+    /// Starts a peer that speaks TDS 8 strict: TLS with `tls` (a server config) before any
+    /// TDS byte.
+    pub fn start_tls(script: Script, tls: Arc<rustls::ServerConfig>) -> TdsPeer {
+        TdsPeer::start_with(script, Some(tls))
+    }
+
+    fn start_with(script: Script, tls: Option<Arc<rustls::ServerConfig>>) -> TdsPeer {
         let listener =
             std::net::TcpListener::bind("127.0.0.1:0").expect("tds-peer: bind 127.0.0.1:0");
         listener
@@ -90,7 +104,7 @@ impl TdsPeer {
             let (shared, stop) = (shared.clone(), stop.clone());
             std::thread::Builder::new()
                 .name(format!("tds-peer-{}", addr.port()))
-                .spawn(move || serve(listener, shared, stop))
+                .spawn(move || serve(listener, shared, stop, tls))
                 .expect("tds-peer: spawn thread")
         };
         TdsPeer {
@@ -181,7 +195,12 @@ impl Drop for TdsPeer {
 
 /// The peer thread: a current-thread runtime running the accept loop. When
 /// the loop ends the runtime is dropped, which closes every connection.
-fn serve(listener: std::net::TcpListener, shared: Arc<Shared>, stop: Arc<AtomicBool>) {
+fn serve(
+    listener: std::net::TcpListener,
+    shared: Arc<Shared>,
+    stop: Arc<AtomicBool>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -204,7 +223,22 @@ fn serve(listener: std::net::TcpListener, shared: Arc<Shared>, stop: Arc<AtomicB
             match listener.accept().await {
                 Ok(_) if stop.load(Ordering::SeqCst) => break,
                 Ok((sock, _)) => {
-                    tokio::spawn(session::run(sock, shared.clone()));
+                    let _ = sock.set_nodelay(true);
+                    let shared = shared.clone();
+                    match &tls {
+                        None => {
+                            tokio::spawn(session::run(sock, shared));
+                        }
+                        Some(config) => {
+                            let acceptor = tokio_rustls::TlsAcceptor::from(config.clone());
+                            tokio::spawn(async move {
+                                match acceptor.accept(sock).await {
+                                    Ok(tls) => session::run(tls, shared).await,
+                                    Err(e) => eprintln!("[tds-peer] TLS handshake failed: {e}"),
+                                }
+                            });
+                        }
+                    }
                 }
                 Err(e) => {
                     eprintln!("[tds-peer] accept failed: {e}");

@@ -17,13 +17,15 @@
 //! limit ([`load`]). The streaming strategy reads on a second connection because the first
 //! holds the load's transaction, and on its own task ([`super::read_ahead`]).
 
+mod connect;
 mod load;
 
 use async_trait::async_trait;
 use mysql_async::consts::{ColumnFlags, ColumnType};
 use mysql_async::prelude::Queryable;
-use mysql_async::{Column, Conn, Opts, OptsBuilder, Row};
+use mysql_async::{Column, Conn, Row};
 
+use super::connection::open_asking;
 use super::read_ahead::{self, ReadAhead, RowSender};
 use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, MariaDb};
@@ -38,29 +40,16 @@ const BINARY_CHARSET: u16 = 63;
 pub struct MariaDbBackend {
     conn: Conn,
     /// Kept to open the second (reading) connection for the streaming strategy.
-    opts: Opts,
+    target: connect::MyTarget,
     /// Bytes one INSERT may carry: a fraction of the server's max_allowed_packet.
     statement_budget: usize,
     /// The server accepts `LOAD DATA LOCAL INFILE`.
     local_infile: bool,
-    timeout: std::time::Duration,
 }
 
 pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
-    let url = match url.get(..10) {
-        Some(scheme) if scheme.eq_ignore_ascii_case("mariadb://") => {
-            format!("mysql://{}", &url[10..])
-        }
-        _ => url.to_string(),
-    };
-    let opts = Opts::from_url(&url)
-        .map_err(|e| Error::Connect(format!("mariadb connection string is not valid: {e}")))?;
-    let mut builder = OptsBuilder::from_opts(opts.clone()).init(MariaDb.session_setup());
-    if opts.pass().is_none() {
-        builder = builder.pass(options.password.clone());
-    }
-    let opts: Opts = builder.into();
-    let mut conn = open(&opts, options.connect_timeout).await?;
+    let mut target = connect::parse(url, options, MariaDb.session_setup())?;
+    let mut conn = open_asking(&mut target).await?;
     let packet = conn
         .query_first::<u64, _>(MariaDb.max_packet_query())
         .await
@@ -75,29 +64,10 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Back
         == Some(1);
     Ok(Box::new(MariaDbBackend {
         conn,
-        opts,
+        target,
         statement_budget: (packet as usize / 2).clamp(64 << 10, 64 << 20),
         local_infile,
-        timeout: options.connect_timeout,
     }))
-}
-
-async fn open(opts: &Opts, timeout: std::time::Duration) -> Result<Conn> {
-    let place = format!(
-        "mariadb {}:{} (user {}, database {})",
-        opts.ip_or_hostname(),
-        opts.tcp_port(),
-        opts.user().unwrap_or("?"),
-        opts.db_name().unwrap_or("?")
-    );
-    match tokio::time::timeout(timeout, Conn::new(opts.clone())).await {
-        Ok(Ok(conn)) => Ok(conn),
-        Ok(Err(e)) => Err(Error::Connect(format!("cannot connect to {place}: {e}"))),
-        Err(_) => Err(Error::Connect(format!(
-            "cannot connect to {place}: no answer within {} s",
-            timeout.as_secs()
-        ))),
-    }
 }
 
 #[async_trait]
@@ -158,6 +128,14 @@ impl Backend for MariaDbBackend {
         self.load(target, rows).await
     }
 
+    fn read_ahead(&mut self, read_sql: &str) -> Result<ReadAhead> {
+        Ok(self.start_read(read_sql))
+    }
+
+    fn max_flush_rows(&self) -> usize {
+        MAX_FLUSH_ROWS
+    }
+
     async fn stream_into(
         &mut self,
         read_sql: &str,
@@ -174,23 +152,18 @@ impl MariaDbBackend {
     /// The ordered read, on a second connection (the first holds the load's transaction) and
     /// its own task, so it runs on while batches load.
     fn start_read(&self, read_sql: &str) -> ReadAhead {
-        let (opts, timeout) = (self.opts.clone(), self.timeout);
+        let target = self.target.clone();
         ReadAhead::spawn(read_sql, move |sql, mut rows| async move {
-            let outcome = read_rows(&opts, timeout, &sql, &mut rows).await;
+            let outcome = read_rows(&target, &sql, &mut rows).await;
             (rows, outcome)
         })
     }
 }
 
 /// Run `sql` on a new connection, handing every row to `rows` until it stops listening.
-async fn read_rows(
-    opts: &Opts,
-    timeout: std::time::Duration,
-    sql: &str,
-    rows: &mut RowSender,
-) -> Result<()> {
+async fn read_rows(target: &connect::MyTarget, sql: &str, rows: &mut RowSender) -> Result<()> {
     let context = "reading source rows";
-    let mut reader = open(opts, timeout).await?;
+    let mut reader = connect::open(target).await?;
     {
         let mut result = reader
             .query_iter(sql)

@@ -25,7 +25,10 @@ use tiberius::{Client, Query};
 use tokio::net::TcpStream;
 use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 
-use super::{load_ready, Backend, ConnectOptions, LoadTarget, RowPipeline};
+use super::connection::{error_chain, with_retry, Attempt, RetryFailure};
+use super::credentials;
+use super::read_ahead::{self, ReadAhead, RowSender};
+use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, MsSql};
 use crate::error::{Error, Result};
 use crate::value::Value;
@@ -36,8 +39,8 @@ pub use target::{parse_target, Target};
 const MAX_PARAMS: usize = 2_099;
 /// …and at most 1,000 row constructors per `INSERT … VALUES`.
 const MAX_VALUES_ROWS: usize = 1_000;
-/// Wide rows collected before a load.
-const BATCH_ROWS: usize = 2_000;
+/// Wide rows per streamed load at the most ([`super::flush_rows`]).
+const MAX_FLUSH_ROWS: usize = 2_000;
 
 type TdsClient = Client<Compat<TcpStream>>;
 
@@ -49,8 +52,21 @@ pub struct MsSqlBackend {
 
 /// Connect to what `config` (an ADO.NET string or an `mssql://` URL) names.
 pub async fn connect(config: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
-    let target = parse_target(config, options)?;
-    let client = open(&target, options.connect_timeout).await?;
+    let mut target = parse_target(config, options)?;
+    let client = match open(&target, options.connect_timeout).await {
+        // The server refused a login without password: ask the person at the terminal, if any.
+        Err(Error::Connect(line)) if !target.password_given && line.contains("(error 18456)") => {
+            let Some(password) = credentials::prompt_password(&target.shown) else {
+                return Err(Error::Connect(line));
+            };
+            target
+                .config
+                .authentication(tiberius::AuthMethod::sql_server(&target.user, password));
+            target.password_given = true;
+            open(&target, options.connect_timeout).await?
+        }
+        other => other?,
+    };
     Ok(Box::new(MsSqlBackend {
         client,
         target,
@@ -58,40 +74,108 @@ pub async fn connect(config: &str, options: &ConnectOptions) -> Result<Box<dyn B
     }))
 }
 
-/// TCP, PRELOGIN/TLS and LOGIN7, each failure as one line that names the server and never
-/// the password.
+/// TCP, PRELOGIN/TLS and LOGIN7 within the timeout, each failure as one line that names the
+/// server and never the password. Transient failures are retried until the timeout; an
+/// Azure SQL gateway's redirect (`Error::Routing`) is followed to the server it names.
 async fn open(target: &Target, timeout: Duration) -> Result<TdsClient> {
-    let addr = target.config.get_addr();
-    let secs = timeout.as_secs();
-    let tcp = match tokio::time::timeout(timeout, TcpStream::connect(&addr)).await {
-        Err(_) => {
-            return Err(Error::Connect(format!(
-                "cannot connect to SQL Server at {addr}: no answer within {secs} s (raise --connect-timeout, or check host, port and firewall)"
-            )))
+    let mut config = target.config.clone();
+    let mut redirects = 0;
+    loop {
+        let addr = config.get_addr();
+        let outcome = with_retry(timeout, |remaining| {
+            let config = config.clone();
+            let addr = addr.clone();
+            async move { attempt(config, &addr, remaining).await }
+        })
+        .await;
+        match outcome {
+            Ok(client) => return Ok(client),
+            Err(Failure::Routed { host, port }) if redirects < 3 => {
+                redirects += 1;
+                eprintln!("SQL Server {addr} redirects this connection to {host}:{port}");
+                config.host(host);
+                config.port(port);
+            }
+            Err(Failure::Routed { host, port }) => {
+                return Err(Error::Connect(format!(
+                    "SQL Server {addr} redirected the connection a fourth time (to {host}:{port}); giving up"
+                )))
+            }
+            Err(Failure::Login(e)) => return Err(login_error(target, &addr, e)),
+            Err(Failure::Other(a)) => return Err(a.into_error(&format!("SQL Server at {addr}"), timeout)),
         }
+    }
+}
+
+/// Why one attempt failed: the server's answer (kept whole for [`login_error`]), a redirect,
+/// or a network failure.
+enum Failure {
+    Login(TdsError),
+    Routed { host: String, port: u16 },
+    Other(Attempt),
+}
+
+impl From<Attempt> for Failure {
+    fn from(a: Attempt) -> Failure {
+        Failure::Other(a)
+    }
+}
+
+impl RetryFailure for Failure {
+    fn transient(&self) -> bool {
+        matches!(self, Failure::Other(a) if a.transient)
+    }
+    fn reason(&self) -> String {
+        match self {
+            Failure::Other(a) => a.reason.clone(),
+            Failure::Login(e) => e.to_string(),
+            Failure::Routed { host, port } => format!("redirected to {host}:{port}"),
+        }
+    }
+}
+
+async fn attempt(
+    config: tiberius::Config,
+    addr: &str,
+    remaining: Duration,
+) -> Result<TdsClient, Failure> {
+    let started = tokio::time::Instant::now();
+    let tcp = match tokio::time::timeout(remaining, TcpStream::connect(addr)).await {
+        Err(_) => return Err(Attempt::timeout().into()),
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-            return Err(Error::Connect(format!(
-                "cannot connect to SQL Server at {addr}: connection refused (is SQL Server running and listening on TCP at that port?)"
-            )))
+            return Err(Attempt::fatal(
+                "connection refused (is SQL Server running and listening on TCP at that port?)",
+            )
+            .into())
         }
-        Ok(Err(e)) => {
-            return Err(Error::Connect(format!("cannot connect to SQL Server at {addr}: {e}")))
-        }
+        Ok(Err(e)) => return Err(Attempt::from_io_chain(&e, error_chain(&e)).into()),
         Ok(Ok(tcp)) => tcp,
     };
     // Only a latency tweak; a socket that refuses it still works.
     let _ = tcp.set_nodelay(true);
-    match tokio::time::timeout(
-        timeout,
-        Client::connect(target.config.clone(), tcp.compat_write()),
-    )
-    .await
-    {
-        Err(_) => Err(Error::Connect(format!(
-            "SQL Server at {addr} accepted TCP but did not complete the login within {secs} s"
-        ))),
-        Ok(Err(e)) => Err(login_error(target, &addr, e)),
+    let left = remaining.saturating_sub(started.elapsed());
+    match tokio::time::timeout(left, Client::connect(config, tcp.compat_write())).await {
+        Err(_) => Err(Attempt::timeout().into()),
         Ok(Ok(client)) => Ok(client),
+        Ok(Err(TdsError::Routing { host, port })) => Err(Failure::Routed { host, port }),
+        // tiberius's own handshake bound (set to the same timeout) fired first.
+        Ok(Err(TdsError::Io {
+            kind: std::io::ErrorKind::TimedOut,
+            ..
+        })) => Err(Attempt::timeout().into()),
+        Ok(Err(TdsError::Io { kind, message })) => Err(Attempt {
+            transient: matches!(
+                kind,
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::UnexpectedEof
+                    | std::io::ErrorKind::BrokenPipe
+            ),
+            reason: message,
+            timed_out: false,
+        }
+        .into()),
+        Ok(Err(e)) => Err(Failure::Login(e)),
     }
 }
 
@@ -111,7 +195,8 @@ fn login_error(target: &Target, addr: &str, err: TdsError) -> Error {
             e.message()
         ),
         TdsError::Tls(m) => format!(
-            "TLS with SQL Server {addr} failed: {m} (self-signed certificate: add trust_cert=true or TrustServerCertificate=true; \
+            "TLS with SQL Server {addr} failed: {m} (an untrusted certificate: name its CA with ca=FILE or TrustServerCertificateCA=FILE, \
+             or skip the check with trust_cert=true; a certificate for another name: hostname_in_certificate=NAME; \
              servers limited to TLS 1.0/1.1 need patching or encrypt=not_supported)"
         ),
         other if other.to_string().to_lowercase().contains("encryption") => format!(
@@ -246,34 +331,65 @@ impl Backend for MsSqlBackend {
         self.load(target, rows).await
     }
 
+    fn read_ahead(&mut self, read_sql: &str) -> Result<ReadAhead> {
+        Ok(self.start_read(read_sql))
+    }
+
+    fn max_flush_rows(&self) -> usize {
+        MAX_FLUSH_ROWS
+    }
+
     async fn stream_into(
         &mut self,
         read_sql: &str,
         pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
-        let mut loaded = vec![0u64; targets.len()];
-        let mut reader = open(&self.target, self.connect_timeout)
+        let source = self.start_read(read_sql);
+        let batch_rows = flush_rows(targets, MAX_FLUSH_ROWS);
+        read_ahead::stream(self, source, pipeline, targets, batch_rows).await
+    }
+}
+
+impl MsSqlBackend {
+    /// The ordered read, on a second connection (one TDS connection cannot interleave a
+    /// running result set with the load's requests), on its own task like the other servers'.
+    fn start_read(&self, read_sql: &str) -> ReadAhead {
+        let (target, timeout) = (self.target.clone(), self.connect_timeout);
+        ReadAhead::spawn(read_sql, move |sql, mut rows| async move {
+            let outcome = read_rows(&target, timeout, &sql, &mut rows).await;
+            (rows, outcome)
+        })
+    }
+}
+
+/// Run `sql` on a new connection, handing every row to `rows` until it stops listening.
+async fn read_rows(
+    target: &Target,
+    timeout: Duration,
+    sql: &str,
+    rows: &mut RowSender,
+) -> Result<()> {
+    let mut reader = open(target, timeout)
+        .await
+        .map_err(|e| Error::Connect(format!("opening the reading connection: {e}")))?;
+    {
+        let context = "reading source rows (second connection)";
+        let stream = reader
+            .simple_query(sql)
             .await
-            .map_err(|e| Error::Connect(format!("opening the reading connection: {e}")))?;
-        {
-            let context = "reading source rows (second connection)";
-            let stream = reader
-                .simple_query(read_sql)
+            .map_err(|e| db_error(context, e))?;
+        let mut stream = stream.into_row_stream();
+        while let Some(row) = stream.try_next().await.map_err(|e| db_error(context, e))? {
+            if !rows
+                .push(row.into_iter().map(values::from_column).collect())
                 .await
-                .map_err(|e| db_error(context, e))?;
-            let mut rows = stream.into_row_stream();
-            while let Some(row) = rows.try_next().await.map_err(|e| db_error(context, e))? {
-                pipeline.push(row.into_iter().map(values::from_column).collect())?;
-                if pipeline.ready_rows() >= BATCH_ROWS {
-                    load_ready(self, pipeline, targets, &mut loaded).await?;
-                }
+            {
+                break;
             }
         }
-        // Closing politely is a courtesy; the rows are already read.
-        let _ = reader.close().await;
-        pipeline.finish()?;
-        load_ready(self, pipeline, targets, &mut loaded).await?;
-        Ok(loaded)
     }
+    // Closing politely is a courtesy; the rows are already read.
+    let _ = reader.close().await;
+    Ok(())
 }

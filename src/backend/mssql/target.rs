@@ -7,6 +7,7 @@
 use tiberius::{AuthMethod, Config, EncryptionLevel};
 use url::Url;
 
+use crate::backend::credentials::{self, ado_pairs};
 use crate::backend::ConnectOptions;
 use crate::error::{Error, Result};
 
@@ -18,6 +19,8 @@ pub struct Target {
     pub shown: String,
     pub user: String,
     pub database: Option<String>,
+    /// A password came from the string, a file or the environment (else the login may ask).
+    pub password_given: bool,
 }
 
 /// Parse `text` (URL or ADO.NET string); the password falls back to `options.password`.
@@ -25,6 +28,8 @@ pub fn parse_target(text: &str, options: &ConnectOptions) -> Result<Target> {
     let lower = text.trim_start().to_ascii_lowercase();
     let mut target = if lower.starts_with("mssql://") || lower.starts_with("sqlserver://") {
         from_url(text.trim(), options)?
+    } else if lower.starts_with("jdbc:") {
+        from_jdbc(text.trim(), options)?
     } else {
         from_ado(text, options)?
     };
@@ -70,54 +75,95 @@ fn from_url(text: &str, options: &ConnectOptions) -> Result<Target> {
                 }
             }
             "encrypt" => encryption = parse_encrypt(&value)?,
+            "ca" | "trust_cert_ca" | "trustservercertificateca" | "sslrootcert" => {
+                config.trust_cert_ca(&*value)
+            }
+            "hostname_in_certificate" | "hostnameincertificate" => {
+                config.hostname_in_certificate(&*value)
+            }
             "password" | "pwd" => password = Some(value.into_owned()),
             "instance" => config.instance_name(&*value),
             "app_name" | "application_name" => config.application_name(&*value),
             other => {
                 return Err(Error::Usage(format!(
-                    "mssql connection URL: unknown parameter '{other}' (known: trust_cert, encrypt, password, instance, app_name)"
+                    "mssql connection URL: unknown parameter '{other}' (known: trust_cert, encrypt, ca, hostname_in_certificate, password, instance, app_name)"
                 )))
             }
         }
     }
     config.encryption(encryption);
-    let password = password.or_else(|| options.password.clone());
+    let password = password.or_else(|| fallback_password(options));
     if user.is_empty() {
         return Err(Error::Usage(
             "mssql connection URL has no user: use mssql://user@host:1433/db (password in EAVPIVOT_PASSWORD)".into(),
         ));
     }
+    let password_given = password.is_some();
     config.authentication(AuthMethod::sql_server(&user, password.unwrap_or_default()));
     Ok(Target {
         shown: shown(&host, port, database.as_deref(), &user),
         config,
         user,
         database,
+        password_given,
     })
 }
 
 fn from_ado(text: &str, options: &ConnectOptions) -> Result<Target> {
-    // tiberius's own error could quote the offending part of the string; say only what failed.
-    let mut config = Config::from_ado_string(text).map_err(|_| {
-        Error::Usage(
-            "mssql ADO.NET connection string is not valid: expected Server=tcp:host,1433;Database=…;User Id=…;Password=…"
-                .into(),
-        )
-    })?;
-    let keys = ado_pairs(text);
+    let config = from_string(
+        Config::from_ado_string(text),
+        "ADO.NET",
+        "Server=tcp:host,1433;Database=…;User Id=…;Password=…",
+    )?;
+    from_pairs(config, text, options, &["database", "initial catalog"])
+}
+
+/// `jdbc:sqlserver://host:1433;databaseName=…;user=…;password=…`, as Flyway and Liquibase
+/// configurations hold it.
+fn from_jdbc(text: &str, options: &ConnectOptions) -> Result<Target> {
+    let config = from_string(
+        Config::from_jdbc_string(text),
+        "JDBC",
+        "jdbc:sqlserver://host:1433;databaseName=…;user=…;password=…",
+    )?;
+    let props = text.split_once(';').map_or("", |(_, p)| p);
+    from_pairs(config, props, options, &["databasename", "database"])
+}
+
+/// tiberius's own parse error could quote the offending part of the string (the password):
+/// say only which form failed and what it should look like.
+fn from_string(parsed: tiberius::Result<Config>, form: &str, expected: &str) -> Result<Config> {
+    parsed.map_err(|_| {
+        Error::Usage(format!(
+            "mssql {form} connection string is not valid: expected {expected}"
+        ))
+    })
+}
+
+/// User and database from the `key=value` pairs (read as tiberius reads them, quotes and
+/// all), and the fallback password when the string has none.
+fn from_pairs(
+    mut config: Config,
+    pairs_text: &str,
+    options: &ConnectOptions,
+    database_keys: &[&str],
+) -> Result<Target> {
+    let keys = ado_pairs(pairs_text)
+        .ok_or_else(|| Error::Usage("mssql connection string has an unterminated quote".into()))?;
     let get = |names: &[&str]| {
         keys.iter()
-            .find(|(k, _)| names.contains(&k.as_str()))
-            .map(|(_, v)| v.clone())
+            .find(|(k, _, _)| names.contains(&k.to_ascii_lowercase().as_str()))
+            .map(|(_, _, v)| v.clone())
     };
     let user = get(&["user id", "uid", "user", "username"]).unwrap_or_default();
-    let has_password = get(&["password", "pwd"]).is_some();
-    if !has_password && !user.is_empty() {
-        if let Some(password) = &options.password {
+    let mut password_given = get(&["password", "pwd"]).is_some();
+    if !password_given && !user.is_empty() {
+        if let Some(password) = fallback_password(options) {
             config.authentication(AuthMethod::sql_server(&user, password));
+            password_given = true;
         }
     }
-    let database = get(&["database", "initial catalog"]);
+    let database = get(database_keys);
     let addr = config.get_addr();
     let shown = match &database {
         Some(db) => format!("{addr}/{db} as {user}"),
@@ -128,18 +174,16 @@ fn from_ado(text: &str, options: &ConnectOptions) -> Result<Target> {
         shown,
         user,
         database,
+        password_given,
     })
 }
 
-/// `key=value` pairs of an ADO.NET string, keys lower-cased; values as written (unquoted).
-fn ado_pairs(text: &str) -> Vec<(String, String)> {
-    text.split(';')
-        .filter_map(|part| part.split_once('='))
-        .map(|(k, v)| {
-            let v = v.trim().trim_matches(|c| c == '\'' || c == '"');
-            (k.trim().to_ascii_lowercase(), v.to_string())
-        })
-        .collect()
+/// `--password-file` or `EAVPIVOT_PASSWORD`, else sqlcmd's `SQLCMDPASSWORD`.
+fn fallback_password(options: &ConnectOptions) -> Option<String> {
+    options
+        .password
+        .clone()
+        .or_else(|| credentials::fallback_password("SQLCMDPASSWORD"))
 }
 
 fn shown(host: &str, port: u16, database: Option<&str>, user: &str) -> String {
@@ -170,15 +214,17 @@ fn parse_bool(key: &str, value: &str) -> Result<bool> {
     }
 }
 
-/// `encrypt=on` (TLS for everything, the default), `off` (TLS for the login only),
+/// `encrypt=on` (TLS for everything, the default), `strict` (TDS 8: TLS before any TDS byte,
+/// as Azure SQL and SQL Server 2022 can require), `off` (TLS for the login only),
 /// `not_supported` (no TLS at all: only for test peers and trusted networks).
 fn parse_encrypt(value: &str) -> Result<EncryptionLevel> {
     match value.to_ascii_lowercase().as_str() {
         "on" | "true" | "yes" | "required" | "mandatory" => Ok(EncryptionLevel::Required),
+        "strict" => Ok(EncryptionLevel::Strict),
         "off" | "false" | "no" | "login" => Ok(EncryptionLevel::Off),
         "not_supported" | "none" | "plaintext" => Ok(EncryptionLevel::NotSupported),
         other => Err(Error::Usage(format!(
-            "mssql connection URL: encrypt={other} is not one of on, off, not_supported"
+            "mssql connection URL: encrypt={other} is not one of on, strict, off, not_supported"
         ))),
     }
 }

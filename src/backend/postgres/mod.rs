@@ -10,6 +10,7 @@
 //! parse ([`load`]). The streaming strategy reads on a second connection, because the first
 //! is busy holding the load's transaction.
 
+mod connect;
 mod load;
 
 use std::collections::HashMap;
@@ -18,8 +19,9 @@ use std::pin::pin;
 use async_trait::async_trait;
 use futures_util::StreamExt;
 use tokio_postgres::types::Type;
-use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
+use tokio_postgres::{Client, SimpleQueryMessage};
 
+use super::connection::open_asking;
 use super::read_ahead::{self, ReadAhead, RowSender};
 use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, Postgres};
@@ -32,51 +34,20 @@ const MAX_FLUSH_ROWS: usize = 50_000;
 pub struct PostgresBackend {
     client: Client,
     /// Kept to open the second (reading) connection for the streaming strategy.
-    config: Config,
+    target: connect::PgTarget,
     /// Column types of the tables loaded since the last statement (see [`load_types`]): a
     /// stream loads one table many times, and describing it each time is a round trip.
     load_types: HashMap<String, Vec<Type>>,
 }
 
-pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
-    let mut config: Config = url
-        .parse()
-        .map_err(|e| Error::Connect(format!("postgres connection string is not valid: {e}")))?;
-    if config.get_password().is_none() {
-        if let Some(password) = &options.password {
-            config.password(password.as_bytes());
-        }
-    }
-    config.connect_timeout(options.connect_timeout);
-    let client = open(&config).await?;
+pub async fn connect(text: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
+    let mut target = connect::parse(text, options)?;
+    let client = open_asking(&mut target).await?;
     Ok(Box::new(PostgresBackend {
         client,
-        config,
+        target,
         load_types: HashMap::new(),
     }))
-}
-
-/// Connect and spawn the connection's I/O task on the current tokio runtime.
-async fn open(config: &Config) -> Result<Client> {
-    let (client, connection) = config.connect(NoTls).await.map_err(|e| {
-        let hosts: Vec<String> = config
-            .get_hosts()
-            .iter()
-            .map(|h| format!("{h:?}"))
-            .collect();
-        Error::Connect(format!(
-            "cannot connect to postgres {} (user {}, database {}): {}",
-            hosts.join(","),
-            config.get_user().unwrap_or("?"),
-            config.get_dbname().unwrap_or("?"),
-            message(&e)
-        ))
-    })?;
-    tokio::spawn(async move {
-        // Errors surface on the client's next call; the task only has to keep running.
-        let _ = connection.await;
-    });
-    Ok(client)
 }
 
 #[async_trait]
@@ -144,6 +115,14 @@ impl Backend for PostgresBackend {
         load::load(&self.client, target, &types, rows).await
     }
 
+    fn read_ahead(&mut self, read_sql: &str) -> Result<ReadAhead> {
+        Ok(self.start_read(read_sql))
+    }
+
+    fn max_flush_rows(&self) -> usize {
+        MAX_FLUSH_ROWS
+    }
+
     async fn stream_into(
         &mut self,
         read_sql: &str,
@@ -160,18 +139,18 @@ impl PostgresBackend {
     /// The ordered read, on a second connection: the first is busy holding the load's
     /// transaction, and a separate task lets the read run while batches load.
     fn start_read(&self, read_sql: &str) -> ReadAhead {
-        let config = self.config.clone();
+        let target = self.target.clone();
         ReadAhead::spawn(read_sql, |sql, mut rows| async move {
-            let outcome = read_rows(&config, &sql, &mut rows).await;
+            let outcome = read_rows(&target, &sql, &mut rows).await;
             (rows, outcome)
         })
     }
 }
 
 /// Run `sql` on a new connection, handing every row to `rows` until it stops listening.
-async fn read_rows(config: &Config, sql: &str, rows: &mut RowSender) -> Result<()> {
+async fn read_rows(target: &connect::PgTarget, sql: &str, rows: &mut RowSender) -> Result<()> {
     let context = "reading source rows";
-    let reader = open(config).await?;
+    let reader = connect::open(target).await?;
     let types = describe(&reader, sql, context).await?;
     let mut stream = pin!(reader
         .simple_query_raw(sql)

@@ -3,18 +3,22 @@
 //!
 //! Each puzzle becomes one row per given `(puzzle, row, col, value)`, numbered after the
 //! largest puzzle already in the table, so importing twice appends instead of colliding. The
-//! whole file is parsed before anything is written, and every row goes in through one
-//! transaction: a bad line or a failed load leaves the table as it was.
+//! whole file is parsed before anything is written, and every row goes in through the one
+//! write path ([`crate::execute::write`]) as an append: a bad line or a failed load leaves the
+//! table as it was (a table it had to create is dropped again).
 
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
+use async_trait::async_trait;
 
 use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver, LoadTarget};
-use crate::config::TableRef;
+use crate::config::{IfExists, TableRef};
 use crate::dialect::sudoku_sql;
 use crate::execute::first_int;
+use crate::execute::write::{Fill, Policy, Tables, Writes};
+use crate::execute::Session;
 use crate::transform::sudoku::Grid;
 use crate::value::Value;
 
@@ -96,64 +100,68 @@ async fn import(
     grids: &[Grid],
 ) -> anyhow::Result<Imported> {
     let dialect = backend.dialect();
-    let exists = first_int(&backend.query(&dialect.table_exists(table)).await?) > 0;
+    let mut session = Session::new(backend, false);
+    let shape = sudoku_sql::givens_shape(dialect, table);
+    let mut writes = Writes::prepare(
+        &mut session,
+        "sudoku --import",
+        Policy::if_exists(IfExists::Append),
+        &[],
+        vec![shape],
+        Vec::new(),
+    )
+    .await?;
+    let exists = writes.tables().targets().iter().any(|t| t.exists);
     let first_id = match exists {
         true => {
             first_int(
-                &backend
-                    .query(&sudoku_sql::max_puzzle(dialect, table))
+                &session
+                    .inspect_target(&sudoku_sql::max_puzzle(dialect, table))
                     .await?,
             ) as i64
                 + 1
         }
         false => 1,
     };
-    let create = sudoku_sql::create_givens_table(dialect, table);
-    let tx_ddl = dialect.transactional_ddl();
-    if !exists && !tx_ddl {
-        backend.execute(&create).await?;
-    }
-    backend.execute(&dialect.begin()).await?;
-    let result = async {
-        if !exists && tx_ddl {
-            backend.execute(&create).await?;
-        }
-        let target = LoadTarget {
-            table: table.clone(),
-            columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
-        };
+    let mut fill = GivensRows { grids, first_id };
+    let what = format!("importing into {table}");
+    let rows = writes.run(&mut session, &what, &mut fill).await?;
+    Ok(Imported {
+        puzzles: grids.len(),
+        rows,
+        first_id,
+        created: !exists,
+    })
+}
+
+/// The givens of every puzzle, loaded in batches into the (new or existing) table.
+struct GivensRows<'a> {
+    grids: &'a [Grid],
+    first_id: i64,
+}
+
+#[async_trait]
+impl Fill for GivensRows<'_> {
+    type Output = u64;
+
+    async fn fill(&mut self, session: &mut Session<'_>, tables: &Tables) -> crate::Result<u64> {
         let mut rows_loaded = 0;
-        for (batch_no, batch) in grids.chunks(PUZZLES_PER_BATCH).enumerate() {
-            let first = first_id + (batch_no * PUZZLES_PER_BATCH) as i64;
-            let rows = givens_rows(first, batch);
-            rows_loaded += backend.load_rows(&target, &rows).await?;
-        }
-        backend.execute(&dialect.commit()).await?;
-        Ok::<u64, crate::Error>(rows_loaded)
-    }
-    .await;
-    match result {
-        Ok(rows) => Ok(Imported {
-            puzzles: grids.len(),
-            rows,
-            first_id,
-            created: !exists,
-        }),
-        Err(err) => {
-            let mut undo = match backend.execute(&dialect.rollback()).await {
-                Ok(_) => "rolled back: nothing was written".to_string(),
-                Err(e) => format!("the ROLLBACK failed too: {e}"),
+        for table in tables.targets() {
+            let target = LoadTarget {
+                table: table.build.clone(),
+                columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
             };
-            if !exists && !tx_ddl {
-                if let Err(e) = backend.execute(&dialect.drop_table(table)).await {
-                    undo.push_str(&format!(
-                        "; the new table {table} could not be dropped: {e}"
-                    ));
-                }
+            let shape = session
+                .backend
+                .dialect()
+                .insert_values(&target.table, &target.columns, 1);
+            for (batch_no, batch) in self.grids.chunks(PUZZLES_PER_BATCH).enumerate() {
+                let first = self.first_id + (batch_no * PUZZLES_PER_BATCH) as i64;
+                let rows = givens_rows(first, batch);
+                rows_loaded += session.load_rows(&target, &rows, &shape).await?;
             }
-            Err(anyhow::Error::new(err)
-                .context(format!("importing into {table} failed and was {undo}")))
         }
+        Ok(rows_loaded)
     }
 }
 

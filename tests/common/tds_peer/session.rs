@@ -4,7 +4,7 @@ use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::login::{parse_login7, prelogin_encryption, prelogin_response};
 use super::requests::{parse_batch, parse_bulk, parse_rpc};
@@ -42,8 +42,9 @@ impl Conn<'_> {
     }
 }
 
-/// Serves one connection; errors are logged and end the connection.
-pub async fn run(mut sock: TcpStream, shared: Arc<Shared>) {
+/// Serves one connection (TCP, or TLS over it for TDS 8 strict); errors are logged and end
+/// the connection.
+pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(mut sock: S, shared: Arc<Shared>) {
     let id = shared.connections.fetch_add(1, Ordering::SeqCst) + 1;
     let mut conn = Conn {
         shared: &shared,
@@ -62,9 +63,10 @@ pub async fn run(mut sock: TcpStream, shared: Arc<Shared>) {
     }
 }
 
-async fn serve(sock: &mut TcpStream, conn: &mut Conn<'_>) -> io::Result<()> {
-    sock.set_nodelay(true)?;
-
+async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+    sock: &mut S,
+    conn: &mut Conn<'_>,
+) -> io::Result<()> {
     let Some(msg) = read_message(sock).await? else {
         return Ok(());
     };

@@ -24,10 +24,13 @@ SELECT s.e0 FROM (SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING ut
   LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
-SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F57494445' USING utf8mb4);
+SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'4954454D5F57494445' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'4954454D5F57494445' USING utf8mb4)))));
 
 -- read-only, ran during the dry run:
-SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F574944455F5F6561767069766F745F6E6577' USING utf8mb4);
+SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'4954454D215F57494445215F215F6561767069766F74215F25' USING utf8mb4) ESCAPE '!';
+
+-- read-only, ran during the dry run:
+SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F57494445' USING utf8mb4);
 
 -- read-only, ran during the dry run:
 SELECT p.a, COUNT(*) AS pairs, SUM(CASE WHEN p.lo <> p.hi THEN 1 ELSE 0 END) AS conflicting
@@ -37,7 +40,7 @@ FROM (SELECT s.e0, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM (SELECT ID.ITEM_ID A
   LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s WHERE s.v IS NOT NULL GROUP BY s.e0, s.a) p
 GROUP BY p.a;
 
-CREATE TABLE ITEM_WIDE__eavpivot_new (
+CREATE TABLE ITEM_WIDE__eavpivot_RUNTAG (
   `ITEM_ID` BIGINT NOT NULL,
   `Color` LONGTEXT,
   `Material` LONGTEXT,
@@ -47,11 +50,11 @@ CREATE TABLE ITEM_WIDE__eavpivot_new (
   `Warranty 10 years` LONGTEXT,
   `Weight (kg)` LONGTEXT,
   PRIMARY KEY (`ITEM_ID`)
-);
+) COMMENT = 'eavpivot job item_detail run RUNTAG';
 
 START TRANSACTION;
 
-INSERT INTO ITEM_WIDE__eavpivot_new (`ITEM_ID`, `Color`, `Material`, `Size`, `Voltage`, `Warranty 2 years`, `Warranty 10 years`, `Weight (kg)`)
+INSERT INTO ITEM_WIDE__eavpivot_RUNTAG (`ITEM_ID`, `Color`, `Material`, `Size`, `Voltage`, `Warranty 2 years`, `Warranty 10 years`, `Weight (kg)`)
 SELECT s.e0,
   MAX(CASE WHEN s.a = X'436F6C6F72' THEN s.v END) AS `Color`,
   MAX(CASE WHEN s.a = X'4D6174657269616C' THEN s.v END) AS `Material`,
@@ -73,8 +76,8 @@ SELECT COUNT(*) FROM (SELECT DISTINCT s.e0 FROM (SELECT ID.ITEM_ID AS e0, CAST(C
   LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s) d;
 
 -- verify: rows and non-null cells written (must match the source)
-SELECT COUNT(*), COUNT(`Color`), COUNT(`Material`), COUNT(`Size`), COUNT(`Voltage`), COUNT(`Warranty 2 years`), COUNT(`Warranty 10 years`), COUNT(`Weight (kg)`) FROM ITEM_WIDE__eavpivot_new;
+SELECT COUNT(*), COUNT(`Color`), COUNT(`Material`), COUNT(`Size`), COUNT(`Voltage`), COUNT(`Warranty 2 years`), COUNT(`Warranty 10 years`), COUNT(`Weight (kg)`) FROM ITEM_WIDE__eavpivot_RUNTAG;
 
 COMMIT;
 
-RENAME TABLE ITEM_WIDE__eavpivot_new TO ITEM_WIDE;
+RENAME TABLE ITEM_WIDE__eavpivot_RUNTAG TO ITEM_WIDE;

@@ -23,12 +23,15 @@ SELECT s.e0 FROM (SELECT y AS e0, CAST(CONVERT(x USING utf8mb4) AS BINARY) AS a,
   FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
-SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4D494E45535745455045525F56494557' USING utf8mb4);
+SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'4D494E45535745455045525F56494557' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'4D494E45535745455045525F56494557' USING utf8mb4)))));
 
 -- read-only, ran during the dry run:
-SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4D494E45535745455045525F564945575F5F6561767069766F745F6E6577' USING utf8mb4);
+SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'4D494E4553574545504552215F56494557215F215F6561767069766F74215F25' USING utf8mb4) ESCAPE '!';
 
-CREATE TABLE MINESWEEPER_VIEW__eavpivot_new (
+-- read-only, ran during the dry run:
+SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4D494E45535745455045525F56494557' USING utf8mb4);
+
+CREATE TABLE MINESWEEPER_VIEW__eavpivot_RUNTAG (
   `y` BIGINT NOT NULL,
   `1` VARCHAR(1),
   `2` VARCHAR(1),
@@ -41,7 +44,7 @@ CREATE TABLE MINESWEEPER_VIEW__eavpivot_new (
   `9` VARCHAR(1),
   `10` VARCHAR(1),
   PRIMARY KEY (`y`)
-);
+) COMMENT = 'eavpivot job minesweeper run RUNTAG';
 
 START TRANSACTION;
 
@@ -50,11 +53,11 @@ SELECT s.e0, s.a, s.v FROM (SELECT y AS e0, CAST(CONVERT(x USING utf8mb4) AS BIN
   FROM MINESWEEPER_BOARD) s ORDER BY s.e0;
 
 -- stream: wide rows loaded in batches by LOAD DATA LOCAL (by multi-row INSERT where the server's local_infile is off or a batch holds floats)
-LOAD DATA LOCAL INFILE 'eavpivot-stream' INTO TABLE MINESWEEPER_VIEW__eavpivot_new CHARACTER SET binary FIELDS TERMINATED BY X'09' ESCAPED BY X'5C' LINES TERMINATED BY X'0A' (`y`, `1`, `2`, `3`, `4`, `5`, `6`, `7`, `8`, `9`, `10`);
+LOAD DATA LOCAL INFILE 'eavpivot-stream' INTO TABLE MINESWEEPER_VIEW__eavpivot_RUNTAG CHARACTER SET binary FIELDS TERMINATED BY X'09' ESCAPED BY X'5C' LINES TERMINATED BY X'0A' (`y`, `1`, `2`, `3`, `4`, `5`, `6`, `7`, `8`, `9`, `10`);
 
 -- verify: rows and non-null cells written (must match the source)
-SELECT COUNT(*), COUNT(`1`), COUNT(`2`), COUNT(`3`), COUNT(`4`), COUNT(`5`), COUNT(`6`), COUNT(`7`), COUNT(`8`), COUNT(`9`), COUNT(`10`) FROM MINESWEEPER_VIEW__eavpivot_new;
+SELECT COUNT(*), COUNT(`1`), COUNT(`2`), COUNT(`3`), COUNT(`4`), COUNT(`5`), COUNT(`6`), COUNT(`7`), COUNT(`8`), COUNT(`9`), COUNT(`10`) FROM MINESWEEPER_VIEW__eavpivot_RUNTAG;
 
 COMMIT;
 
-RENAME TABLE MINESWEEPER_VIEW__eavpivot_new TO MINESWEEPER_VIEW;
+RENAME TABLE MINESWEEPER_VIEW__eavpivot_RUNTAG TO MINESWEEPER_VIEW;

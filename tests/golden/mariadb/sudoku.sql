@@ -22,18 +22,24 @@ SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING u
   FROM SUDOKU_GIVENS) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
+SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F47524944' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F47524944' USING utf8mb4)))));
+
+-- read-only, ran during the dry run:
+SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'5355444F4B55215F47524944215F215F6561767069766F74215F25' USING utf8mb4) ESCAPE '!';
+
+-- read-only, ran during the dry run:
 SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F47524944' USING utf8mb4);
 
 -- read-only, ran during the dry run:
-SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F475249445F5F6561767069766F745F6E6577' USING utf8mb4);
+SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4)))));
+
+-- read-only, ran during the dry run:
+SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'5355444F4B55215F47524944215F737461747573215F215F6561767069766F74215F25' USING utf8mb4) ESCAPE '!';
 
 -- read-only, ran during the dry run:
 SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4);
 
--- read-only, ran during the dry run:
-SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F475249445F7374617475735F5F6561767069766F745F6E6577' USING utf8mb4);
-
-CREATE TABLE SUDOKU_GRID__eavpivot_new (
+CREATE TABLE SUDOKU_GRID__eavpivot_RUNTAG (
   `puzzle` BIGINT NOT NULL,
   `row` BIGINT NOT NULL,
   `1` INTEGER,
@@ -46,16 +52,16 @@ CREATE TABLE SUDOKU_GRID__eavpivot_new (
   `8` INTEGER,
   `9` INTEGER,
   PRIMARY KEY (`puzzle`, `row`)
-);
+) COMMENT = 'eavpivot job sudoku run RUNTAG';
 
-CREATE TABLE SUDOKU_GRID_status__eavpivot_new (
+CREATE TABLE SUDOKU_GRID_status__eavpivot_RUNTAG (
   `puzzle` LONGTEXT,
   `status` LONGTEXT,
   `solutions` BIGINT,
   `search_nodes` BIGINT,
   `givens` BIGINT,
   `detail` LONGTEXT
-);
+) COMMENT = 'eavpivot job sudoku run RUNTAG';
 
 START TRANSACTION;
 
@@ -64,16 +70,16 @@ SELECT s.e0, s.e1, s.a, s.v FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(c
   FROM SUDOKU_GIVENS) s ORDER BY s.e0, s.e1;
 
 -- stream: wide rows loaded in batches by LOAD DATA LOCAL (by multi-row INSERT where the server's local_infile is off or a batch holds floats)
-LOAD DATA LOCAL INFILE 'eavpivot-stream' INTO TABLE SUDOKU_GRID__eavpivot_new CHARACTER SET binary FIELDS TERMINATED BY X'09' ESCAPED BY X'5C' LINES TERMINATED BY X'0A' (`puzzle`, `row`, `1`, `2`, `3`, `4`, `5`, `6`, `7`, `8`, `9`);
+LOAD DATA LOCAL INFILE 'eavpivot-stream' INTO TABLE SUDOKU_GRID__eavpivot_RUNTAG CHARACTER SET binary FIELDS TERMINATED BY X'09' ESCAPED BY X'5C' LINES TERMINATED BY X'0A' (`puzzle`, `row`, `1`, `2`, `3`, `4`, `5`, `6`, `7`, `8`, `9`);
 
 -- companion table rows loaded in batches, statement shape for one row
-INSERT INTO SUDOKU_GRID_status__eavpivot_new (`puzzle`, `status`, `solutions`, `search_nodes`, `givens`, `detail`) VALUES (?, ?, ?, ?, ?, ?);
+INSERT INTO SUDOKU_GRID_status__eavpivot_RUNTAG (`puzzle`, `status`, `solutions`, `search_nodes`, `givens`, `detail`) VALUES (?, ?, ?, ?, ?, ?);
 
 -- verify: rows and non-null cells written (must match the source)
-SELECT COUNT(*), COUNT(`1`), COUNT(`2`), COUNT(`3`), COUNT(`4`), COUNT(`5`), COUNT(`6`), COUNT(`7`), COUNT(`8`), COUNT(`9`) FROM SUDOKU_GRID__eavpivot_new;
+SELECT COUNT(*), COUNT(`1`), COUNT(`2`), COUNT(`3`), COUNT(`4`), COUNT(`5`), COUNT(`6`), COUNT(`7`), COUNT(`8`), COUNT(`9`) FROM SUDOKU_GRID__eavpivot_RUNTAG;
 
 COMMIT;
 
-RENAME TABLE SUDOKU_GRID__eavpivot_new TO SUDOKU_GRID;
+RENAME TABLE SUDOKU_GRID__eavpivot_RUNTAG TO SUDOKU_GRID;
 
-RENAME TABLE SUDOKU_GRID_status__eavpivot_new TO SUDOKU_GRID_status;
+RENAME TABLE SUDOKU_GRID_status__eavpivot_RUNTAG TO SUDOKU_GRID_status;

@@ -22,15 +22,18 @@ SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING u
   FROM SUDOKU_GIVENS) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
-SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F475249445F53514C' USING utf8mb4);
+SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F475249445F53514C' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F475249445F53514C' USING utf8mb4)))));
 
 -- read-only, ran during the dry run:
-SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F475249445F53514C5F5F6561767069766F745F6E6577' USING utf8mb4);
+SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'5355444F4B55215F47524944215F53514C215F215F6561767069766F74215F25' USING utf8mb4) ESCAPE '!';
+
+-- read-only, ran during the dry run:
+SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F475249445F53514C' USING utf8mb4);
 
 -- read-only, ran during the dry run:
 SELECT COUNT(DISTINCT puzzle) FROM SUDOKU_GIVENS;
 
-CREATE TABLE SUDOKU_GRID_SQL__eavpivot_new (
+CREATE TABLE SUDOKU_GRID_SQL__eavpivot_RUNTAG (
   `puzzle` BIGINT NOT NULL,
   `row` BIGINT NOT NULL,
   `1` INTEGER,
@@ -43,11 +46,11 @@ CREATE TABLE SUDOKU_GRID_SQL__eavpivot_new (
   `8` INTEGER,
   `9` INTEGER,
   PRIMARY KEY (`puzzle`, `row`)
-);
+) COMMENT = 'eavpivot job sudoku_sql run RUNTAG';
 
 START TRANSACTION;
 
-INSERT INTO SUDOKU_GRID_SQL__eavpivot_new (`puzzle`, `row`, `1`, `2`, `3`, `4`, `5`, `6`, `7`, `8`, `9`)
+INSERT INTO SUDOKU_GRID_SQL__eavpivot_RUNTAG (`puzzle`, `row`, `1`, `2`, `3`, `4`, `5`, `6`, `7`, `8`, `9`)
 WITH RECURSIVE sdk_k(k) AS (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9),
 sdk_givens(p, r, c, v) AS (
   SELECT puzzle AS p, CAST(row AS SIGNED) AS r, CAST(col AS SIGNED) AS c, CAST(value AS SIGNED) AS v
@@ -101,8 +104,8 @@ SELECT sv.p,
 FROM sdk_solved sv CROSS JOIN sdk_k rw;
 
 -- verify: every solved puzzle wrote n full rows (rows, then non-null cells per column)
-SELECT COUNT(*), COUNT(`1`), COUNT(`2`), COUNT(`3`), COUNT(`4`), COUNT(`5`), COUNT(`6`), COUNT(`7`), COUNT(`8`), COUNT(`9`) FROM SUDOKU_GRID_SQL__eavpivot_new;
+SELECT COUNT(*), COUNT(`1`), COUNT(`2`), COUNT(`3`), COUNT(`4`), COUNT(`5`), COUNT(`6`), COUNT(`7`), COUNT(`8`), COUNT(`9`) FROM SUDOKU_GRID_SQL__eavpivot_RUNTAG;
 
 COMMIT;
 
-RENAME TABLE SUDOKU_GRID_SQL__eavpivot_new TO SUDOKU_GRID_SQL;
+RENAME TABLE SUDOKU_GRID_SQL__eavpivot_RUNTAG TO SUDOKU_GRID_SQL;

@@ -1,0 +1,211 @@
+//! SQL text of `if_exists: merge`: the source's entities, pivoted into a staging table, are
+//! upserted into the existing target. The statements are standard SQL where they can be; the
+//! upsert itself is each database's native form ([`super::Dialect::upsert`]).
+
+use super::Dialect;
+use crate::config::TableRef;
+
+/// The columns of one merge, quoted per dialect by the caller's [`Dialect`].
+pub struct MergeColumns<'a> {
+    /// The entity key columns (the target's primary key).
+    pub keys: &'a [String],
+    /// Columns set from the staging table for every touched entity.
+    pub set: &'a [String],
+    /// Target columns the source has no attribute for: NULL for every touched entity.
+    pub cleared: &'a [String],
+}
+
+/// `t.k1 = s.k1 AND …`: the staging row `s` of target row `t`.
+fn keys_match<D: Dialect + ?Sized>(d: &D, keys: &[String], t: &str, s: &str) -> String {
+    keys.iter()
+        .map(|k| {
+            let k = d.quote_ident(k);
+            format!("{t}.{k} = {s}.{k}")
+        })
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+/// Column list `k…, c…` of the staging rows that go into the target.
+fn insert_list<D: Dialect + ?Sized>(d: &D, cols: &MergeColumns) -> String {
+    cols.keys
+        .iter()
+        .chain(cols.set)
+        .map(|c| d.quote_ident(c))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// How a database upserts natively: data of each dialect ([`super::Dialect::upsert_style`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpsertStyle {
+    /// `UPDATE … FROM` the staging table for entities already in the target, then
+    /// `INSERT … WHERE NOT EXISTS` for new ones (SQL Server: MERGE is avoided for its race
+    /// and trigger issues; both run inside the load's transaction under `XACT_ABORT`).
+    UpdateThenInsert,
+    /// `INSERT … ON CONFLICT (key) DO UPDATE SET c = excluded.c` (PostgreSQL, SQLite).
+    OnConflict,
+    /// `INSERT … ON DUPLICATE KEY UPDATE c = VALUES(c)` (MariaDB/MySQL).
+    OnDuplicateKey,
+}
+
+/// The statements that upsert the staging table's rows into `target`.
+pub fn upsert<D: Dialect + ?Sized>(
+    d: &D,
+    target: &TableRef,
+    staging: &TableRef,
+    cols: &MergeColumns,
+) -> Vec<String> {
+    let list = insert_list(d, cols);
+    let rows = prefixed(d, cols, "s");
+    match d.upsert_style() {
+        UpsertStyle::UpdateThenInsert => {
+            let sets = assignments(d, cols, |c| format!("s.{c}"));
+            let keys = keys_match(d, cols.keys, "t", "s");
+            let update = (!sets.is_empty()).then(|| {
+                format!(
+                    "UPDATE t SET {} FROM {target} AS t JOIN {staging} AS s ON {keys}",
+                    sets.join(", ")
+                )
+            });
+            let insert = format!(
+                "INSERT INTO {target} ({list})\nSELECT {rows} FROM {staging} AS s WHERE NOT EXISTS (SELECT 1 FROM {target} AS t WHERE {keys})"
+            );
+            update.into_iter().chain([insert]).collect()
+        }
+        UpsertStyle::OnConflict => {
+            let sets = assignments(d, cols, |c| format!("excluded.{c}"));
+            let keys: Vec<String> = cols.keys.iter().map(|k| d.quote_ident(k)).collect();
+            let action = match sets.is_empty() {
+                true => "DO NOTHING".to_string(),
+                false => format!("DO UPDATE SET {}", sets.join(", ")),
+            };
+            // `WHERE true`: SQLite's parser needs it to tell ON CONFLICT from a join constraint.
+            vec![format!(
+                "INSERT INTO {target} ({list})\nSELECT {rows} FROM {staging} AS s WHERE true\nON CONFLICT ({}) {action}",
+                keys.join(", ")
+            )]
+        }
+        UpsertStyle::OnDuplicateKey => {
+            let mut sets = assignments(d, cols, |c| format!("VALUES({c})"));
+            if sets.is_empty() {
+                // Nothing to set: a no-op update keeps existing rows as they are.
+                let k = cols
+                    .keys
+                    .first()
+                    .map(|k| d.quote_ident(k))
+                    .unwrap_or_default();
+                sets.push(format!("{k} = {k}"));
+            }
+            vec![format!(
+                "INSERT INTO {target} ({list})\nSELECT {rows} FROM {staging} AS s\nON DUPLICATE KEY UPDATE {}",
+                sets.join(", ")
+            )]
+        }
+    }
+}
+
+/// `c = <new value of c>` for every set column, then `c = NULL` for every cleared one.
+fn assignments<D: Dialect + ?Sized>(
+    d: &D,
+    cols: &MergeColumns,
+    new_value: impl Fn(&str) -> String,
+) -> Vec<String> {
+    cols.set
+        .iter()
+        .map(|c| {
+            let c = d.quote_ident(c);
+            format!("{c} = {}", new_value(&c))
+        })
+        .chain(
+            cols.cleared
+                .iter()
+                .map(|c| format!("{} = NULL", d.quote_ident(c))),
+        )
+        .collect()
+}
+
+/// `s.k…, s.c…`.
+fn prefixed<D: Dialect + ?Sized>(d: &D, cols: &MergeColumns, alias: &str) -> String {
+    cols.keys
+        .iter()
+        .chain(cols.set)
+        .map(|c| format!("{alias}.{}", d.quote_ident(c)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Counts before the merge, in one row: staging rows whose entity is new to the target,
+/// and staging rows identical to their target row (every set column equal, NULL-safe, and
+/// every cleared column already NULL).
+pub fn survey<D: Dialect + ?Sized>(
+    d: &D,
+    target: &TableRef,
+    staging: &TableRef,
+    cols: &MergeColumns,
+) -> String {
+    let keys = keys_match(d, cols.keys, "t", "s");
+    let same: Vec<String> = cols
+        .set
+        .iter()
+        .map(|c| {
+            let c = d.quote_ident(c);
+            d.null_safe_eq(&format!("t.{c}"), &format!("s.{c}"))
+        })
+        .chain(
+            cols.cleared
+                .iter()
+                .map(|c| format!("t.{} IS NULL", d.quote_ident(c))),
+        )
+        .collect();
+    let same = match same.is_empty() {
+        true => "1 = 1".to_string(),
+        false => same.join(" AND "),
+    };
+    format!(
+        "SELECT (SELECT COUNT(*) FROM {staging} AS s WHERE NOT EXISTS (SELECT 1 FROM {target} AS t WHERE {keys})), \
+         (SELECT COUNT(*) FROM {staging} AS s JOIN {target} AS t ON {keys} WHERE {same})"
+    )
+}
+
+/// Rows and non-null cells per column of the target rows the merge does not touch.
+pub fn untouched_counts<D: Dialect + ?Sized>(
+    d: &D,
+    target: &TableRef,
+    staging: &TableRef,
+    keys: &[String],
+    columns: &[String],
+) -> String {
+    let counts: Vec<String> = std::iter::once("COUNT(*)".to_string())
+        .chain(
+            columns
+                .iter()
+                .map(|c| format!("COUNT(t.{})", d.quote_ident(c))),
+        )
+        .collect();
+    format!(
+        "SELECT {} FROM {target} AS t WHERE NOT EXISTS (SELECT 1 FROM {staging} AS s WHERE {})",
+        counts.join(", "),
+        keys_match(d, keys, "t", "s")
+    )
+}
+
+/// `target.on_missing: delete`: the target's entities the source no longer has.
+pub fn delete_missing<D: Dialect + ?Sized>(
+    d: &D,
+    target: &TableRef,
+    staging: &TableRef,
+    keys: &[String],
+) -> String {
+    let matched: Vec<String> = keys
+        .iter()
+        .map(|k| {
+            let k = d.quote_ident(k);
+            format!("s.{k} = {target}.{k}")
+        })
+        .collect();
+    format!(
+        "DELETE FROM {target} WHERE NOT EXISTS (SELECT 1 FROM {staging} AS s WHERE {})",
+        matched.join(" AND ")
+    )
+}

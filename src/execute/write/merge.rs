@@ -1,0 +1,286 @@
+//! `if_exists: merge`: the run's rows go into a staging table as for `replace` (loaded and
+//! verified against the source by the fill), then, inside the same transaction, are upserted
+//! into the existing target: every column of a touched entity is set from the source (NULL
+//! where the entity no longer has the attribute, NULL in target columns the source has no
+//! attribute for), new entities are inserted, entities only in the target are kept or
+//! deleted (`target.on_missing`), and new attributes become columns
+//! (`pivot.on_new_attributes`). The merged table is verified before commit: its rows and
+//! per-column counts must equal the untouched target rows plus the staging rows.
+//!
+//! Where DDL is not transactional (MariaDB) a new column cannot be added inside the
+//! transaction, so the merge then goes into a copy of the target (created with the new
+//! columns beside the staging table, filled inside the transaction) that replaces the target
+//! by the same atomic rename as `replace`.
+
+use crate::config::{OnMissing, OnNewAttributes, TableRef};
+use crate::dialect::merge::{self, MergeColumns};
+use crate::dialect::{Dialect, PivotColumn, TableShape};
+use crate::error::{Error, Result};
+use crate::report::MergeStats;
+use crate::value::Value;
+
+use super::super::session::Session;
+use super::super::verify::row_counts;
+use super::Table;
+
+/// How one existing target takes the staging table's rows.
+#[derive(Debug, Clone)]
+pub struct MergePlan {
+    keys: Vec<String>,
+    /// The target's attribute columns as they are, in order.
+    existing: Vec<String>,
+    /// New attribute columns and their types.
+    added: Vec<(String, String)>,
+    set: Vec<String>,
+    cleared: Vec<String>,
+    on_missing: OnMissing,
+    /// Non-transactional DDL with new columns: the copy merged into and swapped in.
+    pub copy: Option<TableRef>,
+    /// The copy's tag in its name and mark.
+    pub copy_tag: String,
+}
+
+impl MergePlan {
+    /// Read the target's columns and decide, before any write, what the merge does with
+    /// each; refuses a target that lacks the entity columns, and new attributes under
+    /// `on_new_attributes: error`.
+    pub async fn read(
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        shape: &TableShape,
+        on_new: OnNewAttributes,
+        on_missing: OnMissing,
+        (copy, copy_tag): (TableRef, String),
+    ) -> Result<MergePlan> {
+        let rows = session
+            .inspect_target(&dialect.table_columns(&shape.table))
+            .await?;
+        let columns: Vec<String> = rows
+            .iter()
+            .filter_map(|r| r.first().and_then(Value::as_text))
+            .collect();
+        let key_of = |name: &str| dialect.ident_key(name);
+        let keys: Vec<String> = shape.entity.iter().map(|e| e.name.clone()).collect();
+        if !columns.is_empty() {
+            if let Some(missing) = keys
+                .iter()
+                .find(|k| !columns.iter().any(|c| key_of(c) == key_of(k)))
+            {
+                return Err(Error::Job(format!(
+                    "cannot merge into {}: it has no entity column {missing} (it was not built by this job; its columns: {})",
+                    shape.table,
+                    columns.join(", ")
+                )));
+            }
+        }
+        let is_key = |c: &str| keys.iter().any(|k| key_of(k) == key_of(c));
+        let existing: Vec<String> = columns.into_iter().filter(|c| !is_key(c)).collect();
+        let in_target = |c: &PivotColumn| existing.iter().any(|e| key_of(e) == key_of(&c.column));
+        let new: Vec<&PivotColumn> = shape.columns.iter().filter(|c| !in_target(c)).collect();
+        if on_new == OnNewAttributes::Error && !new.is_empty() {
+            let names: Vec<&str> = new.iter().map(|c| c.attribute.as_str()).collect();
+            return Err(Error::Job(format!(
+                "{} has no column for {} new attribute(s) ({}) and pivot.on_new_attributes is error; nothing was written",
+                shape.table,
+                names.len(),
+                names.join(", ")
+            )));
+        }
+        let added: Vec<(String, String)> = match on_new {
+            OnNewAttributes::Add => new
+                .iter()
+                .map(|c| (c.column.clone(), shape.column_type.clone()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let set: Vec<String> = shape
+            .columns
+            .iter()
+            .filter(|c| in_target(c) || added.iter().any(|(a, _)| *a == c.column))
+            .map(|c| c.column.clone())
+            .collect();
+        let cleared = existing
+            .iter()
+            .filter(|e| !set.iter().any(|s| key_of(s) == key_of(e)))
+            .cloned()
+            .collect();
+        let copy = (!dialect.transactional_ddl() && !added.is_empty()).then_some(copy);
+        Ok(MergePlan {
+            keys,
+            existing,
+            added,
+            set,
+            cleared,
+            on_missing,
+            copy,
+            copy_tag,
+        })
+    }
+
+    fn columns(&self) -> MergeColumns<'_> {
+        MergeColumns {
+            keys: &self.keys,
+            set: &self.set,
+            cleared: &self.cleared,
+        }
+    }
+
+    /// Every attribute column the merged table has, in order.
+    fn all_columns(&self) -> Vec<String> {
+        self.existing
+            .iter()
+            .cloned()
+            .chain(self.added.iter().map(|(c, _)| c.clone()))
+            .collect()
+    }
+
+    /// Outside the transaction, where DDL is not transactional: the copy, marked as this
+    /// run's, with the new columns. Returns the statements to run.
+    pub fn create_copy(&self, dialect: &dyn Dialect, target: &TableRef, mark: &str) -> Vec<String> {
+        let Some(copy) = &self.copy else {
+            return Vec::new();
+        };
+        let Some(like) = dialect.create_table_like(copy, target) else {
+            return Vec::new();
+        };
+        let mut sql = vec![
+            like,
+            dialect.mark_created(format!("ALTER TABLE {copy}"), mark),
+        ];
+        sql.extend(
+            self.added
+                .iter()
+                .map(|(c, ty)| dialect.add_column(copy, c, ty)),
+        );
+        sql
+    }
+}
+
+/// Inside the transaction, after the fill: merge `table`'s staging rows into the target (or
+/// its copy), verify the result, and drop the staging table where DDL is transactional.
+pub async fn merge(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    table: &Table,
+    plan: &MergePlan,
+) -> Result<MergeStats> {
+    let target = &table.shape.table;
+    let staging = &table.build;
+    let into = plan.copy.as_ref().unwrap_or(target);
+    let cols = plan.columns();
+    match &plan.copy {
+        Some(copy) => {
+            let list: Vec<String> = plan
+                .keys
+                .iter()
+                .chain(&plan.existing)
+                .map(|c| dialect.quote_ident(c))
+                .collect();
+            let list = list.join(", ");
+            session
+                .change(&format!(
+                    "INSERT INTO {copy} ({list}) SELECT {list} FROM {target}"
+                ))
+                .await?;
+        }
+        None => {
+            for (column, ty) in &plan.added {
+                session
+                    .change(&dialect.add_column(target, column, ty))
+                    .await?;
+            }
+        }
+    }
+    let staged = table.build_shape();
+    let staging_counts = session
+        .query_in_load(
+            &dialect.count_table_cells(&staged),
+            "merge: rows and cells of the source's entities (staging)",
+        )
+        .await?
+        .map(|r| row_counts(&r));
+    let survey = session
+        .query_in_load(
+            &merge::survey(dialect, into, staging, &cols),
+            "merge: entities new to the target, and entities unchanged",
+        )
+        .await?;
+    let all = plan.all_columns();
+    let untouched = session
+        .query_in_load(
+            &merge::untouched_counts(dialect, into, staging, &plan.keys, &all),
+            "merge: rows and cells of the target's entities the source does not have",
+        )
+        .await?
+        .map(|r| row_counts(&r));
+    for sql in merge::upsert(dialect, into, staging, &cols) {
+        session.change(&sql).await?;
+    }
+    if plan.on_missing == OnMissing::Delete {
+        session
+            .change(&merge::delete_missing(dialect, into, staging, &plan.keys))
+            .await?;
+    }
+    let merged_shape = TableShape {
+        table: into.clone(),
+        columns: all
+            .iter()
+            .map(|c| PivotColumn {
+                attribute: c.clone(),
+                column: c.clone(),
+            })
+            .collect(),
+        ..table.shape.clone()
+    };
+    let merged = session
+        .query_in_load(
+            &dialect.count_table_cells(&merged_shape),
+            "merge: verify rows and non-null cells (target before, less what was replaced or deleted, plus the source's)",
+        )
+        .await?
+        .map(|r| row_counts(&r));
+    if dialect.transactional_ddl() {
+        session.change(&dialect.drop_table(staging)).await?;
+    }
+    let added_columns = plan.added.iter().map(|(c, _)| c.clone()).collect();
+    let (Some(staging_counts), Some(survey), Some(untouched), Some(merged)) =
+        (staging_counts, survey, untouched, merged)
+    else {
+        // A dry run: the statements are recorded, nothing is counted.
+        return Ok(MergeStats {
+            table: target.to_string(),
+            added_columns,
+            ..MergeStats::default()
+        });
+    };
+    let survey = row_counts(&survey);
+    let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+    let staged_rows = at(&staging_counts, 0);
+    let inserted = at(&survey, 0);
+    let unchanged = at(&survey, 1);
+    let keep = plan.on_missing == OnMissing::Keep;
+    let deleted = if keep { 0 } else { at(&untouched, 0) };
+    let kept = |i: usize| if keep { at(&untouched, i) } else { 0 };
+    let mut expected = vec![kept(0) + staged_rows];
+    for (i, column) in all.iter().enumerate() {
+        let from_source = staged
+            .columns
+            .iter()
+            .position(|c| c.column == *column && plan.set.contains(column))
+            .map_or(0, |p| at(&staging_counts, p + 1));
+        expected.push(kept(i + 1) + from_source);
+    }
+    if merged != expected {
+        return Err(Error::Job(format!(
+            "verification failed: after the merge {into} holds rows and cells {merged:?}, expected {expected:?} (untouched target rows plus the source's)"
+        )));
+    }
+    Ok(MergeStats {
+        table: target.to_string(),
+        inserted,
+        updated: staged_rows.saturating_sub(inserted + unchanged),
+        unchanged,
+        deleted,
+        added_columns,
+    })
+}

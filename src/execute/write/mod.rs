@@ -1,0 +1,413 @@
+//! The one write path: every table a run writes, and the transaction around them.
+//!
+//! Whatever fills the tables — the pushdown's `INSERT … SELECT`, the stream, the in-database
+//! Sudoku solver, `sudoku --import` — goes through [`Writes`]: it decides where each table is
+//! built (its final name, or a staging name unique to this run), refuses what must not
+//! happen before anything is written (a target that is the source, a target that exists
+//! under `if_exists: fail`, another run writing the same table), creates the tables, opens the
+//! transaction, lets the [`Fill`] load and verify, swaps staging tables in, commits — or rolls
+//! back and drops what this run created, and says which.
+//!
+//! Where DDL is transactional (SQLite, PostgreSQL, SQL Server) everything happens inside one
+//! transaction. Where it is not (MariaDB), tables are built under staging names marked with
+//! the job and run, filled in a transaction, and made visible only after verification by one
+//! atomic rename; a per-table lock keeps two runs apart, and what a crashed run left behind is
+//! recognised by that mark and dropped by the next run before it starts.
+
+mod guard;
+mod merge;
+mod staging;
+
+use async_trait::async_trait;
+
+use crate::config::{IfExists, Job, OnMissing, OnNewAttributes, TableRef};
+use crate::dialect::{Dialect, TableShape};
+use crate::error::{Error, Result};
+use crate::report::MergeStats;
+
+use super::first_int;
+use super::progress::{check_interrupt, InterruptGuard};
+use super::session::Session;
+
+use guard::refuse_writing_sources;
+
+/// One table the run writes: a target table or a transform's companion table.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The table as it will be named when the run is done.
+    pub shape: TableShape,
+    /// Where rows go during the load: the final name, or a staging name.
+    pub build: TableRef,
+    pub exists: bool,
+    /// Rows are appended to an existing table: no CREATE, counts taken before and after.
+    pub append: bool,
+    /// This table's tag in the run's staging names and marks.
+    tag: String,
+    /// `if_exists: merge` into this existing table: how.
+    merge: Option<merge::MergePlan>,
+}
+
+impl Table {
+    /// The table rows are written into: the shape under its build name.
+    pub fn build_shape(&self) -> TableShape {
+        TableShape {
+            table: self.build.clone(),
+            ..self.shape.clone()
+        }
+    }
+
+    fn staged(&self) -> bool {
+        self.build != self.shape.table
+    }
+
+    /// The table that takes the target's name when the run is done, if another does: the
+    /// staging table, or for a merge the target's copy (where one is needed).
+    fn swapped_in(&self) -> Option<&TableRef> {
+        match &self.merge {
+            Some(plan) => plan.copy.as_ref(),
+            None => self.staged().then_some(&self.build),
+        }
+    }
+}
+
+/// What a run does with tables that exist: the job's `if_exists` and, for a merge, its
+/// `on_missing` and `on_new_attributes`.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    pub if_exists: IfExists,
+    pub on_missing: OnMissing,
+    pub on_new_attributes: OnNewAttributes,
+}
+
+impl Policy {
+    pub fn of(job: &Job) -> Policy {
+        Policy {
+            if_exists: job.target.if_exists,
+            on_missing: job.target.on_missing,
+            on_new_attributes: job.pivot.on_new_attributes,
+        }
+    }
+
+    /// Only `if_exists`, the rest at their defaults (writers without a job file).
+    pub fn if_exists(if_exists: IfExists) -> Policy {
+        Policy {
+            if_exists,
+            on_missing: OnMissing::Keep,
+            on_new_attributes: OnNewAttributes::Add,
+        }
+    }
+}
+
+/// The work done inside the transaction, after every table exists and before the swap and
+/// commit: load the rows and verify them. An error rolls everything back.
+#[async_trait]
+pub trait Fill: Send {
+    type Output: Send;
+    async fn fill(&mut self, session: &mut Session<'_>, tables: &Tables) -> Result<Self::Output>;
+}
+
+/// The tables a run writes, in the order given to [`Writes::prepare`].
+pub struct Tables {
+    all: Vec<Table>,
+    /// How many of `all` are the job's targets; the rest are companion tables.
+    targets: usize,
+}
+
+impl Tables {
+    pub fn targets(&self) -> &[Table] {
+        &self.all[..self.targets]
+    }
+
+    pub fn companions(&self) -> &[Table] {
+        &self.all[self.targets..]
+    }
+}
+
+/// The tables of one run and the state of its transaction.
+pub struct Writes {
+    tables: Tables,
+    /// Marks this run's staging tables (`<table>__eavpivot_<tag>`).
+    run: staging::Run,
+    began: bool,
+    /// Tables created outside a transaction (non-transactional DDL), to drop on failure.
+    created_outside: Vec<TableRef>,
+    /// What each merge did, once the run has committed.
+    merged: Vec<MergeStats>,
+}
+
+impl Writes {
+    /// Decide where each table is built and refuse, before any write, what the run must not
+    /// do. `sources` are the tables the run reads; `targets` are the job's tables,
+    /// `companions` the transforms' side tables.
+    pub async fn prepare(
+        session: &mut Session<'_>,
+        job_name: &str,
+        policy: Policy,
+        sources: &[TableRef],
+        targets: Vec<TableShape>,
+        companions: Vec<TableShape>,
+    ) -> Result<Writes> {
+        let dialect = session.backend.dialect();
+        let run = staging::Run::new(job_name);
+        let n_targets = targets.len();
+        let mut all = Vec::new();
+        for (index, shape) in targets.into_iter().chain(companions).enumerate() {
+            run.lock(session, dialect, &shape.table).await?;
+            run.clean_leftovers(session, dialect, &shape.table).await?;
+            let tag = run.tag(index);
+            all.push(plan_table(session, dialect, &run, tag, policy.if_exists, shape).await?);
+        }
+        refuse_writing_sources(session, dialect, sources, &all).await?;
+        let if_exists = policy.if_exists;
+        if let Some(table) = all.iter().find(|t| t.exists && if_exists == IfExists::Fail) {
+            return Err(Error::Job(format!(
+                "target table {} already exists (target.if_exists: fail): drop it, or set if_exists to replace or append",
+                table.shape.table
+            )));
+        }
+        for (index, table) in all.iter_mut().enumerate() {
+            if table.exists && if_exists == IfExists::Merge {
+                // The copy a merge needs where DDL is not transactional: tagged apart from
+                // every table of the run.
+                let copy_tag = run.tag(index + (1 << 20));
+                let copy = run.staging_name(dialect, &table.shape.table, &copy_tag);
+                let (on_new, on_missing) = (policy.on_new_attributes, policy.on_missing);
+                let copy = (copy, copy_tag);
+                let plan = merge::MergePlan::read(
+                    session,
+                    dialect,
+                    &table.shape,
+                    on_new,
+                    on_missing,
+                    copy,
+                )
+                .await?;
+                table.merge = Some(plan);
+            }
+        }
+        Ok(Writes {
+            tables: Tables {
+                all,
+                targets: n_targets,
+            },
+            run,
+            began: false,
+            created_outside: Vec::new(),
+            merged: Vec::new(),
+        })
+    }
+
+    /// What each merge did (empty unless the run merged into existing tables).
+    pub fn merged(&self) -> &[MergeStats] {
+        &self.merged
+    }
+
+    pub fn tables(&self) -> &Tables {
+        &self.tables
+    }
+
+    /// Create, begin, fill, swap, commit; on any failure roll back, drop what this run
+    /// created, and say so in the error (`{what} failed and was rolled back: …`).
+    pub async fn run<F: Fill>(
+        &mut self,
+        session: &mut Session<'_>,
+        what: &str,
+        fill: &mut F,
+    ) -> Result<F::Output> {
+        let _interrupt = InterruptGuard::arm();
+        match self.write(session, fill).await {
+            Ok(out) => Ok(out),
+            Err(err) => {
+                let undo = self.roll_back(session).await;
+                Err(err.with_context(&format!("{what} failed and was {undo}")))
+            }
+        }
+    }
+
+    async fn write<F: Fill>(
+        &mut self,
+        session: &mut Session<'_>,
+        fill: &mut F,
+    ) -> Result<F::Output> {
+        let dialect = session.backend.dialect();
+        let tx_ddl = dialect.transactional_ddl();
+        if !tx_ddl {
+            self.create_all(session, dialect, false).await?;
+        }
+        session.change(&dialect.begin()).await?;
+        self.began = true;
+        if tx_ddl {
+            self.create_all(session, dialect, true).await?;
+        }
+        pause_point("created").await;
+        let out = fill.fill(session, &self.tables).await?;
+        pause_point("loaded").await;
+        let mut merged = Vec::new();
+        for table in &self.tables.all {
+            if let Some(plan) = &table.merge {
+                merged.push(merge::merge(session, dialect, table, plan).await?);
+            }
+        }
+        if tx_ddl {
+            for table in &self.tables.all {
+                for sql in swap_statements(dialect, &self.run, table) {
+                    session.change(&sql).await?;
+                }
+            }
+        }
+        check_interrupt()?;
+        session.change(&dialect.commit()).await?;
+        self.began = false;
+        pause_point("committed").await;
+        if !tx_ddl {
+            self.swap_after_commit(session, dialect).await?;
+        }
+        self.merged = merged;
+        Ok(out)
+    }
+
+    async fn create_all(
+        &mut self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        in_transaction: bool,
+    ) -> Result<()> {
+        for table in &self.tables.all {
+            if table.append {
+                continue;
+            }
+            let create = dialect.create_table(&table.build_shape());
+            let create = match table.staged() {
+                true => dialect.mark_created(create, &self.run.mark(&table.tag)),
+                false => create,
+            };
+            session.change(&create).await?;
+            if !in_transaction && !session.dry_run {
+                self.created_outside.push(table.build.clone());
+            }
+            if let Some(copy) = table.merge.as_ref().and_then(|m| m.copy.as_ref()) {
+                let plan = table.merge.as_ref().map(|m| {
+                    let mark = self.run.mark(&m.copy_tag);
+                    m.create_copy(dialect, &table.shape.table, &mark)
+                });
+                for sql in plan.unwrap_or_default() {
+                    session.change(&sql).await?;
+                    if !session.dry_run && !self.created_outside.contains(copy) {
+                        self.created_outside.push(copy.clone());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Non-transactional DDL: the verified staging tables become visible by one atomic
+    /// rename each, after commit. What follows the rename (dropping the replaced table) is
+    /// cleanup: the new table is already in place, so a failure there is a warning, and the
+    /// next run of the job drops what is left.
+    async fn swap_after_commit(
+        &mut self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+    ) -> Result<()> {
+        for table in &self.tables.all {
+            let mut statements = swap_statements(dialect, &self.run, table).into_iter();
+            if let (Some(swap), Some(built)) = (statements.next(), table.swapped_in()) {
+                session.change(&swap).await?;
+                self.created_outside.retain(|t| t != built);
+                pause_point("swapped").await;
+            }
+            // A merge's staging table held only the source's rows: they are in the target now.
+            let staging = table
+                .merge
+                .is_some()
+                .then(|| dialect.drop_table(&table.build));
+            for cleanup in statements.chain(staging) {
+                let done = session.change(&cleanup).await;
+                if done.is_ok() && table.merge.is_some() {
+                    self.created_outside.retain(|t| *t != table.build);
+                }
+                if let Err(e) = done {
+                    eprintln!(
+                        "warning: {} is in place, but cleaning up after it failed ({e}); the next run of this job drops what is left",
+                        table.shape.table
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Undo after a failure; returns what was done, for the error message.
+    async fn roll_back(&mut self, session: &mut Session<'_>) -> String {
+        let dialect = session.backend.dialect();
+        let mut said = "stopped before writing anything".to_string();
+        if self.began && !session.dry_run {
+            said = match session.backend.execute(&dialect.rollback()).await {
+                Ok(_) => "rolled back: nothing was written".into(),
+                Err(e) => format!("rolled back by the server (the ROLLBACK itself failed: {e})"),
+            };
+            self.began = false;
+        }
+        for table in std::mem::take(&mut self.created_outside) {
+            match session.backend.execute(&dialect.drop_table(&table)).await {
+                Ok(_) => said.push_str(&format!("; staging table {table} was dropped")),
+                Err(e) => said.push_str(&format!(
+                    "; staging table {table} could not be dropped ({e}): the next run of this job drops it"
+                )),
+            }
+        }
+        said
+    }
+}
+
+/// Fault injection for the fault suite (tests/faults.rs): with `EAVPIVOT_FAULT_PAUSE=<point>`
+/// the run says on stderr that it reached `point` (created, loaded, committed, swapped) and
+/// waits there to be killed, for at most a minute; then it goes on as usual.
+async fn pause_point(point: &str) {
+    if std::env::var("EAVPIVOT_FAULT_PAUSE").as_deref() == Ok(point) {
+        eprintln!("eavpivot: paused at {point} (EAVPIVOT_FAULT_PAUSE)");
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+    }
+}
+
+/// The statements that put a verified staging table in place of its target.
+fn swap_statements(dialect: &dyn Dialect, run: &staging::Run, table: &Table) -> Vec<String> {
+    let Some(built) = table.swapped_in() else {
+        return Vec::new();
+    };
+    let replaced = table
+        .exists
+        .then(|| run.replaced_name(dialect, &table.shape.table, &table.tag));
+    dialect.swap_in(built, &table.shape.table, replaced.as_ref())
+}
+
+/// Existence check and `if_exists` for one table: where it is built and what must happen.
+async fn plan_table(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    run: &staging::Run,
+    tag: String,
+    if_exists: IfExists,
+    shape: TableShape,
+) -> Result<Table> {
+    let exists = first_int(
+        &session
+            .inspect_target(&dialect.table_exists(&shape.table))
+            .await?,
+    ) > 0;
+    let append = exists && if_exists == IfExists::Append;
+    let staged = !append && (exists || !dialect.transactional_ddl());
+    let build = match staged {
+        true => run.staging_name(dialect, &shape.table, &tag),
+        false => shape.table.clone(),
+    };
+    Ok(Table {
+        shape,
+        build,
+        exists,
+        append,
+        tag,
+        merge: None,
+    })
+}

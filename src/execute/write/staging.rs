@@ -1,0 +1,230 @@
+//! Staging names, the per-table run lock, and what a crashed run left behind.
+//!
+//! A staging name is unique to its run (`<table>__eavpivot_<tag>`, the replaced table
+//! `<table>__eavpivot_old_<tag>`), so a user's table can never be mistaken for one and two
+//! runs never build into the same table. Where DDL is not transactional, a staging table is
+//! visible and survives a crash; there the database's own lock (held by the connection, so a
+//! killed run releases it) keeps a second run of the same table out, and while it is held
+//! every table that carries a run mark of this job is a crashed run's leftover, dropped
+//! before any work.
+
+use std::hash::{BuildHasher, Hasher};
+
+use crate::config::TableRef;
+use crate::dialect::Dialect;
+use crate::error::{Error, Result};
+use crate::value::Value;
+
+use super::super::session::Session;
+
+const STAGING: &str = "__eavpivot_";
+const REPLACED: &str = "__eavpivot_old_";
+const TAG_LEN: usize = 8;
+
+/// This run's identity in the names and marks of the tables it builds.
+pub struct Run {
+    /// Random per run; table `i` of the run is tagged `seed + i` in hex, so that the tables
+    /// of one run (split tables whose names were cut to the same base) never share a name.
+    seed: u32,
+    job: String,
+}
+
+impl Run {
+    pub fn new(job: &str) -> Run {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            hasher.write_u128(t.as_nanos());
+        }
+        Run {
+            seed: hasher.finish() as u32,
+            job: job.to_string(),
+        }
+    }
+
+    /// The tag of the run's `index`-th table.
+    pub fn tag(&self, index: usize) -> String {
+        format!("{:08x}", self.seed.wrapping_add(index as u32))
+    }
+
+    /// What a staging table created outside a transaction is marked with (a table comment
+    /// where the database has them): the job and the run, so a later run can tell its own
+    /// job's leftovers from anyone else's table.
+    pub fn mark(&self, tag: &str) -> String {
+        format!("{} run {tag}", job_mark(&self.job))
+    }
+
+    pub fn staging_name(&self, dialect: &dyn Dialect, table: &TableRef, tag: &str) -> TableRef {
+        base(dialect, table).with_suffix(&format!("{STAGING}{tag}"))
+    }
+
+    /// Where the replaced target goes during a swap that cannot drop it in the same step.
+    pub fn replaced_name(&self, dialect: &dyn Dialect, table: &TableRef, tag: &str) -> TableRef {
+        base(dialect, table).with_suffix(&format!("{REPLACED}{tag}"))
+    }
+
+    /// Take the database's lock on writing `table`, where it has one; another run holding
+    /// it is refused at once, naming who holds it.
+    pub async fn lock(
+        &self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        table: &TableRef,
+    ) -> Result<()> {
+        let Some(sql) = dialect.write_lock(table) else {
+            return Ok(());
+        };
+        let rows = session.inspect_target(&sql).await?;
+        let row = rows.first().map(Vec::as_slice).unwrap_or_default();
+        if row.first().and_then(Value::as_i64) == Some(1) {
+            return Ok(());
+        }
+        let holder = row.get(1).and_then(Value::as_i64).map_or_else(
+            || "another session".to_string(),
+            |id| format!("connection {id}"),
+        );
+        Err(Error::Job(format!(
+            "another eavpivot run ({holder}) is writing {table} right now: wait for it to finish or stop it; nothing was written"
+        )))
+    }
+
+    /// Drop what an earlier run of this job left behind for `table` (staging tables marked
+    /// with this job, replaced tables named by a run), saying so; only while holding the
+    /// lock, so a run still going is never touched.
+    pub async fn clean_leftovers(
+        &self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        table: &TableRef,
+    ) -> Result<()> {
+        let base = base(dialect, table);
+        let prefix = format!("{}{STAGING}", base.name());
+        let Some(sql) = dialect.leftover_tables(table, &prefix) else {
+            return Ok(());
+        };
+        let rows = session.inspect_target(&sql).await?;
+        for row in rows {
+            let name = row.first().and_then(Value::as_text).unwrap_or_default();
+            let comment = row.get(1).and_then(Value::as_text).unwrap_or_default();
+            let Some(kind) = self.leftover_kind(&prefix, &name, &comment) else {
+                continue;
+            };
+            let leftover = base.with_name_cut(0).with_suffix(&name);
+            session
+                .change(&dialect.drop_table(&leftover))
+                .await
+                .map_err(|e| e.with_context(&format!("dropping {leftover}, {kind}")))?;
+            let done = if session.dry_run {
+                "would drop"
+            } else {
+                "dropped"
+            };
+            eprintln!("{done} {leftover}: {kind}");
+        }
+        Ok(())
+    }
+
+    /// Why `name` (with its comment) is an earlier run's leftover, if it is one.
+    fn leftover_kind(&self, prefix: &str, name: &str, comment: &str) -> Option<&'static str> {
+        let rest = name.strip_prefix(prefix)?;
+        if rest.strip_prefix("old_").is_some_and(is_tag) {
+            return Some("the table an earlier run replaced and did not get to drop");
+        }
+        let marked = comment
+            .strip_prefix(&job_mark(&self.job))
+            .and_then(|r| r.strip_prefix(" run "))
+            == Some(rest);
+        (is_tag(rest) && marked)
+            .then_some("the staging table of an earlier run of this job that did not finish")
+    }
+}
+
+/// The job part of a mark: plain characters only, so that it needs no escaping wherever the
+/// database keeps it.
+fn job_mark(job: &str) -> String {
+    let job: String = job
+        .chars()
+        .take(64)
+        .map(|c| match c.is_ascii_alphanumeric() || "_-. ".contains(c) {
+            true => c,
+            false => '_',
+        })
+        .collect();
+    format!("eavpivot job {job}")
+}
+
+fn is_tag(text: &str) -> bool {
+    text.len() == TAG_LEN && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The table's name, cut where needed so that the longest derived name fits the database's
+/// identifier limit.
+fn base(dialect: &dyn Dialect, table: &TableRef) -> TableRef {
+    let limit = dialect.ident_limit();
+    let longest = format!("{REPLACED}{}", "0".repeat(TAG_LEN));
+    let mut keep = table.name().chars().count();
+    loop {
+        let candidate = table.with_name_cut(keep);
+        if keep == 0 || limit.fits(&candidate.with_suffix(&longest).name()) {
+            return candidate;
+        }
+        keep -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::{MariaDb, Postgres};
+
+    fn table(text: &str) -> TableRef {
+        TableRef::parse(text).expect("table name")
+    }
+
+    #[test]
+    fn staging_names_are_unique_per_run_and_fit_the_identifier_limit() {
+        let (a, b) = (Run::new("j"), Run::new("j"));
+        let t = table("kv_wide");
+        let (ta, tb) = (a.tag(0), b.tag(0));
+        assert_ne!(
+            a.staging_name(&MariaDb, &t, &ta),
+            b.staging_name(&MariaDb, &t, &tb)
+        );
+        let long = table(&format!("`{}`", "é".repeat(60)));
+        let staged = a.replaced_name(&MariaDb, &long, &ta);
+        assert_eq!(staged.name().chars().count(), 64, "{staged}");
+        assert!(staged.sql().starts_with('`') && staged.sql().ends_with('`'));
+        // Split tables whose names differ only past the cut still get distinct names.
+        let (p1, p2) = (
+            table(&"n".repeat(63)),
+            table(&format!("{}_2", "n".repeat(63))),
+        );
+        let (s1, s2) = (
+            a.staging_name(&Postgres, &p1, &a.tag(0)),
+            a.staging_name(&Postgres, &p2, &a.tag(1)),
+        );
+        assert!(s1.name().len() <= 63 && s2.name().len() <= 63);
+        assert_ne!(s1, s2);
+    }
+
+    #[test]
+    fn only_marked_staging_tables_of_this_job_and_replaced_tables_are_leftovers() {
+        let run = Run::new("j");
+        let p = "kv_wide__eavpivot_";
+        let other = Run::new("j");
+        let tag = other.tag(3);
+        let marked = other.mark(&tag);
+        let name = format!("{p}{tag}");
+        assert!(run.leftover_kind(p, &name, &marked).is_some());
+        // A user's table of a similar name, or another job's staging table, is not.
+        assert!(run.leftover_kind(p, "kv_wide__eavpivot_new", "").is_none());
+        assert!(run.leftover_kind(p, &name, "").is_none());
+        assert!(Run::new("k").leftover_kind(p, &name, &marked).is_none());
+        assert!(run
+            .leftover_kind(p, "kv_wide__eavpivot_old_0123abcd", "")
+            .is_some());
+        assert!(run
+            .leftover_kind(p, "kv_wide__eavpivot_old_new", "")
+            .is_none());
+    }
+}

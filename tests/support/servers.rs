@@ -1,0 +1,242 @@
+//! Shared by the test binaries that need live servers (faults, merge, sudoku_job,
+//! conflicts_export): where the servers are, how to reach them or skip with the reason
+//! printed (a failure under `EAVPIVOT_REQUIRE_SERVERS=1`), and how to run, pause and kill
+//! the real binary.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec};
+use eavpivot::value::Value;
+
+/// One backend under test: where it is, and the few statements that differ.
+pub struct Db {
+    pub what: &'static str,
+    pub url: String,
+    /// Lists tables whose name contains `eavpivot` and starts with the given prefix.
+    pub list_staging: fn(&str) -> String,
+    _dir: Option<tempfile::TempDir>,
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+pub fn sqlite() -> Db {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("faults.db");
+    std::fs::write(&path, b"").expect("create db file");
+    Db {
+        what: "sqlite",
+        url: format!("sqlite:{}", path.display()),
+        list_staging: |p| format!("SELECT name FROM sqlite_master WHERE name LIKE '{p}%eavpivot%'"),
+        _dir: Some(dir),
+    }
+}
+
+pub fn postgres() -> Db {
+    Db {
+        what: "postgres",
+        url: std::env::var("EAVPIVOT_PG_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
+        list_staging: |p| {
+            format!("SELECT tablename::text FROM pg_tables WHERE tablename LIKE '{p}%eavpivot%'")
+        },
+        _dir: None,
+    }
+}
+
+pub fn mariadb() -> Db {
+    Db {
+        what: "mariadb",
+        url: std::env::var("EAVPIVOT_MARIADB_URL")
+            .unwrap_or_else(|_| "mariadb://root@127.0.0.1:3306/test".into()),
+        list_staging: |p| {
+            format!(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE '{p}%eavpivot%'"
+            )
+        },
+        _dir: None,
+    }
+}
+
+impl Db {
+    /// Connect, or explain why not: a failure under EAVPIVOT_REQUIRE_SERVERS=1, else a skip.
+    pub async fn open(&self) -> Option<Box<dyn Backend>> {
+        let spec = ConnectionSpec::parse(Some(&self.url)).expect("connection string");
+        let options = ConnectOptions {
+            connect_timeout: Duration::from_secs(5),
+            ..ConnectOptions::default()
+        };
+        match backend::connect(&spec, &options).await {
+            Ok(b) => Some(b),
+            Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
+                panic!("{} is required but unreachable: {e}", self.what)
+            }
+            Err(e) => {
+                eprintln!("skipped: {} is unreachable: {e}", self.what);
+                None
+            }
+        }
+    }
+}
+
+pub async fn drop_if_exists(db: &mut dyn Backend, table: &str) {
+    let _ = db.execute(&format!("DROP TABLE IF EXISTS {table}")).await;
+}
+
+/// Row count and an order-independent checksum of a table's rows.
+pub async fn fingerprint(db: &mut dyn Backend, table: &str) -> (usize, u64) {
+    let rows = db
+        .query(&format!("SELECT * FROM {table}"))
+        .await
+        .unwrap_or_else(|e| panic!("reading {table}: {e}"));
+    let mut sum = 0u64;
+    for row in &rows {
+        let mut h = DefaultHasher::new();
+        for v in row {
+            v.as_text().hash(&mut h);
+        }
+        sum = sum.wrapping_add(h.finish());
+    }
+    (rows.len(), sum)
+}
+
+pub async fn names(db: &mut dyn Backend, sql: &str) -> Vec<String> {
+    db.query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .into_iter()
+        .filter_map(|r| r.first().and_then(Value::as_text))
+        .collect()
+}
+
+pub async fn exists(db: &mut dyn Backend, table: &str) -> bool {
+    db.query(&format!("SELECT COUNT(*) FROM {table}"))
+        .await
+        .is_ok()
+}
+
+pub fn eavpivot(args: &[&str], url: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_eavpivot"));
+    cmd.args(args)
+        .args(["--connection", url, "--preview", "0"])
+        .env_remove("EAVPIVOT_CONNECTION")
+        .env_remove("EAVPIVOT_FAULT_PAUSE")
+        .stdin(Stdio::null());
+    cmd
+}
+
+pub fn run(args: &[&str], url: &str) -> Output {
+    eavpivot(args, url).output().expect("run eavpivot")
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Start the binary paused at `point`; returns once it says it is there.
+pub fn start_paused(args: &[&str], url: &str, point: &str) -> Child {
+    let mut child = eavpivot(args, url)
+        .env("EAVPIVOT_FAULT_PAUSE", point)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn eavpivot");
+    let err = child.stderr.take().expect("stderr piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            let paused = line.contains("paused at");
+            let _ = tx.send(line);
+            if paused {
+                return;
+            }
+        }
+    });
+    let mut said = Vec::new();
+    loop {
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) if line.contains(&format!("paused at {point}")) => return child,
+            Ok(line) => said.push(line),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("eavpivot never reached {point}; it said: {said:#?}");
+            }
+        }
+    }
+}
+
+pub fn kill_9(mut child: Child) {
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
+}
+
+/// A connection to `url`, or `None` (skipped, reason printed) when it is unreachable and
+/// servers are not required.
+pub fn server(what: &str, url: &str) -> Option<(tokio::runtime::Runtime, Box<dyn Backend>)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let spec = ConnectionSpec::parse(Some(url)).expect("connection string");
+    let options = ConnectOptions {
+        connect_timeout: std::time::Duration::from_secs(5),
+        ..ConnectOptions::default()
+    };
+    match rt.block_on(backend::connect(&spec, &options)) {
+        Ok(b) => Some((rt, b)),
+        Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
+            panic!(
+                "{what} at {} is required (EAVPIVOT_REQUIRE_SERVERS=1) but unreachable: {e}",
+                spec.display()
+            )
+        }
+        Err(e) => {
+            eprintln!("skipped: {what} at {} is unreachable: {e}", spec.display());
+            None
+        }
+    }
+}
+
+/// entity → column → value, NULLs left out.
+pub type Table = std::collections::BTreeMap<i64, std::collections::BTreeMap<String, String>>;
+
+/// Every row of `table` (keyed by its first, integer column) with its columns by name, as
+/// the catalog of `what` lists them.
+pub async fn read_table(db: &mut dyn Backend, what: &str, table: &str) -> Table {
+    let d = eavpivot::dialect::by_name(what).expect("dialect");
+    let table_ref = eavpivot::config::TableRef::parse(table).expect("table name");
+    let columns: Vec<String> = db
+        .query(&d.table_columns(&table_ref))
+        .await
+        .expect("columns")
+        .into_iter()
+        .filter_map(|r| r.first().and_then(Value::as_text))
+        .collect();
+    let list: Vec<String> = columns.iter().map(|c| d.quote_ident(c)).collect();
+    let rows = db
+        .query(&format!("SELECT {} FROM {table}", list.join(", ")))
+        .await
+        .expect("rows");
+    let mut out = Table::new();
+    for row in rows {
+        let id = row[0].as_i64().expect("integer id");
+        let cells = columns
+            .iter()
+            .zip(&row)
+            .skip(1)
+            .filter_map(|(c, v)| v.as_text().map(|t| (c.clone(), t)))
+            .collect();
+        out.insert(id, cells);
+    }
+    out
+}
