@@ -14,7 +14,6 @@ use std::path::Path;
 
 use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec};
 use eavpivot::config::{self, TableRef};
-use eavpivot::dialect::sudoku_sql;
 use eavpivot::execute::{run_job, RunOptions};
 use eavpivot::transform::sudoku::{classify, generate, solve, Grid, Status};
 
@@ -130,7 +129,11 @@ async fn load_givens(db: &mut dyn Backend, table: &str, lines: &[String]) {
     let d = db.dialect();
     let table = TableRef::parse(table).expect("name");
     let _ = db.execute(&d.drop_table(&table)).await;
-    db.execute(&sudoku_sql::create_givens_table(d, &table))
+    let cols: Vec<String> = ["puzzle", "row", "col", "value"]
+        .iter()
+        .map(|c| format!("{} INTEGER NOT NULL", d.quote_ident(c)))
+        .collect();
+    db.execute(&format!("CREATE TABLE {table} ({})", cols.join(", ")))
         .await
         .expect("create givens");
     let mut rows = Vec::new();
