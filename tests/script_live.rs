@@ -149,7 +149,7 @@ async fn fill_source(db: &mut dyn Backend, tables: &Tables, names: &[&str]) {
     let mut rows = Vec::new();
     for id in 1..=3i64 {
         for (i, name) in names.iter().enumerate() {
-            if (id as usize + i) % 4 == 0 {
+            if (id as usize + i).is_multiple_of(4) {
                 continue;
             }
             let value = format!("{name} = {id} ' \\ ` ]");

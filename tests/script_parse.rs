@@ -86,7 +86,7 @@ fn statements(body: &str) -> Vec<String> {
         }
         buf.push_str(line);
         let t = buf.trim();
-        let balanced = buf.matches('\'').count() % 2 == 0;
+        let balanced = buf.matches('\'').count().is_multiple_of(2);
         let frame = matches!(
             t,
             "DECLARE" | "BEGIN" | "END" | "ELSE" | "EXCEPTION WHEN OTHERS THEN"

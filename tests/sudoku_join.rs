@@ -12,7 +12,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec};
+#[path = "support/servers.rs"]
+mod servers;
+
+use eavpivot::backend::Backend;
 use eavpivot::config::{self, TableRef};
 use eavpivot::execute::{run_job, RunOptions};
 use eavpivot::transform::sudoku::{classify, generate, solve, Grid, Status};
@@ -86,30 +89,6 @@ fn puzzles() -> Vec<String> {
     // Invalid: two 5s in row 1.
     lines.push(format!("55{}", &SAMPLES[1][2..]));
     lines
-}
-
-fn required() -> bool {
-    std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1")
-}
-
-async fn open(url: &str) -> Option<Box<dyn Backend>> {
-    let spec = ConnectionSpec::parse(Some(url)).expect("url");
-    let options = ConnectOptions {
-        connect_timeout: std::time::Duration::from_secs(5),
-        password: None,
-    };
-    match backend::connect(&spec, &options).await {
-        Ok(db) => Some(db),
-        Err(e) => {
-            assert!(
-                !required(),
-                "EAVPIVOT_REQUIRE_SERVERS=1 but {}: {e}",
-                spec.display()
-            );
-            eprintln!("skipped: {} is unreachable: {e}", spec.display());
-            None
-        }
-    }
 }
 
 struct Names {
@@ -267,33 +246,28 @@ async fn refuses_past_the_limit(db: &mut dyn Backend) {
     assert_eq!(exists[0][0].as_i64(), Some(0), "nothing may be written");
 }
 
-#[tokio::test]
-async fn sqlite_agrees_with_the_rust_solver_and_refuses_past_64_tables() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("join.db");
-    std::fs::write(&path, b"").expect("db file");
-    let url = format!("sqlite:{}", path.display());
-    let mut db = open(&url).await.expect("sqlite opens");
-    agrees_with_rust(db.as_mut()).await;
-    refuses_past_the_limit(db.as_mut()).await;
+#[test]
+fn sqlite_agrees_with_the_rust_solver_and_refuses_past_64_tables() {
+    let db = servers::sqlite();
+    let (rt, mut conn) = servers::server(db.what, &db.url).expect("sqlite opens");
+    rt.block_on(agrees_with_rust(conn.as_mut()));
+    rt.block_on(refuses_past_the_limit(conn.as_mut()));
 }
 
-#[tokio::test]
-async fn postgres_agrees_with_the_rust_solver() {
-    let url = std::env::var("EAVPIVOT_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-    if let Some(mut db) = open(&url).await {
-        agrees_with_rust(db.as_mut()).await;
+#[test]
+fn postgres_agrees_with_the_rust_solver() {
+    let db = servers::postgres();
+    if let Some((rt, mut conn)) = servers::server(db.what, &db.url) {
+        rt.block_on(agrees_with_rust(conn.as_mut()));
     }
 }
 
-#[tokio::test]
-async fn mariadb_agrees_with_the_rust_solver_and_refuses_past_61_tables() {
-    let url = std::env::var("EAVPIVOT_MARIADB_URL")
-        .unwrap_or_else(|_| "mariadb://root@127.0.0.1:3306/test".into());
-    if let Some(mut db) = open(&url).await {
-        agrees_with_rust(db.as_mut()).await;
-        refuses_past_the_limit(db.as_mut()).await;
+#[test]
+fn mariadb_agrees_with_the_rust_solver_and_refuses_past_61_tables() {
+    let db = servers::mariadb();
+    if let Some((rt, mut conn)) = servers::server(db.what, &db.url) {
+        rt.block_on(agrees_with_rust(conn.as_mut()));
+        rt.block_on(refuses_past_the_limit(conn.as_mut()));
     }
 }
 
@@ -302,16 +276,14 @@ fn dry_run_prints_the_generated_join() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db_path = dir.path().join("dry.db");
     std::fs::write(&db_path, b"").expect("db file");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
     let n = names("dry");
-    rt.block_on(async {
-        let url = format!("sqlite:{}", db_path.display());
-        let mut db = open(&url).await.expect("sqlite opens");
-        load_givens(db.as_mut(), &n.givens, &[nearly_complete(4, 40, 0)]).await;
-    });
+    let (rt, mut db) =
+        servers::server("sqlite", &format!("sqlite:{}", db_path.display())).expect("sqlite opens");
+    rt.block_on(load_givens(
+        db.as_mut(),
+        &n.givens,
+        &[nearly_complete(4, 40, 0)],
+    ));
     let job_path = dir.path().join("sudoku_join.yaml");
     job(dir.path(), &n);
     let out = assert_cmd::Command::cargo_bin("eavpivot")
