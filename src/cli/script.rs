@@ -1,29 +1,36 @@
-//! `eavpivot script JOB --dialect D`: one self-contained SQL script that discovers the
-//! attributes server-side and runs the pivot with dynamic SQL, for DBAs without eavpivot.
+//! `eavpivot script JOB --dialect D [--output FILE]`: one self-contained SQL script that
+//! discovers the attributes server-side and runs the pivot with dynamic SQL, for DBAs without
+//! eavpivot.
 //!
-//! The command only loads the job and prints; the T-SQL is rendered dialect-side
-//! ([`crate::dialect::mssql_script`]), so golden tests and the parser check see the same text.
+//! The command only loads the job and prints (or writes) the text; the scripts are rendered
+//! dialect-side ([`crate::dialect::script`]), so golden tests and the parser checks see the
+//! same text.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Args;
 
 use super::output::print_stdout;
 use crate::config;
-use crate::dialect::{self, mssql_script};
+use crate::dialect::{self, script};
 use crate::error::Error;
 
 #[derive(Debug, Args)]
 pub struct ScriptArgs {
     /// The job file (YAML).
     pub job: PathBuf,
-    /// The SQL dialect of the script.
+    /// The SQL dialect of the script: mssql (T-SQL), postgres (PL/pgSQL DO block) or mariadb
+    /// (compound statement). sqlite has no dynamic SQL and is refused.
     #[arg(long, default_value = "mssql")]
     pub dialect: String,
     /// SQL Server before 2017: build the column lists with FOR XML PATH instead of STRING_AGG.
     #[arg(long)]
     pub for_xml_path: bool,
+    /// Write the script to this file instead of stdout.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
 }
 
 pub fn run(args: &ScriptArgs) -> anyhow::Result<ExitCode> {
@@ -35,18 +42,22 @@ pub fn run(args: &ScriptArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     };
-    if dialect.name() != "mssql" {
-        return Err(Error::Usage(format!(
-            "script is not supported for dialect {}: only mssql (T-SQL) has a standalone script; use eavpivot run --dry-run to see the statements",
-            dialect.name()
-        ))
-        .into());
-    }
-    let aggregation = if args.for_xml_path {
-        mssql_script::Aggregation::ForXmlPath
-    } else {
-        mssql_script::Aggregation::StringAgg
+    let options = script::ScriptOptions {
+        for_xml_path: args.for_xml_path,
     };
-    print_stdout(&mssql_script::render(&job, aggregation)?)?;
+    let text = script::render(dialect, &job, options)?;
+    match &args.output {
+        None => print_stdout(&text)?,
+        Some(path) => {
+            std::fs::write(path, &text)
+                .with_context(|| format!("writing the script to {}", path.display()))?;
+            eprintln!(
+                "eavpivot: {} script for job {} written to {}",
+                dialect.name(),
+                job.name,
+                path.display()
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

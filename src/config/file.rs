@@ -260,7 +260,8 @@ pub struct MapFile {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SudokuSolveFile {
-    /// `rust` (default, streaming transform) or `sql` (recursive CTE run in the database).
+    /// `rust` (default, streaming transform), `sql` (recursive CTE run in the database) or
+    /// `sql_join` (one generated join per puzzle, for nearly complete puzzles).
     #[serde(default)]
     pub engine: Option<String>,
     /// Box size 2..=5; inferred from the data when absent.

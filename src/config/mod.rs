@@ -179,7 +179,10 @@ pub enum TransformSpec {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SudokuSolveSpec {
+    /// Solved in the database (`engine: sql` or `sql_join`) instead of by the transform.
     pub engine_sql: bool,
+    /// With `engine_sql`: the generated join per puzzle (`sql_join`) instead of the CTE.
+    pub sql_join: bool,
     pub box_size: Option<usize>,
     pub error_on_unsolved: bool,
     pub status_table: Option<TableRef>,
@@ -504,12 +507,13 @@ fn validate_transform(raw: TransformFile) -> Result<TransformSpec, String> {
             })
         }
         (None, Some(s)) => {
-            let engine_sql = match s.engine.as_deref() {
-                None | Some("rust") => false,
-                Some("sql") => true,
+            let (engine_sql, sql_join) = match s.engine.as_deref() {
+                None | Some("rust") => (false, false),
+                Some("sql") => (true, false),
+                Some("sql_join") => (true, true),
                 Some(other) => {
                     return Err(format!(
-                        "sudoku_solve.engine must be rust or sql, got '{other}'"
+                        "sudoku_solve.engine must be rust, sql or sql_join, got '{other}'"
                     ))
                 }
             };
@@ -529,6 +533,7 @@ fn validate_transform(raw: TransformFile) -> Result<TransformSpec, String> {
             }
             Ok(TransformSpec::SudokuSolve(SudokuSolveSpec {
                 engine_sql,
+                sql_join,
                 box_size: s.box_size,
                 error_on_unsolved,
                 status_table: s.status_table.as_deref().map(TableRef::parse).transpose()?,

@@ -8,11 +8,15 @@
 //! [`Dialect::quote_ident`] and [`Dialect::quote_literal`].
 
 mod mariadb;
+pub mod mariadb_script;
 mod mssql;
 pub mod mssql_script;
 mod postgres;
+pub mod postgres_script;
+pub mod script;
 mod session_sql;
 mod sqlite;
+pub mod sudoku_join;
 pub mod sudoku_sql;
 mod typed;
 

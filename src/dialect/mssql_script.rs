@@ -13,12 +13,11 @@
 //! reaches it through [`MsSql`]'s quoting, or verbatim as the operator's own SQL (the source
 //! expressions, exactly as a run would send them).
 
-use crate::config::{
-    Aggregate, ColumnSelection, ColumnType, EmptyNames, IfExists, Job, Order, Split,
-};
-use crate::error::{Error, Result};
+use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order};
+use crate::error::Result;
 
 use super::mssql::{MsSql, MAX_COLUMNS_PER_TABLE};
+use super::script::raise_text;
 use super::Dialect;
 
 /// Which server-side string aggregation builds the column lists.
@@ -32,7 +31,7 @@ pub enum Aggregation {
 
 /// The whole script for `job`.
 pub fn render(job: &Job, aggregation: Aggregation) -> Result<String> {
-    refuse_unsupported(job)?;
+    super::script::refuse_unsupported(job, "T-SQL")?;
     let d = &MsSql;
     let mut out = String::new();
     out.push_str(&header(job, aggregation));
@@ -63,36 +62,12 @@ pub fn render(job: &Job, aggregation: Aggregation) -> Result<String> {
     Ok(out)
 }
 
-fn refuse_unsupported(job: &Job) -> Result<()> {
-    let refuse = |what: &str| {
-        Err(Error::Usage(format!(
-            "script for job {}: {what} cannot be done by a standalone T-SQL script; use eavpivot run",
-            job.name
-        )))
-    };
-    if !job.transforms.is_empty() {
-        return refuse("transforms");
-    }
-    if job.target.if_exists == IfExists::Merge {
-        return refuse("if_exists: merge");
-    }
-    if matches!(job.target.split, Split::Columns(_)) {
-        return refuse("target.split");
-    }
-    Ok(())
-}
-
 fn header(job: &Job, aggregation: Aggregation) -> String {
     let server = match aggregation {
         Aggregation::StringAgg => "SQL Server 2017 or later (STRING_AGG)",
         Aggregation::ForXmlPath => "SQL Server 2008 or later (FOR XML PATH)",
     };
-    let order = match (&job.pivot.columns, job.pivot.order) {
-        (ColumnSelection::List(_), _) => "in the order the job lists them",
-        (_, Order::Frequency) => "most frequent first, then by binary name order",
-        (_, Order::Natural) => "in binary name order (eavpivot run orders naturally: 2 before 10)",
-        (_, Order::Alphabetical) => "in binary name order",
-    };
+    let order = super::script::order_text(job);
     format!(
         "-- eavpivot script: job {job_name}, {source} -> {target}, for {server}.\n\
          -- Run it as one batch (sqlcmd -i, or SSMS): it contains no GO.\n\
@@ -103,7 +78,7 @@ fn header(job: &Job, aggregation: Aggregation) -> String {
          -- 3. Builds CREATE TABLE and INSERT ... MAX(CASE ...) with QUOTENAME and runs them with\n\
          --    sp_executesql in one transaction (XACT_ABORT ON, TRY/CATCH rolls back), verifies the\n\
          --    row count, and commits.\n",
-        job_name = job.name.replace(['\n', '\r'], " "),
+        job_name = super::script::one_line(&job.name),
         source = job.source.table,
         target = job.target.table,
         max = MAX_COLUMNS_PER_TABLE,
@@ -125,11 +100,9 @@ fn discover(d: &MsSql, job: &Job) -> String {
     };
     match &job.pivot.columns {
         ColumnSelection::List(names) => {
-            let rows: Vec<String> = names
+            let rows: Vec<String> = super::script::listed(job, names)
                 .iter()
-                .filter(|n| !job.pivot.exclude.contains(*n))
-                .enumerate()
-                .map(|(i, name)| format!("({}, {})", i + 1, d.attribute_key_literal(name)))
+                .map(|(i, name)| format!("({i}, {})", d.attribute_key_literal(name)))
                 .collect();
             format!(
                 "  INSERT INTO @attrs (a)\n  SELECT v.a FROM (VALUES {}) v(n, a) ORDER BY v.n;\n",
@@ -160,18 +133,13 @@ fn discover(d: &MsSql, job: &Job) -> String {
 
 /// `col`: prefix + (rename or the name without its sentinel) + suffix.
 fn name_columns(d: &MsSql, job: &Job) -> String {
-    let renames: Vec<String> = job
-        .pivot
-        .rename
-        .iter()
-        .map(|(from, to)| {
-            format!(
-                "({}, {})",
-                d.attribute_key_literal(from),
-                d.quote_literal(to)
-            )
-        })
-        .collect();
+    let renames = super::script::rename_rows(job, |from, to| {
+        format!(
+            "({}, {})",
+            d.attribute_key_literal(from),
+            d.quote_literal(to)
+        )
+    });
     let (join, renamed) = if renames.is_empty() {
         (String::new(), "NULL")
     } else {
@@ -227,16 +195,7 @@ fn guards(d: &MsSql, job: &Job) -> String {
 
 /// `@cols` (`[c] TYPE, …`), `@names` (`[c], …`) and `@cases` (`MAX(CASE …) AS [c], …`).
 fn aggregate_lists(d: &MsSql, job: &Job, aggregation: Aggregation) -> String {
-    let column_type = match &job.pivot.column_type {
-        // The script discovers attributes in T-SQL; typing them from the data is eavpivot's
-        // own scan (`run`), so here infer means text.
-        ColumnType::Text | ColumnType::Infer => d.text_type().to_string(),
-        ColumnType::Sql(ty) => ty.clone(),
-    };
-    let agg = match job.pivot.aggregate {
-        Aggregate::Min => "MIN",
-        Aggregate::Max | Aggregate::Error => "MAX",
-    };
+    let (column_type, agg) = super::script::column_type_and_aggregate(d, job);
     let type_suffix = d.quote_literal(&format!(" {column_type}"));
     let case_open = d.quote_literal(&format!("{agg}(CASE WHEN s.a = N'"));
     let case_close = d.quote_literal("' THEN s.v END) AS ");
@@ -356,11 +315,4 @@ fn run_in_transaction(d: &MsSql, job: &Job) -> String {
         d.count_entities(job)
     ));
     out
-}
-
-/// Text placed inside a RAISERROR format string literal: quotes doubled, `%` escaped.
-fn raise_text(text: &str) -> String {
-    text.replace('%', "%%")
-        .replace('\'', "''")
-        .replace(['\n', '\r'], " ")
 }

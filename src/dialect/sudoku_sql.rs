@@ -21,9 +21,9 @@ use crate::error::{Error, Result};
 /// Cell symbols: `1`-`9`, then `A`.. for 10..25 (as [`crate::transform::sudoku::symbol`]).
 const SYMBOLS: &str = "123456789ABCDEFGHIJKLMNOP";
 
-/// The four spellings of the query.
+/// The four spellings of the query (shared with [`super::sudoku_join`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Flavor {
+pub(super) enum Flavor {
     Sqlite,
     Postgres,
     MariaDb,
@@ -31,14 +31,14 @@ enum Flavor {
 }
 
 impl Flavor {
-    fn of(dialect: &dyn Dialect) -> Result<Flavor> {
+    pub(super) fn of(dialect: &dyn Dialect) -> Result<Flavor> {
         match dialect.name() {
             "sqlite" => Ok(Flavor::Sqlite),
             "postgres" => Ok(Flavor::Postgres),
             "mariadb" => Ok(Flavor::MariaDb),
             "mssql" => Ok(Flavor::TSql),
             other => Err(Error::Usage(format!(
-                "sudoku_solve engine: sql has no recursive-CTE solver for the {other} dialect"
+                "sudoku_solve has no in-database solver for the {other} dialect"
             ))),
         }
     }
@@ -75,7 +75,7 @@ impl Flavor {
         }
     }
 
-    fn int(self, expr: &str) -> String {
+    pub(super) fn int(self, expr: &str) -> String {
         match self {
             Flavor::MariaDb => format!("CAST({expr} AS SIGNED)"),
             _ => format!("CAST({expr} AS INTEGER)"),
@@ -102,7 +102,7 @@ impl Flavor {
 
     /// The numbers 1..=n as a table `alias(k)`: a CTE, or inline on SQL Server, whose
     /// recursive members are safest written like the published T-SQL solver.
-    fn numbers(self, n: usize, alias: &str) -> String {
+    pub(super) fn numbers(self, n: usize, alias: &str) -> String {
         match self {
             Flavor::TSql => {
                 let rows: Vec<String> = (1..=n).map(|k| format!("({k})")).collect();
@@ -122,12 +122,7 @@ pub fn solve_into(
     box_size: usize,
 ) -> Result<String> {
     let f = Flavor::of(dialect)?;
-    if job.entity.len() != 2 || shape.columns.len() != box_size * box_size {
-        return Err(Error::Usage(format!(
-            "sudoku_solve engine: sql needs entity [puzzle, row] and {} columns",
-            box_size * box_size
-        )));
-    }
+    check_shape(job, shape, box_size, "sql")?;
     let ctes = [
         numbers_cte(f, box_size * box_size),
         givens_cte(f, dialect, job),
@@ -150,13 +145,46 @@ pub fn solve_into(
     } else {
         ""
     };
-    Ok(match f {
-        Flavor::TSql => format!("WITH {}\n{insert}\n{select}{option}", ctes.join(",\n")),
-        _ => format!("{insert}\nWITH RECURSIVE {}\n{select}", ctes.join(",\n")),
-    })
+    Ok(f.insert_with(&insert, &ctes, &format!("{select}{option}"), true))
 }
 
-fn numbers_cte(f: Flavor, n: usize) -> String {
+impl Flavor {
+    /// `INSERT … WITH … SELECT`, or on SQL Server `WITH … INSERT … SELECT`.
+    pub(super) fn insert_with(
+        self,
+        insert: &str,
+        ctes: &[String],
+        select: &str,
+        recursive: bool,
+    ) -> String {
+        let with = match recursive {
+            true => "WITH RECURSIVE",
+            false => "WITH",
+        };
+        match self {
+            Flavor::TSql => format!("WITH {}\n{insert}\n{select}", ctes.join(",\n")),
+            _ => format!("{insert}\n{with} {}\n{select}", ctes.join(",\n")),
+        }
+    }
+}
+
+/// The grid shape both in-database engines write: entity `(puzzle, row)`, columns `1..n`.
+pub(super) fn check_shape(
+    job: &Job,
+    shape: &TableShape,
+    box_size: usize,
+    engine: &str,
+) -> Result<()> {
+    if job.entity.len() != 2 || shape.columns.len() != box_size * box_size {
+        return Err(Error::Usage(format!(
+            "sudoku_solve engine: {engine} needs entity [puzzle, row] and {} columns",
+            box_size * box_size
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn numbers_cte(f: Flavor, n: usize) -> String {
     if f == Flavor::TSql {
         return String::new();
     }
@@ -167,12 +195,20 @@ fn numbers_cte(f: Flavor, n: usize) -> String {
 /// The job's key–value rows as `(p, r, c, v)`: puzzle, row, column, digit.
 fn givens_cte(f: Flavor, dialect: &dyn Dialect, job: &Job) -> String {
     format!(
-        "sdk_givens(p, r, c, v) AS (\n  SELECT {} AS p, {} AS r, {} AS c, {} AS v\n  {}\n)",
+        "sdk_givens(p, r, c, v) AS (\n  {}\n)",
+        givens_select(f, dialect, job).replace('\n', "\n  ")
+    )
+}
+
+/// `SELECT … AS p, … AS r, … AS c, … AS v FROM …`: the givens as integers.
+pub(super) fn givens_select(f: Flavor, dialect: &dyn Dialect, job: &Job) -> String {
+    format!(
+        "SELECT {} AS p, {} AS r, {} AS c, {} AS v\n{}",
         job.entity[0].expr,
         f.int(&job.entity[1].expr),
         f.int(&job.attribute),
         f.int(&job.value),
-        dialect.source_from(job).replace('\n', "\n  ")
+        dialect.source_from(job)
     )
 }
 

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 
 use crate::backend::Backend;
 use crate::config::{Job, SudokuSolveSpec};
-use crate::dialect::{sudoku_sql, TableShape};
+use crate::dialect::{sudoku_join, sudoku_sql, TableShape};
 use crate::error::{Error, Result};
 use crate::plan;
 use crate::report::LoadStats;
@@ -51,6 +51,18 @@ pub async fn run_job(
             "sudoku_solve with engine: sql writes one table: remove target.split".into(),
         ));
     };
+    // engine: sql_join generates its SELECTs from the givens: read them, and refuse puzzles
+    // past the join limit, before anything is written.
+    let givens = match spec.sql_join {
+        true => {
+            let rows = session
+                .inspect(&sudoku_join::givens_query(dialect, job)?)
+                .await?;
+            sudoku_join::check_join_limit(dialect, &rows, box_size)?;
+            Some(rows)
+        }
+        false => None,
+    };
     let mut writes = Writes::prepare(
         &mut session,
         &job.name,
@@ -69,6 +81,7 @@ pub async fn run_job(
         job,
         box_size,
         side,
+        givens,
     };
     let what = format!("job {}", job.name);
     let (rows_written, cells_written) = writes.run(&mut session, &what, &mut fill).await?;
@@ -80,7 +93,7 @@ pub async fn run_job(
         conflicts: 0,
         transforms: vec![serde_json::json!({
             "transform": "sudoku_solve",
-            "engine": "sql",
+            "engine": if spec.sql_join { "sql_join" } else { "sql" },
             "box_size": box_size,
             "puzzles": puzzles,
             "solved": solved,
@@ -97,6 +110,8 @@ struct SolveInDatabase<'a> {
     job: &'a Job,
     box_size: usize,
     side: usize,
+    /// engine: sql_join: the givens its SELECTs are generated from.
+    givens: Option<Vec<Vec<Value>>>,
 }
 
 #[async_trait]
@@ -109,7 +124,12 @@ impl Fill for SolveInDatabase<'_> {
             return Ok((0, 0));
         };
         let shape = table.build_shape();
-        let insert = sudoku_sql::solve_into(dialect, self.job, &shape, self.box_size)?;
+        let insert = match &self.givens {
+            Some(givens) => {
+                sudoku_join::solve_into(dialect, self.job, &shape, self.box_size, givens)?
+            }
+            None => sudoku_sql::solve_into(dialect, self.job, &shape, self.box_size)?,
+        };
         let counts = dialect.count_table_cells(&shape);
         let before = match table.append {
             true => session

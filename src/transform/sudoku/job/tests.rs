@@ -8,6 +8,7 @@ const SOLUTION: &str =
 fn spec() -> SudokuSolveSpec {
     SudokuSolveSpec {
         engine_sql: false,
+        sql_join: false,
         box_size: None,
         error_on_unsolved: false,
         status_table: None,

@@ -1,0 +1,292 @@
+//! `eavpivot script JOB --dialect mariadb`: one compound statement (`BEGIN NOT ATOMIC … END`)
+//! a DBA can read and run with the `mariadb` client, no eavpivot at hand.
+//!
+//! MariaDB commits every CREATE, ALTER and RENAME on its own, so one transaction cannot hold
+//! the build. The script therefore does what `eavpivot run` does there: it builds and fills a
+//! staging table (`<target>__eavpivot_new`), verifies it, and only then swaps it in with one
+//! atomic `RENAME TABLE`; an exit handler drops the staging table on any error, so a failure
+//! leaves the old target untouched. `append` to an existing table inserts in one transaction
+//! instead, rolled back on error.
+//!
+//! Attribute names are discovered as bytes (the default collations ignore case and trailing
+//! spaces; the dialect's attribute key keeps them apart), reach the dynamic SQL only as hex
+//! literals built by `HEX()` on the server, and become columns only through backtick doubling
+//! (`REPLACE(col, '`', '``')`). Column names are refused when empty, longer than 64 characters,
+//! ending in a space, holding NUL or a character outside the BMP, or equal to another column
+//! ignoring case (MariaDB's column names are case-insensitive). `group_concat_max_len` is raised
+//! for the session and the column lists are checked for truncation.
+
+use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order};
+use crate::error::Result;
+
+use super::script::{
+    column_type_and_aggregate, key_probe, listed, one_line, order_text, refuse_unsupported,
+    rename_rows,
+};
+use super::{Dialect, MariaDb};
+
+/// Where the script builds the table: the same staging name `eavpivot run` uses.
+const STAGING_SUFFIX: &str = "__eavpivot_new";
+
+/// The whole script for `job`.
+pub fn render(job: &Job) -> Result<String> {
+    refuse_unsupported(job, "MariaDB")?;
+    let d = &MariaDb;
+    Ok([
+        header(job),
+        "SET SESSION group_concat_max_len = 4294967295;\nDELIMITER //\nBEGIN NOT ATOMIC\n".into(),
+        declarations(d, job),
+        discover(d, job),
+        guards(d, job),
+        lists(d, job),
+        build(d, job),
+        "  DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;\nEND //\nDELIMITER ;\n".into(),
+    ]
+    .concat())
+}
+
+/// A string literal the DBA can read; the dialect's hex form only when a backslash would
+/// depend on `sql_mode` (NO_BACKSLASH_ESCAPES).
+fn lit(text: &str) -> String {
+    match text.contains('\\') {
+        true => MariaDb.quote_literal(text),
+        false => format!("'{}'", text.replace('\'', "''")),
+    }
+}
+
+/// `IF cond THEN` raise an error with `message` (a string expression) `END IF`.
+fn fail_if(cond: &str, message: &str) -> String {
+    format!(
+        "  IF {cond} THEN\n    SET msg = LEFT({message}, 500);\n    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;\n  END IF;\n"
+    )
+}
+
+fn header(job: &Job) -> String {
+    format!(
+        "-- eavpivot script: job {}, {} -> {}, for MariaDB 10.2 or later.\n\
+         -- Run it with the mariadb client: mariadb DATABASE < this_file.sql (DELIMITER is a client command).\n\
+         -- 1. Discovers the distinct attribute names on the server as bytes, so names differing only\n\
+         --    in case or trailing spaces stay distinct; columns {}.\n\
+         -- 2. Refuses, before writing anything, column names MariaDB cannot hold (empty, over 64\n\
+         --    characters, a trailing space, NUL, beyond the BMP), names equal ignoring case, and\n\
+         --    more than 1017 columns (InnoDB).\n\
+         -- 3. DDL commits on its own in MariaDB: the table is built as {}, filled with\n\
+         --    INSERT ... MAX(CASE ...) (names quoted by doubling backticks, values matched by HEX),\n\
+         --    verified, then swapped in with one RENAME TABLE; on any error it is dropped and the\n\
+         --    target is left as it was.\n",
+        one_line(&job.name),
+        job.source.table,
+        job.target.table,
+        order_text(job),
+        job.target.table.with_suffix(STAGING_SUFFIX),
+    )
+}
+
+fn declarations(d: &MariaDb, job: &Job) -> String {
+    let staging = job.target.table.with_suffix(STAGING_SUFFIX);
+    let append = job.target.if_exists == IfExists::Append;
+    let undo = match append {
+        true => "rolled back, nothing was written",
+        false => "its staging table was dropped, the target was not touched",
+    };
+    format!(
+        "  DECLARE src LONGTEXT DEFAULT {};\n  \
+         DECLARE n_cols INT DEFAULT 0;\n  DECLARE bad LONGTEXT;\n  DECLARE msg VARCHAR(500);\n  \
+         DECLARE col_defs, col_names, cases LONGTEXT;\n  \
+         DECLARE want, before_rows, got BIGINT DEFAULT 0;\n  \
+         DECLARE EXIT HANDLER FOR SQLEXCEPTION\n  BEGIN\n    \
+         GET DIAGNOSTICS CONDITION 1 msg = MESSAGE_TEXT;\n    ROLLBACK;\n    \
+         DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;\n    {}\n    \
+         SET msg = LEFT(CONCAT({}, msg), 500);\n    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;\n  END;\n",
+        lit(&d.source_rows(job)),
+        match append {
+            true => String::new(),
+            false => format!("DROP TABLE IF EXISTS {staging};"),
+        },
+        lit(&format!(
+            "eavpivot script for job {} stopped; {undo}: ",
+            one_line(&job.name)
+        )),
+    )
+}
+
+/// `eavpivot_attrs(ord, a, col)`: attribute bytes and column names, in column order.
+fn discover(d: &MariaDb, job: &Job) -> String {
+    let renames = rename_rows(job, |from, to| {
+        format!(
+            "SELECT {} AS a, {} AS col",
+            d.attribute_key_literal(from),
+            lit(to)
+        )
+    });
+    let (join, renamed) = match renames.is_empty() {
+        true => (String::new(), "NULL"),
+        false => (
+            format!(
+                "\n  LEFT JOIN ({}) r ON r.a = n.a",
+                renames.join(" UNION ALL ")
+            ),
+            "r.col",
+        ),
+    };
+    let names = match &job.pivot.columns {
+        ColumnSelection::List(list) => {
+            let rows: Vec<String> = listed(job, list)
+                .iter()
+                .map(|(i, name)| {
+                    format!("SELECT {i} AS ord, {} AS a", d.attribute_key_literal(name))
+                })
+                .collect();
+            rows.join(" UNION ALL ")
+        }
+        ColumnSelection::Discover => {
+            let order = match job.pivot.order {
+                Order::Frequency => "COUNT(*) DESC, s.a",
+                Order::Natural | Order::Alphabetical => "s.a",
+            };
+            let mut skip = vec![d.attribute_key_literal("")];
+            skip.extend(job.pivot.exclude.iter().map(|n| d.attribute_key_literal(n)));
+            format!(
+                "SELECT ROW_NUMBER() OVER (ORDER BY {order}) AS ord, s.a\n    FROM ({}) s\n    WHERE s.a NOT IN ({})\n    GROUP BY s.a",
+                d.source_rows(job).replace('\n', "\n    "),
+                skip.join(", ")
+            )
+        }
+    };
+    let empty_check = match job.pivot.empty_names {
+        EmptyNames::Skip => String::new(),
+        EmptyNames::Error => fail_if(
+            &format!(
+                "EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a = {})",
+                d.source_rows(job).replace('\n', "\n  "),
+                d.attribute_key_literal("")
+            ),
+            &lit("eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)"),
+        ),
+    };
+    format!(
+        "{empty_check}  DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;\n  \
+         CREATE TEMPORARY TABLE eavpivot_attrs (ord INT NOT NULL, a LONGBLOB NOT NULL, col LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL);\n  \
+         INSERT INTO eavpivot_attrs (ord, a, col)\n  \
+         SELECT n.ord, n.a, CONCAT({}, COALESCE({renamed}, CONVERT(n.a USING utf8mb4)), {})\n  \
+         FROM (\n    {names}\n  ) n{join};\n",
+        lit(&job.pivot.prefix),
+        lit(&job.pivot.suffix),
+    )
+}
+
+/// Every refusal, before anything is written.
+fn guards(d: &MariaDb, job: &Job) -> String {
+    let keys: Vec<String> = job
+        .entity
+        .iter()
+        .map(|e| {
+            format!(
+                " UNION ALL SELECT CONVERT({} USING utf8mb4) COLLATE utf8mb4_bin",
+                lit(&e.name)
+            )
+        })
+        .collect();
+    let max = d.max_columns().unwrap_or(1_017);
+    let n_keys = job.entity.len();
+    let mut out = format!(
+        "  SET n_cols = (SELECT COUNT(*) FROM eavpivot_attrs);\n\
+         {}{}  \
+         SET bad = (SELECT col FROM eavpivot_attrs\n    \
+         WHERE col = '' OR CHAR_LENGTH(col) > 64 OR col LIKE '% ' OR LOCATE(CONVERT(X'00' USING utf8mb4), col) > 0\n       \
+         OR col <> CONVERT(CONVERT(col USING utf8mb3) USING utf8mb4)\n    ORDER BY ord LIMIT 1);\n\
+         {}  \
+         SET bad = (SELECT MIN(c) FROM (SELECT col AS c FROM eavpivot_attrs{}) k\n    \
+         GROUP BY LOWER(c) HAVING COUNT(*) > 1 LIMIT 1);\n\
+         {}",
+        fail_if("n_cols = 0", &lit(&format!(
+            "eavpivot: no attributes to pivot in {}",
+            one_line(&job.source.table.sql())
+        ))),
+        fail_if(&format!("n_cols + {n_keys} > {max}"), &format!("CONCAT('eavpivot: ', n_cols, ' attribute columns plus {n_keys} key column(s) exceed the InnoDB limit of {max} columns per table; exclude attributes in the job, or split the target')")),
+        fail_if("bad IS NOT NULL", "CONCAT('eavpivot: column name ''', LEFT(bad, 100), ''' cannot be a MariaDB column: empty, longer than 64 characters, ending in a space, or holding NUL or a character outside the BMP; exclude or rename the attribute in the job')"),
+        keys.concat(),
+        fail_if("bad IS NOT NULL", "CONCAT('eavpivot: several attributes (or a key column) become the column ''', LEFT(bad, 100), ''', the same identifier to MariaDB (column names ignore case); rename or exclude them in the job')"),
+    );
+    if job.target.if_exists == IfExists::Fail {
+        out.push_str(&fail_if(
+            &format!("({}) > 0", d.table_exists(&job.target.table)),
+            &lit(&format!(
+                "eavpivot: target table {} already exists (target.if_exists: fail); drop it, or set if_exists to replace or append",
+                one_line(&job.target.table.sql())
+            )),
+        ));
+    }
+    out
+}
+
+/// `col_defs`, `col_names` and `cases`, each checked against `group_concat_max_len`.
+fn lists(_d: &MariaDb, job: &Job) -> String {
+    let (column_type, agg) = column_type_and_aggregate(&MariaDb, job);
+    let quoted = "CONCAT('`', REPLACE(col, '`', '``'), '`')";
+    format!(
+        "  SELECT\n    \
+         GROUP_CONCAT(CONCAT('ADD COLUMN ', {quoted}, ' ', {}) ORDER BY ord SEPARATOR ', '),\n    \
+         GROUP_CONCAT({quoted} ORDER BY ord SEPARATOR ', '),\n    \
+         GROUP_CONCAT(CONCAT('{agg}(CASE WHEN s.a = X''', HEX(a), ''' THEN s.v END) AS ', {quoted}) ORDER BY ord SEPARATOR ', ')\n    \
+         INTO col_defs, col_names, cases\n  FROM eavpivot_attrs;\n\
+         {}",
+        lit(&column_type),
+        fail_if("GREATEST(LENGTH(col_defs), LENGTH(col_names), LENGTH(cases)) >= @@SESSION.group_concat_max_len", &lit("eavpivot: a column list reached group_concat_max_len and was cut; nothing was written")),
+    )
+}
+
+/// Stage, fill, verify, swap (or append in one transaction).
+fn build(d: &MariaDb, job: &Job) -> String {
+    let target = &job.target.table;
+    let staging = target.with_suffix(STAGING_SUFFIX);
+    let keys: Vec<String> = job.entity.iter().map(|e| d.quote_ident(&e.name)).collect();
+    let refs = super::entity_refs(job, "s");
+    let exists = format!("({}) > 0", d.table_exists(target));
+    let fill = |table: &str| {
+        format!(
+            "  START TRANSACTION;\n  \
+             EXECUTE IMMEDIATE CONCAT({}, col_names, {}, cases, ' FROM (', src, {});\n  \
+             SET want = ({});\n  \
+             EXECUTE IMMEDIATE {};\n  SET got = @eavpivot_got;\n\
+             {}  COMMIT;\n",
+            lit(&format!("INSERT INTO {table} ({}, ", keys.join(", "))),
+            lit(&format!(") SELECT {refs}, ")),
+            lit(&format!(") s GROUP BY {refs}")),
+            d.count_entities(job).replace('\n', "\n    "),
+            lit(&format!("SELECT COUNT(*) INTO @eavpivot_got FROM {table}")),
+            fail_if("got - before_rows <> want", &format!(
+                "CONCAT('eavpivot: verification failed: {} gained ', got - before_rows, ' rows, the source has ', want, ' distinct entities')",
+                one_line(table).replace('\'', "''")
+            )),
+        )
+    };
+    let stage = format!(
+        "  DROP TABLE IF EXISTS {staging};\n  \
+         EXECUTE IMMEDIATE CONCAT({}, src, {});\n  \
+         EXECUTE IMMEDIATE CONCAT({}, col_defs);\n{}  \
+         IF {exists} THEN\n    \
+         RENAME TABLE {target} TO {old}, {staging} TO {target};\n    DROP TABLE {old};\n  \
+         ELSE\n    RENAME TABLE {staging} TO {target};\n  END IF;\n",
+        lit(&format!(
+            "CREATE TABLE {staging} AS SELECT {} FROM (",
+            key_probe(d, job)
+        )),
+        lit(") s WHERE 1 = 0"),
+        lit(&format!("ALTER TABLE {staging} ")),
+        fill(&staging.sql()),
+        old = target.with_suffix("__eavpivot_old"),
+    );
+    let done = format!(
+        "  SELECT CONCAT({}, got, ' rows with ', n_cols, ' attribute columns') AS eavpivot;\n",
+        lit(&format!("eavpivot: {} now holds ", one_line(&target.sql())))
+    );
+    match job.target.if_exists {
+        IfExists::Append => format!(
+            "  IF {exists} THEN\n    SET before_rows = (SELECT COUNT(*) FROM {target});\n{}  ELSE\n{stage}  END IF;\n{done}",
+            fill(&target.sql()).replace("\n  ", "\n    ").replacen("  ", "    ", 1),
+        ),
+        // Merge is refused before any script is written.
+        IfExists::Replace | IfExists::Fail | IfExists::Merge => format!("{stage}{done}"),
+    }
+}

@@ -1,0 +1,223 @@
+//! `eavpivot script JOB --dialect postgres`: one PL/pgSQL `DO` block a DBA can read and run
+//! with `psql -v ON_ERROR_STOP=1 -f script.sql`, no eavpivot at hand.
+//!
+//! A `DO` block is one statement, so PostgreSQL runs it in one transaction: any error (a
+//! refusal below, or a failing CREATE/INSERT) rolls everything back, DDL included. Attribute
+//! names are discovered on the server as exact text (PostgreSQL's `=` on text already keeps
+//! `Color`, `color` and `Color ` apart), become columns only through `format('%I')` and
+//! literals only through `format('%L')`. Before anything is written it refuses: no attributes,
+//! more than 1,600 columns, a column name that is empty or longer than 63 bytes (PostgreSQL
+//! would truncate it silently, and two long names could then collide), and two attributes (or
+//! a key column) becoming the same identifier. Key column types come from the source itself
+//! (`CREATE TABLE … AS SELECT … WHERE 1 = 0`), the columns are added, the pivot is inserted and
+//! the row count verified against the distinct entities.
+
+use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order};
+use crate::error::Result;
+
+use super::script::{
+    column_type_and_aggregate, key_probe, listed, one_line, order_text, raise_text,
+    refuse_unsupported, rename_rows,
+};
+use super::{Dialect, Postgres};
+
+/// The whole script for `job`.
+pub fn render(job: &Job) -> Result<String> {
+    refuse_unsupported(job, "PL/pgSQL")?;
+    let d = &Postgres;
+    let body = [
+        declarations(d, job),
+        "BEGIN\n".to_string(),
+        discover(d, job),
+        guards(d, job),
+        build(d, job),
+        format!(
+            "EXCEPTION WHEN OTHERS THEN\n  RAISE EXCEPTION 'eavpivot script for job % stopped and rolled back, nothing was written: %', {}, SQLERRM;\nEND\n",
+            d.quote_literal(&job.name)
+        ),
+    ]
+    .concat();
+    // A dollar-quote tag that the body (which holds the job's own SQL) cannot end early.
+    let tag = (0..)
+        .map(|i| match i {
+            0 => "$eavpivot$".to_string(),
+            i => format!("$eavpivot{i}$"),
+        })
+        .find(|t| !body.contains(t.as_str()))
+        .unwrap_or_default();
+    Ok(format!("{}DO {tag}\n{body}{tag};\n", header(job)))
+}
+
+fn header(job: &Job) -> String {
+    format!(
+        "-- eavpivot script: job {}, {} -> {}, for PostgreSQL 9.4 or later (PL/pgSQL DO block).\n\
+         -- Run it with: psql -v ON_ERROR_STOP=1 -f this_file.sql  (one statement, one transaction)\n\
+         -- 1. Discovers the distinct attribute names on the server as exact text, so names differing\n\
+         --    only in case or trailing spaces stay distinct; columns {}.\n\
+         -- 2. Refuses, before writing anything, column names that are empty or longer than 63 bytes\n\
+         --    (PostgreSQL would truncate them silently), names that are the same identifier, and\n\
+         --    more than 1600 columns.\n\
+         -- 3. Creates the table (key types taken from the source), inserts MAX(CASE ...) built with\n\
+         --    format('%I') and format('%L'), verifies the row count; any error rolls all of it back.\n",
+        one_line(&job.name),
+        job.source.table,
+        job.target.table,
+        order_text(job),
+    )
+}
+
+fn declarations(d: &Postgres, job: &Job) -> String {
+    format!(
+        "DECLARE\n  \
+         src CONSTANT text := {};\n  \
+         attrs text[];\n  cols text[];\n  n_cols integer;\n  bad text;\n  \
+         want bigint;\n  before bigint := 0;\n  got bigint;\n",
+        d.quote_literal(&d.source_rows(job))
+    )
+}
+
+/// `attrs` (exact names) and `cols` (column names), in column order.
+fn discover(d: &Postgres, job: &Job) -> String {
+    let renames = rename_rows(job, |from, to| {
+        format!("({}, {})", d.quote_literal(from), d.quote_literal(to))
+    });
+    let rename_join = match renames.is_empty() {
+        true => "LEFT JOIN (SELECT NULL::text, NULL::text) r(a, col) ON false".to_string(),
+        false => format!(
+            "LEFT JOIN (VALUES {}) r(a, col) ON r.a = n.a",
+            renames.join(", ")
+        ),
+    };
+    let names = match &job.pivot.columns {
+        ColumnSelection::List(list) => {
+            let rows: Vec<String> = listed(job, list)
+                .iter()
+                .map(|(i, name)| format!("({i}, {})", d.quote_literal(name)))
+                .collect();
+            format!(
+                "SELECT v.a, v.n AS ord FROM (VALUES {}) v(n, a)",
+                rows.join(", ")
+            )
+        }
+        ColumnSelection::Discover => {
+            let order = match job.pivot.order {
+                Order::Frequency => "COUNT(*) DESC, (s.a::text) COLLATE \"C\"",
+                Order::Natural | Order::Alphabetical => "(s.a::text) COLLATE \"C\"",
+            };
+            let exclude: Vec<String> = job
+                .pivot
+                .exclude
+                .iter()
+                .map(|n| d.quote_literal(n))
+                .collect();
+            let not_excluded = match exclude.is_empty() {
+                true => String::new(),
+                false => format!(" AND s.a::text NOT IN ({})", exclude.join(", ")),
+            };
+            format!(
+                "SELECT s.a::text AS a, ROW_NUMBER() OVER (ORDER BY {order}) AS ord\n    \
+                 FROM ({}) s\n    WHERE s.a IS NOT NULL AND s.a::text <> ''{not_excluded}\n    GROUP BY s.a",
+                indent(&d.source_rows(job), 4)
+            )
+        }
+    };
+    let empty_check = match job.pivot.empty_names {
+        EmptyNames::Skip => String::new(),
+        EmptyNames::Error => format!(
+            "  IF EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a::text = '') THEN\n    \
+             RAISE EXCEPTION 'eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)';\n  END IF;\n",
+            indent(&d.source_rows(job), 2)
+        ),
+    };
+    format!(
+        "{empty_check}  SELECT array_agg(n.a ORDER BY n.ord), array_agg({} || COALESCE(r.col, n.a) || {} ORDER BY n.ord)\n    \
+         INTO attrs, cols\n  FROM (\n    {names}\n  ) n\n  {rename_join};\n",
+        d.quote_literal(&job.pivot.prefix),
+        d.quote_literal(&job.pivot.suffix),
+    )
+}
+
+/// Every refusal, before anything is written.
+fn guards(d: &Postgres, job: &Job) -> String {
+    let keys: Vec<String> = job
+        .entity
+        .iter()
+        .map(|e| d.quote_literal(&e.name))
+        .collect();
+    let max = d.max_columns().unwrap_or(1_600);
+    let mut out = format!(
+        "  n_cols := COALESCE(array_length(attrs, 1), 0);\n  \
+         IF n_cols = 0 THEN\n    RAISE EXCEPTION 'eavpivot: no attributes to pivot in {source}';\n  END IF;\n  \
+         IF n_cols + {n_keys} > {max} THEN\n    \
+         RAISE EXCEPTION 'eavpivot: % attribute columns plus {n_keys} key column(s) exceed PostgreSQL''s limit of {max} columns per table; exclude attributes in the job, or split the target', n_cols;\n  END IF;\n  \
+         SELECT c INTO bad FROM unnest(cols) c WHERE c = '' OR octet_length(c) > 63 LIMIT 1;\n  \
+         IF bad IS NOT NULL THEN\n    \
+         RAISE EXCEPTION 'eavpivot: column name % is empty or longer than 63 bytes, PostgreSQL''s identifier limit (it would be truncated silently); exclude or rename the attribute in the job', quote_literal(left(bad, 100));\n  END IF;\n  \
+         SELECT c INTO bad FROM unnest(cols || ARRAY[{keys}]) c GROUP BY c HAVING COUNT(*) > 1 LIMIT 1;\n  \
+         IF bad IS NOT NULL THEN\n    \
+         RAISE EXCEPTION 'eavpivot: several attributes (or a key column) become the column %; rename or exclude them in the job', quote_ident(bad);\n  END IF;\n",
+        source = raise_text(&job.source.table.sql()),
+        n_keys = job.entity.len(),
+        keys = keys.join(", "),
+    );
+    if job.target.if_exists == IfExists::Fail {
+        out.push_str(&format!(
+            "  IF to_regclass({}) IS NOT NULL THEN\n    \
+             RAISE EXCEPTION 'eavpivot: target table {} already exists (target.if_exists: fail); drop it, or set if_exists to replace or append';\n  END IF;\n",
+            d.quote_literal(&job.target.table.sql()),
+            raise_text(&job.target.table.sql()),
+        ));
+    }
+    out
+}
+
+/// CREATE (types from the source), ADD COLUMN, INSERT … MAX(CASE …), verify.
+fn build(d: &Postgres, job: &Job) -> String {
+    let table = &job.target.table;
+    let (column_type, agg) = column_type_and_aggregate(d, job);
+    let keys: Vec<String> = job.entity.iter().map(|e| d.quote_ident(&e.name)).collect();
+    let refs = super::entity_refs(job, "s");
+    let create = format!(
+        "  EXECUTE format('CREATE TABLE %s AS SELECT %s FROM (%s) s WHERE 1 = 0', {}, {}, src);\n  \
+         EXECUTE format('ALTER TABLE %s %s', {0}, (SELECT string_agg(format('ADD COLUMN %I %s', c, {}), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)));\n",
+        d.quote_literal(&table.sql()),
+        d.quote_literal(&key_probe(d, job)),
+        d.quote_literal(&column_type),
+    );
+    let mut out = String::new();
+    match job.target.if_exists {
+        IfExists::Append => out.push_str(&format!(
+            "  IF to_regclass({}) IS NOT NULL THEN\n    EXECUTE format('SELECT COUNT(*) FROM %s', {0}) INTO before;\n  ELSE\n  {}  END IF;\n",
+            d.quote_literal(&table.sql()),
+            indent(&create, 2).trim_end_matches(' '),
+        )),
+        IfExists::Replace => out.push_str(&format!(
+            "  IF to_regclass({}) IS NOT NULL THEN\n    EXECUTE format('DROP TABLE %s', {0});\n  END IF;\n{create}",
+            d.quote_literal(&table.sql())
+        )),
+        // Merge is refused before any script is written.
+        IfExists::Fail | IfExists::Merge => out.push_str(&create),
+    }
+    out.push_str(&format!(
+        "  EXECUTE format(E'INSERT INTO %s (%s, %s)\\nSELECT %s,\\n  %s\\nFROM (%s) s\\nGROUP BY %s', {table}, {keys}, \
+         (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)), {refs}, \
+         (SELECT string_agg(format('{agg}(CASE WHEN s.a = %L THEN s.v END) AS %I', a, c), E',\\n  ' ORDER BY o) FROM unnest(attrs, cols) WITH ORDINALITY u(a, c, o)), \
+         src, {refs});\n  \
+         want := ({count});\n  \
+         EXECUTE format('SELECT COUNT(*) FROM %s', {table}) INTO got;\n  \
+         IF got - before <> want THEN\n    \
+         RAISE EXCEPTION 'eavpivot: verification failed: the target gained % rows, the source has % distinct entities', got - before, want;\n  END IF;\n  \
+         RAISE NOTICE 'eavpivot: {table_text} now holds % rows with % attribute columns', got, n_cols;\n",
+        table = d.quote_literal(&table.sql()),
+        keys = d.quote_literal(&keys.join(", ")),
+        refs = d.quote_literal(&refs),
+        count = d.count_entities(job).replace('\n', "\n    "),
+        table_text = raise_text(&table.sql()),
+    ));
+    out
+}
+
+/// Indent every line after the first by `n` more spaces.
+fn indent(sql: &str, n: usize) -> String {
+    sql.replace('\n', &format!("\n{}", " ".repeat(n)))
+}

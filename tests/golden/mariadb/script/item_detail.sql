@@ -1,0 +1,104 @@
+-- eavpivot script: job item_detail, ITEM_DETAIL -> ITEM_WIDE, for MariaDB 10.2 or later.
+-- Run it with the mariadb client: mariadb DATABASE < this_file.sql (DELIMITER is a client command).
+-- 1. Discovers the distinct attribute names on the server as bytes, so names differing only
+--    in case or trailing spaces stay distinct; columns in binary name order (eavpivot run orders naturally: 2 before 10).
+-- 2. Refuses, before writing anything, column names MariaDB cannot hold (empty, over 64
+--    characters, a trailing space, NUL, beyond the BMP), names equal ignoring case, and
+--    more than 1017 columns (InnoDB).
+-- 3. DDL commits on its own in MariaDB: the table is built as ITEM_WIDE__eavpivot_new, filled with
+--    INSERT ... MAX(CASE ...) (names quoted by doubling backticks, values matched by HEX),
+--    verified, then swapped in with one RENAME TABLE; on any error it is dropped and the
+--    target is left as it was.
+SET SESSION group_concat_max_len = 4294967295;
+DELIMITER //
+BEGIN NOT ATOMIC
+  DECLARE src LONGTEXT DEFAULT 'SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING utf8mb4) AS BINARY) AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID';
+  DECLARE n_cols INT DEFAULT 0;
+  DECLARE bad LONGTEXT;
+  DECLARE msg VARCHAR(500);
+  DECLARE col_defs, col_names, cases LONGTEXT;
+  DECLARE want, before_rows, got BIGINT DEFAULT 0;
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION
+  BEGIN
+    GET DIAGNOSTICS CONDITION 1 msg = MESSAGE_TEXT;
+    ROLLBACK;
+    DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;
+    DROP TABLE IF EXISTS ITEM_WIDE__eavpivot_new;
+    SET msg = LEFT(CONCAT('eavpivot script for job item_detail stopped; its staging table was dropped, the target was not touched: ', msg), 500);
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+  END;
+  DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;
+  CREATE TEMPORARY TABLE eavpivot_attrs (ord INT NOT NULL, a LONGBLOB NOT NULL, col LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL);
+  INSERT INTO eavpivot_attrs (ord, a, col)
+  SELECT n.ord, n.a, CONCAT('', COALESCE(NULL, CONVERT(n.a USING utf8mb4)), '')
+  FROM (
+    SELECT ROW_NUMBER() OVER (ORDER BY s.a) AS ord, s.a
+    FROM (SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING utf8mb4) AS BINARY) AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+      FROM ITEM_DETAIL ID
+      JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+      LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s
+    WHERE s.a NOT IN (CAST('' AS BINARY))
+    GROUP BY s.a
+  ) n;
+  SET n_cols = (SELECT COUNT(*) FROM eavpivot_attrs);
+  IF n_cols = 0 THEN
+    SET msg = LEFT('eavpivot: no attributes to pivot in ITEM_DETAIL', 500);
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+  END IF;
+  IF n_cols + 1 > 1017 THEN
+    SET msg = LEFT(CONCAT('eavpivot: ', n_cols, ' attribute columns plus 1 key column(s) exceed the InnoDB limit of 1017 columns per table; exclude attributes in the job, or split the target'), 500);
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+  END IF;
+  SET bad = (SELECT col FROM eavpivot_attrs
+    WHERE col = '' OR CHAR_LENGTH(col) > 64 OR col LIKE '% ' OR LOCATE(CONVERT(X'00' USING utf8mb4), col) > 0
+       OR col <> CONVERT(CONVERT(col USING utf8mb3) USING utf8mb4)
+    ORDER BY ord LIMIT 1);
+  IF bad IS NOT NULL THEN
+    SET msg = LEFT(CONCAT('eavpivot: column name ''', LEFT(bad, 100), ''' cannot be a MariaDB column: empty, longer than 64 characters, ending in a space, or holding NUL or a character outside the BMP; exclude or rename the attribute in the job'), 500);
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+  END IF;
+  SET bad = (SELECT MIN(c) FROM (SELECT col AS c FROM eavpivot_attrs UNION ALL SELECT CONVERT('ITEM_ID' USING utf8mb4) COLLATE utf8mb4_bin) k
+    GROUP BY LOWER(c) HAVING COUNT(*) > 1 LIMIT 1);
+  IF bad IS NOT NULL THEN
+    SET msg = LEFT(CONCAT('eavpivot: several attributes (or a key column) become the column ''', LEFT(bad, 100), ''', the same identifier to MariaDB (column names ignore case); rename or exclude them in the job'), 500);
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+  END IF;
+  SELECT
+    GROUP_CONCAT(CONCAT('ADD COLUMN ', CONCAT('`', REPLACE(col, '`', '``'), '`'), ' ', 'LONGTEXT') ORDER BY ord SEPARATOR ', '),
+    GROUP_CONCAT(CONCAT('`', REPLACE(col, '`', '``'), '`') ORDER BY ord SEPARATOR ', '),
+    GROUP_CONCAT(CONCAT('MAX(CASE WHEN s.a = X''', HEX(a), ''' THEN s.v END) AS ', CONCAT('`', REPLACE(col, '`', '``'), '`')) ORDER BY ord SEPARATOR ', ')
+    INTO col_defs, col_names, cases
+  FROM eavpivot_attrs;
+  IF GREATEST(LENGTH(col_defs), LENGTH(col_names), LENGTH(cases)) >= @@SESSION.group_concat_max_len THEN
+    SET msg = LEFT('eavpivot: a column list reached group_concat_max_len and was cut; nothing was written', 500);
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+  END IF;
+  DROP TABLE IF EXISTS ITEM_WIDE__eavpivot_new;
+  EXECUTE IMMEDIATE CONCAT('CREATE TABLE ITEM_WIDE__eavpivot_new AS SELECT s.e0 AS `ITEM_ID` FROM (', src, ') s WHERE 1 = 0');
+  EXECUTE IMMEDIATE CONCAT('ALTER TABLE ITEM_WIDE__eavpivot_new ', col_defs);
+  START TRANSACTION;
+  EXECUTE IMMEDIATE CONCAT('INSERT INTO ITEM_WIDE__eavpivot_new (`ITEM_ID`, ', col_names, ') SELECT s.e0, ', cases, ' FROM (', src, ') s GROUP BY s.e0');
+  SET want = (SELECT COUNT(*) FROM (SELECT DISTINCT s.e0 FROM (SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING utf8mb4) AS BINARY) AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+      FROM ITEM_DETAIL ID
+      JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+      LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s) d);
+  EXECUTE IMMEDIATE 'SELECT COUNT(*) INTO @eavpivot_got FROM ITEM_WIDE__eavpivot_new';
+  SET got = @eavpivot_got;
+  IF got - before_rows <> want THEN
+    SET msg = LEFT(CONCAT('eavpivot: verification failed: ITEM_WIDE__eavpivot_new gained ', got - before_rows, ' rows, the source has ', want, ' distinct entities'), 500);
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+  END IF;
+  COMMIT;
+  IF (SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F57494445' USING utf8mb4)) > 0 THEN
+    RENAME TABLE ITEM_WIDE TO ITEM_WIDE__eavpivot_old, ITEM_WIDE__eavpivot_new TO ITEM_WIDE;
+    DROP TABLE ITEM_WIDE__eavpivot_old;
+  ELSE
+    RENAME TABLE ITEM_WIDE__eavpivot_new TO ITEM_WIDE;
+  END IF;
+  SELECT CONCAT('eavpivot: ITEM_WIDE now holds ', got, ' rows with ', n_cols, ' attribute columns') AS eavpivot;
+  DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;
+END //
+DELIMITER ;

@@ -1,0 +1,325 @@
+//! The standalone scripts run end to end on the real servers, through the clients a DBA would
+//! use (`psql -f`, `mariadb < file`), and give the same table, cell by cell, as `eavpivot run`
+//! on the same data, hostile attribute names included (quotes, backticks, `]`, `%`, unicode,
+//! a dollar-quote tag, and on PostgreSQL case-only differences and trailing spaces). MariaDB
+//! must refuse case-only differences and trailing spaces, PostgreSQL names over 63 bytes, and
+//! a refused script leaves the previous target as it was and no staging table behind.
+//!
+//! Servers come from `EAVPIVOT_PG_URL` / `EAVPIVOT_MARIADB_URL` (default: the local ones).
+//! An unreachable server, or a missing client program, skips with the reason printed unless
+//! `EAVPIVOT_REQUIRE_SERVERS=1`.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec};
+use eavpivot::config;
+use eavpivot::dialect::script::{self, ScriptOptions};
+use eavpivot::execute::{run_job, RunOptions};
+
+const PG_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+const MARIADB_URL: &str = "mariadb://root@127.0.0.1:3306/test";
+
+/// Names every database must pivot as they are.
+const HOSTILE: &[&str] = &[
+    "it's \"quoted\"",
+    "back`tick``",
+    "br]acket[",
+    "50% off",
+    "naïve 日本語 Ω",
+    "semi; -- comment",
+    "$eavpivot$",
+    "back\\slash",
+    "Color",
+];
+
+fn required() -> bool {
+    std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1")
+}
+
+fn skip(why: String) {
+    assert!(!required(), "EAVPIVOT_REQUIRE_SERVERS=1 but {why}");
+    eprintln!("skipped: {why}");
+}
+
+async fn connect(url: &str) -> Result<Box<dyn Backend>, String> {
+    let spec = ConnectionSpec::parse(Some(url)).map_err(|e| e.to_string())?;
+    let options = ConnectOptions {
+        connect_timeout: std::time::Duration::from_secs(5),
+        password: None,
+    };
+    backend::connect(&spec, &options)
+        .await
+        .map_err(|e| format!("{} is unreachable: {e}", spec.display()))
+}
+
+/// How to feed a script file to the server's own client.
+#[derive(Clone, Copy)]
+enum Client {
+    Psql,
+    Mariadb,
+}
+
+impl Client {
+    fn program(self) -> &'static str {
+        match self {
+            Client::Psql => "psql",
+            Client::Mariadb => "mariadb",
+        }
+    }
+
+    /// Run the file; Ok(stdout + stderr) or Err(stderr).
+    fn run(self, url: &str, file: &Path) -> Result<String, String> {
+        let mut cmd = Command::new(self.program());
+        match self {
+            Client::Psql => {
+                cmd.args([url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f"])
+                    .arg(file);
+            }
+            Client::Mariadb => {
+                // mariadb://user[:password]@host:port/db; the password goes by environment.
+                let rest = url.split_once("://").map_or(url, |(_, r)| r);
+                let (auth, place) = rest.rsplit_once('@').unwrap_or(("root", rest));
+                let (user, password) = auth.split_once(':').unwrap_or((auth, ""));
+                let (host_port, db) = place.split_once('/').unwrap_or((place, "test"));
+                let (host, port) = host_port.split_once(':').unwrap_or((host_port, "3306"));
+                cmd.args(["-h", host, "-P", port, "-u", user, db])
+                    .env("MYSQL_PWD", password)
+                    .stdin(std::fs::File::open(file).map_err(|e| e.to_string())?);
+            }
+        }
+        let out = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| format!("{} could not start: {e}", self.program()))?;
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        match out.status.success() {
+            true => Ok(format!("{}{stderr}", String::from_utf8_lossy(&out.stdout))),
+            false => Err(stderr),
+        }
+    }
+
+    fn available(self) -> bool {
+        Command::new(self.program())
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+}
+
+struct Tables {
+    source: String,
+    wide: String,
+    reference: String,
+}
+
+impl Tables {
+    fn new(tag: &str) -> Tables {
+        let pid = std::process::id();
+        Tables {
+            source: format!("eavp_script_{tag}_src_{pid}"),
+            wide: format!("eavp_script_{tag}_wide_{pid}"),
+            reference: format!("eavp_script_{tag}_run_{pid}"),
+        }
+    }
+
+    async fn drop_all(&self, db: &mut dyn Backend) {
+        for t in [&self.source, &self.wide, &self.reference] {
+            let _ = db.execute(&format!("DROP TABLE IF EXISTS {t}")).await;
+            let _ = db
+                .execute(&format!("DROP TABLE IF EXISTS {t}__eavpivot_new"))
+                .await;
+        }
+    }
+}
+
+/// A source of three entities with `names` as attributes; some cells left out.
+async fn fill_source(db: &mut dyn Backend, tables: &Tables, names: &[&str]) {
+    let d = db.dialect();
+    let _ = db
+        .execute(&format!("DROP TABLE IF EXISTS {}", tables.source))
+        .await;
+    db.execute(&format!(
+        "CREATE TABLE {} (id INTEGER NOT NULL, attr VARCHAR(200), val VARCHAR(200))",
+        tables.source
+    ))
+    .await
+    .expect("create source");
+    let mut rows = Vec::new();
+    for id in 1..=3i64 {
+        for (i, name) in names.iter().enumerate() {
+            if (id as usize + i).is_multiple_of(4) {
+                continue;
+            }
+            let value = format!("{name} = {id} ' \\ ` ]");
+            rows.push(format!(
+                "({id}, {}, {})",
+                d.quote_literal(name),
+                d.quote_literal(&value)
+            ));
+        }
+    }
+    db.execute(&format!(
+        "INSERT INTO {} (id, attr, val) VALUES {}",
+        tables.source,
+        rows.join(", ")
+    ))
+    .await
+    .expect("insert source");
+}
+
+fn job(dir: &Path, source: &str, target: &str) -> config::Job {
+    let path = dir.join(format!("{target}.yaml"));
+    let text = format!(
+        "name: script_live\nsource:\n  table: {source}\nentity: [id]\nattribute: attr\nvalue: val\n\
+         pivot:\n  column_type: text\ntarget:\n  table: {target}\n  if_exists: replace\n"
+    );
+    std::fs::write(&path, text).expect("job file");
+    config::load_job(&path).expect("job valid")
+}
+
+/// Every row of `table`, columns `names` (quoted), ordered by id, as text.
+async fn cells(db: &mut dyn Backend, table: &str, names: &[&str]) -> Result<Vec<String>, String> {
+    let d = db.dialect();
+    let cols: Vec<String> = names.iter().map(|n| d.quote_ident(n)).collect();
+    let rows = db
+        .query(&format!(
+            "SELECT id, {} FROM {table} ORDER BY id",
+            cols.join(", ")
+        ))
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(rows.iter().map(|r| format!("{r:?}")).collect())
+}
+
+/// Run `job`'s script through `client`; Err(the client's stderr) when it fails.
+fn run_script(
+    db: &dyn Backend,
+    client: Client,
+    url: &str,
+    dir: &Path,
+    job: &config::Job,
+) -> Result<String, String> {
+    let text = script::render(db.dialect(), job, ScriptOptions::default()).expect("script");
+    let file = dir.join(format!("{}.sql", db.dialect().name()));
+    std::fs::write(&file, text).expect("script file");
+    client.run(url, &file)
+}
+
+/// The script's table equals `eavpivot run`'s, cell by cell.
+async fn same_as_run(db: &mut dyn Backend, client: Client, url: &str, names: &[&str]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tables = Tables::new("same");
+    fill_source(db, &tables, names).await;
+    let reference = job(dir.path(), &tables.source, &tables.reference);
+    run_job(&reference, db, &RunOptions::default())
+        .await
+        .expect("eavpivot run");
+    let scripted = job(dir.path(), &tables.source, &tables.wide);
+    let said = run_script(db, client, url, dir.path(), &scripted);
+    let want = cells(db, &tables.reference, names).await;
+    let got = cells(db, &tables.wide, names).await;
+    tables.drop_all(db).await;
+    let said = said.unwrap_or_else(|e| panic!("{} script failed: {e}", client.program()));
+    assert!(said.contains("now holds 3 rows"), "{said}");
+    let want = want.expect("run's table");
+    assert_eq!(want.len(), 3, "three entities");
+    assert_eq!(got.expect("script's table"), want, "script vs run");
+}
+
+/// A refused script: the message names the reason, the old target and no staging table remain.
+async fn refused(db: &mut dyn Backend, client: Client, url: &str, names: &[&str], want: &str) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tables = Tables::new("refuse");
+    fill_source(db, &tables, &names[..1]).await;
+    let scripted = job(dir.path(), &tables.source, &tables.wide);
+    let first = run_script(db, client, url, dir.path(), &scripted);
+    let before = cells(db, &tables.wide, &names[..1]).await;
+    fill_source(db, &tables, names).await;
+    let second = run_script(db, client, url, dir.path(), &scripted);
+    let after = cells(db, &tables.wide, &names[..1]).await;
+    let staging = db
+        .query(&format!(
+            "SELECT COUNT(*) FROM {}__eavpivot_new",
+            tables.wide
+        ))
+        .await;
+    tables.drop_all(db).await;
+    first.unwrap_or_else(|e| panic!("first script failed: {e}"));
+    let err = second.expect_err("the script must refuse");
+    assert!(err.contains(want), "expected '{want}' in: {err}");
+    assert_eq!(after, before, "the refused script changed the target");
+    assert!(staging.is_err(), "a staging table was left behind");
+}
+
+async fn server(
+    what: &str,
+    env: &str,
+    default: &str,
+    client: Client,
+) -> Option<(Box<dyn Backend>, String)> {
+    let url = std::env::var(env).unwrap_or_else(|_| default.into());
+    if !client.available() {
+        skip(format!("the {} client is not installed", client.program()));
+        return None;
+    }
+    match connect(&url).await {
+        Ok(db) => Some((db, url)),
+        Err(e) => {
+            skip(format!("{what}: {e}"));
+            None
+        }
+    }
+}
+
+#[tokio::test]
+async fn postgres_script_matches_run_and_refuses_long_names() {
+    let Some((mut db, url)) = server("PostgreSQL", "EAVPIVOT_PG_URL", PG_URL, Client::Psql).await
+    else {
+        return;
+    };
+    let mut names = HOSTILE.to_vec();
+    names.extend(["color", "Color ", "COLOR"]);
+    same_as_run(db.as_mut(), Client::Psql, &url, &names).await;
+    let long = "x".repeat(60) + "ééé";
+    refused(
+        db.as_mut(),
+        Client::Psql,
+        &url,
+        &["ok", &long],
+        "longer than 63 bytes",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn mariadb_script_matches_run_and_refuses_what_mariadb_cannot_tell_apart() {
+    let Some((mut db, url)) = server(
+        "MariaDB",
+        "EAVPIVOT_MARIADB_URL",
+        MARIADB_URL,
+        Client::Mariadb,
+    )
+    .await
+    else {
+        return;
+    };
+    same_as_run(db.as_mut(), Client::Mariadb, &url, HOSTILE).await;
+    refused(
+        db.as_mut(),
+        Client::Mariadb,
+        &url,
+        &["Color", "color"],
+        "the same identifier to MariaDB",
+    )
+    .await;
+    refused(
+        db.as_mut(),
+        Client::Mariadb,
+        &url,
+        &["Color", "Color "],
+        "ending in a space",
+    )
+    .await;
+}
