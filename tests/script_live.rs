@@ -322,4 +322,37 @@ async fn mariadb_script_matches_run_and_refuses_what_mariadb_cannot_tell_apart()
         "ending in a space",
     )
     .await;
+    keeps_a_table_named_like_its_staging_table(db.as_mut(), &url).await;
+}
+
+/// A user's table named `<target>__eavpivot_new` is refused, never dropped (issue 10 defect 4,
+/// in the script as in `eavpivot run`).
+async fn keeps_a_table_named_like_its_staging_table(db: &mut dyn Backend, url: &str) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tables = Tables::new("own");
+    fill_source(db, &tables, &["Color"]).await;
+    let users = format!("{}__eavpivot_new", tables.wide);
+    db.execute(&format!(
+        "CREATE TABLE {users} (id INT PRIMARY KEY, x TEXT)"
+    ))
+    .await
+    .expect("user table");
+    db.execute(&format!("INSERT INTO {users} VALUES (1, 'mine')"))
+        .await
+        .expect("user row");
+    let scripted = job(dir.path(), &tables.source, &tables.wide);
+    let result = run_script(db, Client::Mariadb, url, dir.path(), &scripted);
+    let kept = db.query(&format!("SELECT x FROM {users}")).await;
+    let target = db
+        .query(&format!("SELECT COUNT(*) FROM {}", tables.wide))
+        .await;
+    tables.drop_all(db).await;
+    let err = result.expect_err("the script must refuse");
+    assert!(
+        err.contains("never drops a table it did not create"),
+        "{err}"
+    );
+    let kept = kept.expect("the user's table is still there");
+    assert_eq!(kept.len(), 1, "and keeps its row");
+    assert!(target.is_err(), "no target was made");
 }

@@ -16,7 +16,7 @@
 //! ignoring case (MariaDB's column names are case-insensitive). `group_concat_max_len` is raised
 //! for the session and the column lists are checked for truncation.
 
-use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order};
+use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order, TableRef};
 use crate::error::Result;
 
 use super::script::{
@@ -94,14 +94,16 @@ fn declarations(d: &MariaDb, job: &Job) -> String {
          DECLARE n_cols INT DEFAULT 0;\n  DECLARE bad LONGTEXT;\n  DECLARE msg VARCHAR(500);\n  \
          DECLARE col_defs, col_names, cases LONGTEXT;\n  \
          DECLARE want, before_rows, got BIGINT DEFAULT 0;\n  \
+         DECLARE staged BOOL DEFAULT FALSE;\n  \
          DECLARE EXIT HANDLER FOR SQLEXCEPTION\n  BEGIN\n    \
          GET DIAGNOSTICS CONDITION 1 msg = MESSAGE_TEXT;\n    ROLLBACK;\n    \
          DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;\n    {}\n    \
          SET msg = LEFT(CONCAT({}, msg), 500);\n    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;\n  END;\n",
         lit(&d.source_rows(job)),
+        // Only a staging table this script created: never a table of that name it found.
         match append {
             true => String::new(),
-            false => format!("DROP TABLE IF EXISTS {staging};"),
+            false => format!("IF staged THEN\n      DROP TABLE IF EXISTS {staging};\n    END IF;"),
         },
         lit(&format!(
             "eavpivot script for job {} stopped; {undo}: ",
@@ -261,13 +263,27 @@ fn build(d: &MariaDb, job: &Job) -> String {
             )),
         )
     };
+    let old = target.with_suffix("__eavpivot_old");
+    // A table already named like the staging table or the replaced one is someone's: refuse
+    // rather than drop it (and the exit handler drops only what `staged` says it created).
+    let taken = |table: &TableRef| {
+        fail_if(
+            &format!("({}) > 0", d.table_exists(table)),
+            &lit(&format!(
+                "eavpivot: a table named {} already exists; this script never drops a table it did not create: drop or rename it",
+                one_line(&table.sql())
+            )),
+        )
+    };
     let stage = format!(
-        "  DROP TABLE IF EXISTS {staging};\n  \
-         EXECUTE IMMEDIATE CONCAT({}, src, {});\n  \
+        "{}{}  \
+         EXECUTE IMMEDIATE CONCAT({}, src, {});\n  SET staged = TRUE;\n  \
          EXECUTE IMMEDIATE CONCAT({}, col_defs);\n{}  \
          IF {exists} THEN\n    \
          RENAME TABLE {target} TO {old}, {staging} TO {target};\n    DROP TABLE {old};\n  \
-         ELSE\n    RENAME TABLE {staging} TO {target};\n  END IF;\n",
+         ELSE\n    RENAME TABLE {staging} TO {target};\n  END IF;\n  SET staged = FALSE;\n",
+        taken(&staging),
+        taken(&old),
         lit(&format!(
             "CREATE TABLE {staging} AS SELECT {} FROM (",
             key_probe(d, job)
@@ -275,7 +291,6 @@ fn build(d: &MariaDb, job: &Job) -> String {
         lit(") s WHERE 1 = 0"),
         lit(&format!("ALTER TABLE {staging} ")),
         fill(&staging.sql()),
-        old = target.with_suffix("__eavpivot_old"),
     );
     let done = format!(
         "  SELECT CONCAT({}, got, ' rows with ', n_cols, ' attribute columns') AS eavpivot;\n",

@@ -21,12 +21,15 @@ BEGIN NOT ATOMIC
   DECLARE msg VARCHAR(500);
   DECLARE col_defs, col_names, cases LONGTEXT;
   DECLARE want, before_rows, got BIGINT DEFAULT 0;
+  DECLARE staged BOOL DEFAULT FALSE;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
     GET DIAGNOSTICS CONDITION 1 msg = MESSAGE_TEXT;
     ROLLBACK;
     DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;
-    DROP TABLE IF EXISTS ITEM_WIDE__eavpivot_new;
+    IF staged THEN
+      DROP TABLE IF EXISTS ITEM_WIDE__eavpivot_new;
+    END IF;
     SET msg = LEFT(CONCAT('eavpivot script for job item_detail stopped; its staging table was dropped, the target was not touched: ', msg), 500);
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END;
@@ -76,8 +79,16 @@ BEGIN NOT ATOMIC
     SET msg = LEFT('eavpivot: a column list reached group_concat_max_len and was cut; nothing was written', 500);
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END IF;
-  DROP TABLE IF EXISTS ITEM_WIDE__eavpivot_new;
+  IF (SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F574944455F5F6561767069766F745F6E6577' USING utf8mb4)) > 0 THEN
+    SET msg = LEFT('eavpivot: a table named ITEM_WIDE__eavpivot_new already exists; this script never drops a table it did not create: drop or rename it', 500);
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+  END IF;
+  IF (SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F574944455F5F6561767069766F745F6F6C64' USING utf8mb4)) > 0 THEN
+    SET msg = LEFT('eavpivot: a table named ITEM_WIDE__eavpivot_old already exists; this script never drops a table it did not create: drop or rename it', 500);
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+  END IF;
   EXECUTE IMMEDIATE CONCAT('CREATE TABLE ITEM_WIDE__eavpivot_new AS SELECT s.e0 AS `ITEM_ID` FROM (', src, ') s WHERE 1 = 0');
+  SET staged = TRUE;
   EXECUTE IMMEDIATE CONCAT('ALTER TABLE ITEM_WIDE__eavpivot_new ', col_defs);
   START TRANSACTION;
   EXECUTE IMMEDIATE CONCAT('INSERT INTO ITEM_WIDE__eavpivot_new (`ITEM_ID`, ', col_names, ') SELECT s.e0, ', cases, ' FROM (', src, ') s GROUP BY s.e0');
@@ -98,6 +109,7 @@ BEGIN NOT ATOMIC
   ELSE
     RENAME TABLE ITEM_WIDE__eavpivot_new TO ITEM_WIDE;
   END IF;
+  SET staged = FALSE;
   SELECT CONCAT('eavpivot: ITEM_WIDE now holds ', got, ' rows with ', n_cols, ' attribute columns') AS eavpivot;
   DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;
 END //
