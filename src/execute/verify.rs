@@ -298,8 +298,9 @@ fn check_counts(out: &Table, rows: u64, cells: &[u64], got: &[u64]) -> Result<()
         let have = got.get(c + 1).copied().unwrap_or(0);
         if want != have {
             return Err(Error::Job(format!(
-                "verification failed: column {} of {table} (attribute '{}') holds {have} values, the source has {want} entities with a value",
-                col.column, col.attribute
+                "verification failed: column {} of {table} (attribute {}) holds {have} values, the source has {want} entities with a value",
+                crate::error::shown(&col.column),
+                crate::error::shown(&col.attribute)
             )));
         }
     }

@@ -436,10 +436,14 @@ fn choose_strategy(
     tables: &[TableShape],
     source_rows: u64,
 ) -> (Strategy, String) {
-    if job.solves_in_database().is_some() {
+    if let Some(spec) = job.solves_in_database() {
+        let how = match spec.sql_join {
+            true => "sql_join: one generated join per puzzle solves",
+            false => "sql: a recursive CTE solves",
+        };
         return (
             Strategy::Pushdown,
-            "sudoku_solve engine: sql: a recursive CTE solves and pivots in the database".into(),
+            format!("sudoku_solve engine: {how} and pivots in the database"),
         );
     }
     let wanted = options.strategy.unwrap_or(job.strategy);

@@ -46,8 +46,9 @@ impl Transform for MapTransform {
                     MapDefault::Null => row.value = Value::Null,
                     MapDefault::Error => {
                         return Err(Error::Job(format!(
-                            "map: value '{}' (attribute '{}') has no entry in map.values (map.default: error)",
-                            row.value, row.attribute
+                            "map: value {} (attribute {}) has no entry in map.values (map.default: error)",
+                            crate::error::shown(&row.value.to_string()),
+                            crate::error::shown(&row.attribute)
                         )))
                     }
                 }
