@@ -2,7 +2,6 @@
 //! column names compare case-insensitively and may not end in a space, and DDL commits on its
 //! own, so loads go into a staging table made visible by one atomic `RENAME TABLE`.
 
-use super::portable::Portable;
 use super::{ColumnKind, Dialect, IdentLimit, RowBudget, Typed};
 use crate::config::TableRef;
 
@@ -251,20 +250,6 @@ impl Dialect for MariaDb {
             "SELECT COUNT(*) FROM information_schema.tables WHERE {}",
             self.in_catalog(table)
         )
-    }
-
-    fn spell(&self, kind: Portable) -> (String, Option<&'static str>) {
-        match kind {
-            Portable::Text(None) => ("LONGTEXT".into(), None),
-            Portable::Float => ("DOUBLE".into(), None),
-            Portable::Timestamp => ("DATETIME(6)".into(), None),
-            Portable::Uuid => ("CHAR(36)".into(), None),
-            Portable::Decimal(p, s) if p > 65 => (
-                format!("DECIMAL(65,{})", s.min(30)),
-                Some("MariaDB's DECIMAL holds at most 65 digits"),
-            ),
-            other => super::portable::standard(other),
-        }
     }
 
     fn table_columns(&self, table: &TableRef) -> String {

@@ -389,15 +389,10 @@ pub trait Dialect: SessionSql + Send + Sync {
         create_table
     }
 
-    /// The portable kind of a type as this database declares it (None: no equivalent).
-    fn portable_type(&self, declared: &str) -> Option<portable::Portable> {
+    /// The kind of a type as this database declares it (an entity key read for another
+    /// database); None: no portable equivalent.
+    fn portable_type(&self, declared: &str) -> Option<ColumnKind> {
         portable::parse(declared)
-    }
-
-    /// How this database spells a portable column type, and what a value may lose or gain
-    /// in it (None: held exactly). Default: standard SQL.
-    fn spell(&self, kind: portable::Portable) -> (String, Option<&'static str>) {
-        portable::standard(kind)
     }
 
     /// A query listing the column names of `table` in order (a merge reads what the

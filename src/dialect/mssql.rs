@@ -4,7 +4,6 @@
 //! 128 UTF-16 units, and compare like the database collation: case-insensitively, trailing
 //! spaces ignored.
 
-use super::portable::Portable;
 use super::{ColumnKind, Dialect, IdentLimit, RowBudget};
 use crate::config::{Job, TableRef};
 
@@ -81,6 +80,9 @@ impl Dialect for MsSql {
             ColumnKind::Int => "INT".into(),
             ColumnKind::Timestamp { fraction } => format!("DATETIME2({fraction})"),
             ColumnKind::Float => "FLOAT".into(),
+            // Never inferred here (BIT prints back as 1/0); a boolean entity key from another
+            // database keeps its meaning.
+            ColumnKind::Boolean => "BIT".into(),
             other => return other.standard_sql(),
         })
     }
@@ -102,24 +104,6 @@ impl Dialect for MsSql {
     /// per-row CASE cost grows with width).
     fn stream_above_columns(&self) -> usize {
         32
-    }
-
-    fn spell(&self, kind: Portable) -> (String, Option<&'static str>) {
-        match kind {
-            Portable::Text(Some(n)) if n <= 4_000 => (format!("NVARCHAR({n})"), None),
-            Portable::Text(_) => ("NVARCHAR(MAX)".into(), None),
-            Portable::FixedText(n) if n <= 4_000 => (format!("NCHAR({n})"), None),
-            Portable::FixedText(_) => ("NVARCHAR(MAX)".into(), Some("no longer padded")),
-            Portable::Float => ("FLOAT".into(), None),
-            Portable::Boolean => ("BIT".into(), None),
-            Portable::Timestamp => ("DATETIME2".into(), None),
-            Portable::Uuid => ("UNIQUEIDENTIFIER".into(), None),
-            Portable::Decimal(p, s) if p > 38 => (
-                format!("DECIMAL(38,{})", s.min(38)),
-                Some("SQL Server's DECIMAL holds at most 38 digits"),
-            ),
-            other => super::portable::standard(other),
-        }
     }
 
     fn table_columns(&self, table: &TableRef) -> String {

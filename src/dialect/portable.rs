@@ -1,31 +1,15 @@
-//! Column types across databases: a source's declared entity type read in one dialect and
-//! written in another (`target.connection`). A declared type is parsed into a [`Portable`]
-//! kind, and the target dialect spells that kind ([`super::Dialect::spell`]); where the
-//! target cannot hold the values exactly, or holds more, the mapping says so in a note.
+//! Entity key types across databases (`target.connection`): a source's declared type, read in
+//! the source's terms ([`super::Dialect::portable_type`]), becomes the [`ColumnKind`] typed
+//! pivot columns use, and the target spells it as it spells those
+//! ([`super::Dialect::column_sql_type`]): one model of column types, not two. Where the target
+//! cannot hold the kind exactly, or holds more, the mapping says so in a note.
 
+use super::typed::ColumnKind;
 use super::Dialect;
 
-/// A declared type, as much of it as a move between databases needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Portable {
-    SmallInt,
-    Int,
-    BigInt,
-    /// Text of at most this many characters; None = unbounded.
-    Text(Option<u32>),
-    /// Fixed-width text (`CHAR(n)`), padded by the source.
-    FixedText(u32),
-    Decimal(u32, u32),
-    Float,
-    Boolean,
-    Date,
-    Timestamp,
-    Uuid,
-}
-
-/// The kind of a declared type (`VARCHAR(50)`, `int4`, `NVARCHAR(MAX)`, `numeric(10,2)`),
-/// or None for a type without a portable equivalent.
-pub fn parse(declared: &str) -> Option<Portable> {
+/// The kind of a declared type (`VARCHAR(50)`, `int4`, `NVARCHAR(MAX)`, `numeric(10,2)`) in
+/// standard terms, or None for a type without a portable equivalent.
+pub fn parse(declared: &str) -> Option<ColumnKind> {
     let lower = declared.trim().to_ascii_lowercase();
     let (base, args) = match lower.find('(') {
         Some(open) => (
@@ -39,74 +23,69 @@ pub fn parse(declared: &str) -> Option<Portable> {
         .split(',')
         .filter_map(|a| a.trim().parse().ok())
         .collect();
-    let first = nums.first().copied();
+    let text = |n: u32| ColumnKind::Text {
+        chars: u64::from(n),
+        utf16: 2 * u64::from(n),
+        bytes: 4 * u64::from(n),
+    };
     Some(match base {
-        "tinyint" | "smallint" | "int2" => Portable::SmallInt,
-        "mediumint" | "int" | "integer" | "int4" | "serial" => Portable::Int,
-        "bigint" | "int8" | "bigserial" => Portable::BigInt,
-        "varchar" | "nvarchar" | "character varying" | "varchar2" | "nvarchar2" => {
-            Portable::Text(first)
+        "tinyint" | "smallint" | "int2" => ColumnKind::SmallInt,
+        "mediumint" | "int" | "integer" | "int4" | "serial" => ColumnKind::Int,
+        "bigint" | "int8" | "bigserial" => ColumnKind::BigInt,
+        "varchar" | "nvarchar" | "character varying" | "varchar2" | "nvarchar2" | "char"
+        | "nchar" | "character" | "bpchar" => match nums.first() {
+            Some(&n) => text(n),
+            None if base.contains("char") && !base.contains("var") => text(1),
+            None => ColumnKind::UnboundedText,
+        },
+        "text" | "longtext" | "mediumtext" | "ntext" | "clob" | "string" => {
+            ColumnKind::UnboundedText
         }
-        "text" | "longtext" | "mediumtext" | "ntext" | "clob" | "string" => Portable::Text(None),
-        "char" | "nchar" | "character" | "bpchar" => Portable::FixedText(first.unwrap_or(1)),
-        "decimal" | "numeric" | "number" | "money" => {
-            Portable::Decimal(first.unwrap_or(38), nums.get(1).copied().unwrap_or(0))
-        }
-        "float" | "double" | "double precision" | "real" | "float4" | "float8" => Portable::Float,
-        "boolean" | "bool" | "bit" => Portable::Boolean,
-        "date" => Portable::Date,
+        "decimal" | "numeric" | "number" => ColumnKind::Decimal {
+            precision: nums.first().copied().unwrap_or(38),
+            scale: nums.get(1).copied().unwrap_or(0),
+        },
+        "float" | "double" | "double precision" | "real" | "float4" | "float8" => ColumnKind::Float,
+        "boolean" | "bool" | "bit" => ColumnKind::Boolean,
+        "date" => ColumnKind::Date,
         "timestamp"
         | "timestamp without time zone"
         | "datetime"
         | "datetime2"
-        | "smalldatetime" => Portable::Timestamp,
-        "uuid" | "uniqueidentifier" => Portable::Uuid,
+        | "smalldatetime" => ColumnKind::Timestamp {
+            fraction: nums.first().copied().unwrap_or(6).min(6),
+        },
+        "uuid" | "uniqueidentifier" => text(36),
         _ => return None,
     })
 }
 
 /// `declared` (a source type in `from`'s spelling) as `to` spells it, with a note where the
-/// move is lossy or widens.
+/// move loses or widens.
 pub fn map(from: &dyn Dialect, to: &dyn Dialect, declared: &str) -> (String, Option<String>) {
-    let Some(kind) = from.portable_type(declared) else {
-        return (
-            to.text_type().to_string(),
-            Some(format!(
-                "{} type {declared} has no equivalent on {}: written as {}",
-                from.name(),
-                to.name(),
-                to.text_type()
-            )),
-        );
-    };
-    let (spelled, caveat) = to.spell(kind);
-    let note = caveat.map(|why| {
-        format!(
+    let note = |spelled: &str, why: &str| {
+        Some(format!(
             "{} type {declared} is {spelled} on {}: {why}",
             from.name(),
             to.name()
-        )
-    });
-    (spelled, note)
-}
-
-/// The standard SQL spelling (PostgreSQL's); dialects override what differs.
-pub fn standard(kind: Portable) -> (String, Option<&'static str>) {
-    let name = match kind {
-        Portable::SmallInt => "SMALLINT".to_string(),
-        Portable::Int => "INT".to_string(),
-        Portable::BigInt => "BIGINT".to_string(),
-        Portable::Text(Some(n)) => format!("VARCHAR({n})"),
-        Portable::Text(None) => "TEXT".to_string(),
-        Portable::FixedText(n) => format!("CHAR({n})"),
-        Portable::Decimal(p, s) => format!("DECIMAL({p},{s})"),
-        Portable::Float => "DOUBLE PRECISION".to_string(),
-        Portable::Boolean => "BOOLEAN".to_string(),
-        Portable::Date => "DATE".to_string(),
-        Portable::Timestamp => "TIMESTAMP".to_string(),
-        Portable::Uuid => "UUID".to_string(),
+        ))
     };
-    (name, None)
+    let Some(kind) = from.portable_type(declared) else {
+        let spelled = to.text_type().to_string();
+        let why = note(&spelled, "it has no equivalent there");
+        return (spelled, why);
+    };
+    let spelled = to.column_sql_type(&kind);
+    let why = match &kind {
+        ColumnKind::UnboundedText => None,
+        ColumnKind::Text { .. } if spelled == to.text_type() => {
+            note(&spelled, "widened to unbounded text")
+        }
+        ColumnKind::Text { .. } => None,
+        _ if spelled == to.text_type() => note(&spelled, "no exact equivalent, held as text"),
+        _ => None,
+    };
+    (spelled, why)
 }
 
 #[cfg(test)]
@@ -116,11 +95,20 @@ mod tests {
 
     #[test]
     fn declared_types_parse_into_kinds() {
-        assert_eq!(parse("VARCHAR(50)"), Some(Portable::Text(Some(50))));
-        assert_eq!(parse("NVARCHAR(MAX)"), Some(Portable::Text(None)));
-        assert_eq!(parse("int4"), Some(Portable::Int));
-        assert_eq!(parse("numeric(10, 2)"), Some(Portable::Decimal(10, 2)));
-        assert_eq!(parse("INT UNSIGNED"), Some(Portable::Int));
+        assert!(matches!(
+            parse("VARCHAR(50)"),
+            Some(ColumnKind::Text { chars: 50, .. })
+        ));
+        assert_eq!(parse("NVARCHAR(MAX)"), Some(ColumnKind::UnboundedText));
+        assert_eq!(parse("int4"), Some(ColumnKind::Int));
+        assert_eq!(
+            parse("numeric(10, 2)"),
+            Some(ColumnKind::Decimal {
+                precision: 10,
+                scale: 2
+            })
+        );
+        assert_eq!(parse("INT UNSIGNED"), Some(ColumnKind::Int));
         assert_eq!(parse("geometry"), None);
     }
 
@@ -128,17 +116,21 @@ mod tests {
     fn each_target_spells_the_kind_and_says_what_is_lost() {
         assert_eq!(
             map(&Postgres, &MsSql, "varchar(50)"),
-            ("NVARCHAR(50)".into(), None)
+            ("NVARCHAR(100)".into(), None)
         );
-        assert_eq!(map(&MariaDb, &Postgres, "int(11)"), ("INT".into(), None));
+        assert_eq!(map(&MariaDb, &MsSql, "int(11)"), ("INT".into(), None));
         // SQLite's INTEGER holds 64 bits, PostgreSQL's 32.
         assert_eq!(map(&Sqlite, &MariaDb, "INTEGER"), ("BIGINT".into(), None));
         assert_eq!(map(&Postgres, &MariaDb, "integer"), ("INT".into(), None));
-        let (ty, note) = map(&Postgres, &Sqlite, "numeric(30,10)");
-        assert_eq!(ty, "NUMERIC(30,10)");
-        assert!(note.is_some_and(|n| n.contains("numeric(30,10)")));
+        assert_eq!(
+            map(&MsSql, &MariaDb, "varchar(20)"),
+            ("VARCHAR(20)".into(), None)
+        );
         let (ty, note) = map(&Postgres, &MariaDb, "geometry");
         assert_eq!(ty, "LONGTEXT");
         assert!(note.is_some_and(|n| n.contains("no equivalent")));
+        let (ty, note) = map(&MariaDb, &Postgres, "varchar(20)");
+        assert_eq!(ty, "text");
+        assert!(note.is_some_and(|n| n.contains("widened")));
     }
 }

@@ -3,7 +3,6 @@
 //! `NOCASE` or `RTRIM`, which `GROUP BY` and `=` would then follow: the attribute key is
 //! forced to `COLLATE BINARY`, so `Color` and `color` stay two attributes here as everywhere.
 
-use super::portable::Portable;
 use super::{ColumnKind, Dialect, Typed};
 use crate::config::TableRef;
 
@@ -73,29 +72,10 @@ impl Dialect for Sqlite {
     }
 
     /// SQLite's INTEGER (any type name containing "INT") holds 64 bits.
-    fn portable_type(&self, declared: &str) -> Option<Portable> {
+    fn portable_type(&self, declared: &str) -> Option<ColumnKind> {
         match super::portable::parse(declared)? {
-            Portable::SmallInt | Portable::Int => Some(Portable::BigInt),
+            ColumnKind::SmallInt | ColumnKind::Int => Some(ColumnKind::BigInt),
             other => Some(other),
-        }
-    }
-
-    /// SQLite keeps a value's own storage class whatever the column says; the caveats are
-    /// where its affinity changes what comes back.
-    fn spell(&self, kind: Portable) -> (String, Option<&'static str>) {
-        match kind {
-            Portable::SmallInt | Portable::Int | Portable::BigInt => ("INTEGER".into(), None),
-            Portable::Text(_) | Portable::FixedText(_) | Portable::Uuid => ("TEXT".into(), None),
-            Portable::Decimal(p, s) => (
-                format!("NUMERIC({p},{s})"),
-                Some("SQLite has no exact decimal: values beyond 15 significant digits become approximate"),
-            ),
-            Portable::Float => ("REAL".into(), None),
-            Portable::Boolean => ("INTEGER".into(), Some("SQLite stores booleans as 0 and 1")),
-            Portable::Date | Portable::Timestamp => (
-                "TEXT".into(),
-                Some("SQLite has no date type: stored as ISO-8601 text"),
-            ),
         }
     }
 

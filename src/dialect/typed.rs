@@ -177,7 +177,8 @@ mod tests {
                     "INT",
                     "DECIMAL(3,2)",
                     "DATETIME2(2)",
-                    "BOOLEAN",
+                    // SQL Server has no BOOLEAN type.
+                    "BIT",
                     "NVARCHAR(6)",
                 ],
             ),
