@@ -49,6 +49,7 @@ fn interrupt_rolls_back_and_keeps_the_old_target() {
                     ..PlanOptions::default()
                 },
                 preview_rows: 0,
+                no_progress: true,
             };
             progress::interrupt();
             let err = match run_job(&job, backend.as_mut(), &run).await {
@@ -77,6 +78,7 @@ fn interrupt_rolls_back_and_keeps_the_old_target() {
             dry_run: false,
             plan: PlanOptions::default(),
             preview_rows: 0,
+            no_progress: true,
         };
         let outcome = run_job(&job, backend.as_mut(), &run)
             .await

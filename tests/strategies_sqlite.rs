@@ -126,6 +126,7 @@ fn stream_and_pushdown_give_identical_tables() {
                     ..PlanOptions::default()
                 },
                 preview_rows: 0,
+                no_progress: true,
             };
             let outcome = run_job(&job, backend.as_mut(), &options)
                 .await

@@ -281,6 +281,7 @@ async fn run_async(
             (true, _, _) | (false, None, Verbosity::Quiet) | (false, Some(0), _) => 0,
             (false, rows, _) => rows.unwrap_or(DEFAULT_PREVIEW_ROWS) + read_ahead,
         },
+        no_progress: verbosity == Verbosity::Quiet,
     };
     let (outcome, target_session_sql) = match target_spec {
         None => (

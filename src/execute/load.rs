@@ -30,6 +30,8 @@ pub struct PivotFill<'a> {
     pub transforms: Vec<Box<dyn Transform>>,
     /// The pushdown's survey: `(a, pairs, conflicting)` per attribute, counted before loading.
     pub source_pairs: Option<Vec<Vec<Value>>>,
+    /// Draw the progress bar (when stderr is a terminal).
+    pub show_progress: bool,
 }
 
 #[async_trait]
@@ -61,10 +63,16 @@ impl Fill for PivotFill<'_> {
             Strategy::Stream => {
                 let transforms = std::mem::take(&mut self.transforms);
                 let dialects = (source, dialect);
-                let (expect, side_rows, reports) =
-                    stream(session, dialects, job, plan, targets, transforms)
-                        .await
-                        .map_err(|e| explain_key_violation(e, dialect, targets, None))?;
+                let (expect, side_rows, reports) = stream(
+                    session,
+                    dialects,
+                    (job, plan),
+                    targets,
+                    transforms,
+                    self.show_progress,
+                )
+                .await
+                .map_err(|e| explain_key_violation(e, dialect, targets, None))?;
                 stats.conflicts = expect.conflicts;
                 stats.transforms = reports;
                 load_companions(session, tables.companions(), side_rows).await?;
@@ -129,10 +137,10 @@ async fn counts_before(
 async fn stream(
     session: &mut Session<'_>,
     (source, dialect): (&'static dyn Dialect, &'static dyn Dialect),
-    job: &Job,
-    plan: &Plan,
+    (job, plan): (&Job, &Plan),
     targets: &[Table],
     transforms: Vec<Box<dyn Transform>>,
+    show_progress: bool,
 ) -> Result<(StreamStats, Vec<SideTable>, Vec<serde_json::Value>)> {
     let shapes: Vec<TableShape> = targets.iter().map(Table::build_shape).collect();
     let loads: Vec<LoadTarget> = shapes.iter().map(load_target).collect();
@@ -149,7 +157,7 @@ async fn stream(
     )
     .with_progress(super::progress::Progress::new(
         plan.source_rows,
-        !session.dry_run,
+        show_progress && !session.dry_run,
     ));
     let loaded = session
         .stream(&source.ordered_rows(job), &examples, &mut pivoter, &loads)

@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub plan: PlanOptions,
     /// Rows of the finished table to read back for display (0 = none).
     pub preview_rows: usize,
+    /// No progress bar even on a terminal (`--quiet`).
+    pub no_progress: bool,
 }
 
 /// The result of a run: the report and, when asked for, the first rows of the target.
@@ -144,6 +146,7 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
         discovery: &discovery,
         transforms: std::mem::take(&mut transforms),
         source_pairs: survey.map(|s| s.pairs),
+        show_progress: !options.no_progress,
     };
     let what = format!("job {}", job.name);
     let mut stats = writes.run(&mut session, &what, &mut fill).await?;
