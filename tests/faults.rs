@@ -13,8 +13,10 @@
 #[path = "support/servers.rs"]
 mod servers;
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 use eavpivot::backend::Backend;
 use servers::*;
@@ -422,4 +424,152 @@ fn disk_full_case(mnt: &std::path::Path) {
     let out = run(&["run", &job], &url);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(rt.block_on(fingerprint(conn.as_mut(), "kv")), before);
+}
+
+/// The server ends one of the run's connections: the writer (while the load waits, after it
+/// was loaded and verified, before commit) or the reader (mid-read, on a source made slow).
+#[derive(Clone, Copy, Debug)]
+enum Victim {
+    Writer,
+    Reader,
+}
+
+/// A server-side kill of the writer or the reader: the run fails with one line and exit 1,
+/// the target is absent, the source unchanged, nothing is left behind, and a re-run succeeds.
+async fn server_kill(db: &Db, victim: Victim) {
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let case = match victim {
+        Victim::Writer => "kw",
+        Victim::Reader => "kr",
+    };
+    let fx = Fixture::new(conn.as_mut(), db.what, case).await;
+    let before = fingerprint(conn.as_mut(), &fx.source).await;
+    let job = fx.job(&fx.target, "fail");
+    let job = job.to_str().expect("path");
+    let slow = match db.what {
+        // Correlated, so PostgreSQL cannot sleep once for all rows.
+        "postgres" => "(SELECT s.val FROM pg_sleep(0.002 + 0 * length(s.val)))",
+        _ => "IF(SLEEP(0.002) = 0, s.val, s.val)",
+    };
+    let mut killer = db.open().await.expect("a second connection");
+    let resume = fx.dir.path().join("resume");
+    let (mut child, said) = match victim {
+        Victim::Writer => {
+            let args = ["run", job, "--strategy", "stream"];
+            let (child, said) = start_resumable(&args, &db.url, "loaded", Some(&resume));
+            // The writer: idle in its open transaction, its last statement our verification.
+            let find = match db.what {
+                "postgres" => format!(
+                    "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND query LIKE '%FROM {}%'",
+                    fx.target
+                ),
+                _ => format!(
+                    "SELECT IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', '{}'))))",
+                    fx.target
+                ),
+            };
+            let id = first_id(killer.as_mut(), &find)
+                .await
+                .expect("the writer's session");
+            terminate(killer.as_mut(), db.what, id).await;
+            std::fs::write(&resume, b"").expect("resume");
+            (child, said)
+        }
+        Victim::Reader => {
+            let slow_job = std::fs::read_to_string(job)
+                .expect("job")
+                .replace("value: s.val", &format!("value: \"{slow}\""));
+            std::fs::write(job, slow_job).expect("slow job");
+            let child = eavpivot(&["run", job, "--strategy", "stream"], &db.url)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn");
+            let find = match db.what {
+                "postgres" => format!(
+                    "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND state = 'active' AND query LIKE '%ORDER BY s.e0%' AND query LIKE '%{}%'",
+                    fx.source
+                ),
+                _ => format!(
+                    "SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND info LIKE '%ORDER BY s.e0%' AND info LIKE '%{}%'",
+                    fx.source
+                ),
+            };
+            let mut id = None;
+            for _ in 0..400 {
+                id = first_id(killer.as_mut(), &find).await;
+                if id.is_some() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            terminate(killer.as_mut(), db.what, id.expect("the ordered read ran")).await;
+            let (tx, rx) = std::sync::mpsc::channel();
+            let mut child = child;
+            let err = child.stderr.take().expect("stderr");
+            std::thread::spawn(move || {
+                for line in BufReader::new(err).lines().map_while(Result::ok) {
+                    let _ = tx.send(line);
+                }
+            });
+            (child, rx)
+        }
+    };
+    let status = child.wait().expect("eavpivot ends");
+    // Everything it said: the reading thread ends with its stderr.
+    let lines: Vec<String> = said.iter().collect();
+    let errors: Vec<&String> = lines.iter().filter(|l| l.contains("error")).collect();
+    assert_eq!(status.code(), Some(1), "{} {victim:?}: {lines:#?}", db.what);
+    assert_eq!(errors.len(), 1, "one error line: {lines:#?}");
+    assert!(
+        errors[0].contains("rolled back") || errors[0].contains("dropped"),
+        "says what was undone: {}",
+        errors[0]
+    );
+    assert!(!exists(conn.as_mut(), &fx.target).await, "no target");
+    assert_eq!(fingerprint(conn.as_mut(), &fx.source).await, before);
+    let rerun = run(&["run", job, "--strategy", "stream"], &db.url);
+    assert!(rerun.status.success(), "re-run: {}", stderr(&rerun));
+    let left = names(conn.as_mut(), &(db.list_staging)(&fx.prefix)).await;
+    assert!(left.is_empty(), "left behind: {left:?}");
+    for t in [&fx.source, &fx.target] {
+        drop_if_exists(conn.as_mut(), t).await;
+    }
+}
+
+async fn first_id(db: &mut dyn Backend, sql: &str) -> Option<i64> {
+    db.query(sql)
+        .await
+        .ok()?
+        .into_iter()
+        .find_map(|r| r.first().and_then(eavpivot::value::Value::as_i64))
+}
+
+async fn terminate(db: &mut dyn Backend, what: &str, id: i64) {
+    let sql = match what {
+        "postgres" => format!("SELECT pg_terminate_backend({id})"),
+        _ => format!("KILL {id}"),
+    };
+    db.execute(&sql).await.expect("server-side kill");
+}
+
+#[test]
+fn postgres_server_kill_of_the_writer_rolls_back() {
+    runtime().block_on(server_kill(&postgres(), Victim::Writer));
+}
+
+#[test]
+fn postgres_server_kill_of_the_reader_rolls_back() {
+    runtime().block_on(server_kill(&postgres(), Victim::Reader));
+}
+
+#[test]
+fn mariadb_server_kill_of_the_writer_rolls_back() {
+    runtime().block_on(server_kill(&mariadb(), Victim::Writer));
+}
+
+#[test]
+fn mariadb_server_kill_of_the_reader_rolls_back() {
+    runtime().block_on(server_kill(&mariadb(), Victim::Reader));
 }

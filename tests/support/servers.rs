@@ -145,8 +145,23 @@ pub fn stderr(out: &Output) -> String {
 
 /// Start the binary paused at `point`; returns once it says it is there.
 pub fn start_paused(args: &[&str], url: &str, point: &str) -> Child {
-    let mut child = eavpivot(args, url)
-        .env("EAVPIVOT_FAULT_PAUSE", point)
+    start_resumable(args, url, point, None).0
+}
+
+/// [`start_paused`], able to go on once the file `resume` exists; the receiver gets the rest
+/// of what it says on stderr.
+pub fn start_resumable(
+    args: &[&str],
+    url: &str,
+    point: &str,
+    resume: Option<&std::path::Path>,
+) -> (Child, mpsc::Receiver<String>) {
+    let mut cmd = eavpivot(args, url);
+    cmd.env("EAVPIVOT_FAULT_PAUSE", point);
+    if let Some(file) = resume {
+        cmd.env("EAVPIVOT_FAULT_RESUME", file);
+    }
+    let mut child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -155,9 +170,7 @@ pub fn start_paused(args: &[&str], url: &str, point: &str) -> Child {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(err).lines().map_while(Result::ok) {
-            let paused = line.contains("paused at");
-            let _ = tx.send(line);
-            if paused {
+            if tx.send(line).is_err() {
                 return;
             }
         }
@@ -165,7 +178,7 @@ pub fn start_paused(args: &[&str], url: &str, point: &str) -> Child {
     let mut said = Vec::new();
     loop {
         match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(line) if line.contains(&format!("paused at {point}")) => return child,
+            Ok(line) if line.contains(&format!("paused at {point}")) => return (child, rx),
             Ok(line) => said.push(line),
             Err(_) => {
                 let _ = child.kill();

@@ -371,11 +371,19 @@ impl Writes {
 
 /// Fault injection for the fault suite (tests/faults.rs): with `EAVPIVOT_FAULT_PAUSE=<point>`
 /// the run says on stderr that it reached `point` (created, loaded, committed, swapped) and
-/// waits there to be killed, for at most a minute; then it goes on as usual.
+/// waits there — to be killed, or, once the file `EAVPIVOT_FAULT_RESUME` names exists, to go
+/// on (after the test killed its connection on the server) — for at most a minute.
 async fn pause_point(point: &str) {
-    if std::env::var("EAVPIVOT_FAULT_PAUSE").as_deref() == Ok(point) {
-        eprintln!("eavpivot: paused at {point} (EAVPIVOT_FAULT_PAUSE)");
-        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+    if std::env::var("EAVPIVOT_FAULT_PAUSE").as_deref() != Ok(point) {
+        return;
+    }
+    eprintln!("eavpivot: paused at {point} (EAVPIVOT_FAULT_PAUSE)");
+    let resume = std::env::var_os("EAVPIVOT_FAULT_RESUME").map(std::path::PathBuf::from);
+    for _ in 0..1_200 {
+        if resume.as_ref().is_some_and(|f| f.exists()) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
 
