@@ -252,6 +252,19 @@ impl Dialect for MariaDb {
         )
     }
 
+    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
+        Some(super::sudoku_sql::Flavor::MariaDb)
+    }
+
+    fn standalone_script(
+        &self,
+        job: &crate::config::Job,
+        options: super::script::ScriptOptions,
+    ) -> crate::error::Result<String> {
+        super::script::refuse_for_xml_path(self, options)?;
+        super::mariadb_script::render(job)
+    }
+
     fn table_columns(&self, table: &TableRef) -> String {
         format!(
             "SELECT column_name FROM information_schema.columns WHERE {} ORDER BY ordinal_position",

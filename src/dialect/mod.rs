@@ -423,6 +423,26 @@ pub trait Dialect: SessionSql + Send + Sync {
         None
     }
 
+    /// Which spelling of the in-database Sudoku solvers' SQL this database takes (None: it
+    /// has none).
+    fn sudoku_flavor(&self) -> Option<sudoku_sql::Flavor> {
+        None
+    }
+
+    /// The standalone script `eavpivot script` prints for `job`, or why this database cannot
+    /// have one. Default: refused (no dynamic SQL to discover the columns with).
+    fn standalone_script(
+        &self,
+        job: &Job,
+        options: script::ScriptOptions,
+    ) -> crate::error::Result<String> {
+        let _ = (job, options);
+        Err(crate::error::Error::Usage(format!(
+            "script --dialect {0}: {0} cannot run dynamic SQL (no EXECUTE, no procedures), so no standalone script can discover the columns; use eavpivot run --dry-run to see the exact statements instead",
+            self.name()
+        )))
+    }
+
     /// `strategy: auto` streams above this many columns. On SQLite, PostgreSQL and MariaDB
     /// the stream won at every measured width from 10 columns up (benches/pivot,
     /// BENCHMARKS.md): besides its CASE per column per row the pushdown needs a separate

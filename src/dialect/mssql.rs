@@ -106,6 +106,22 @@ impl Dialect for MsSql {
         32
     }
 
+    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
+        Some(super::sudoku_sql::Flavor::TSql)
+    }
+
+    fn standalone_script(
+        &self,
+        job: &Job,
+        options: super::script::ScriptOptions,
+    ) -> crate::error::Result<String> {
+        let aggregation = match options.for_xml_path {
+            true => super::mssql_script::Aggregation::ForXmlPath,
+            false => super::mssql_script::Aggregation::StringAgg,
+        };
+        super::mssql_script::render(job, aggregation)
+    }
+
     fn table_columns(&self, table: &TableRef) -> String {
         format!(
             "SELECT name FROM sys.columns WHERE object_id = OBJECT_ID({}) ORDER BY column_id",

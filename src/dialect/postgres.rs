@@ -138,6 +138,19 @@ impl Dialect for Postgres {
         format!("${index}")
     }
 
+    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
+        Some(super::sudoku_sql::Flavor::Postgres)
+    }
+
+    fn standalone_script(
+        &self,
+        job: &crate::config::Job,
+        options: super::script::ScriptOptions,
+    ) -> crate::error::Result<String> {
+        super::script::refuse_for_xml_path(self, options)?;
+        super::postgres_script::render(job)
+    }
+
     fn table_columns(&self, table: &TableRef) -> String {
         format!(
             "SELECT attname::text FROM pg_attribute WHERE attrelid = to_regclass({}) AND attnum > 0 AND NOT attisdropped ORDER BY attnum",

@@ -9,7 +9,7 @@
 use crate::config::{Aggregate, ColumnSelection, ColumnType, IfExists, Job, Order, Split};
 use crate::error::{Error, Result};
 
-use super::{mariadb_script, mssql_script, postgres_script, Dialect};
+use super::Dialect;
 
 /// Options that only some scripts take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -20,22 +20,17 @@ pub struct ScriptOptions {
 
 /// The standalone script for `job` in `dialect`, or why there is none.
 pub fn render(dialect: &dyn Dialect, job: &Job, options: ScriptOptions) -> Result<String> {
-    match dialect.name() {
-        "mssql" => mssql_script::render(
-            job,
-            match options.for_xml_path {
-                true => mssql_script::Aggregation::ForXmlPath,
-                false => mssql_script::Aggregation::StringAgg,
-            },
-        ),
-        other if options.for_xml_path => Err(Error::Usage(format!(
-            "script --for-xml-path is for --dialect mssql (SQL Server before 2017), not {other}"
+    dialect.standalone_script(job, options)
+}
+
+/// `--for-xml-path` is SQL Server's alone: refused by the others' scripts.
+pub(super) fn refuse_for_xml_path(dialect: &dyn Dialect, options: ScriptOptions) -> Result<()> {
+    match options.for_xml_path {
+        true => Err(Error::Usage(format!(
+            "script --for-xml-path is for --dialect mssql (SQL Server before 2017), not {}",
+            dialect.name()
         ))),
-        "postgres" => postgres_script::render(job),
-        "mariadb" => mariadb_script::render(job),
-        other => Err(Error::Usage(format!(
-            "script --dialect {other}: {other} cannot run dynamic SQL (no EXECUTE, no procedures), so no standalone script can discover the columns; use eavpivot run --dry-run to see the exact statements instead"
-        ))),
+        false => Ok(()),
     }
 }
 

@@ -79,6 +79,10 @@ impl Dialect for Sqlite {
         }
     }
 
+    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
+        Some(super::sudoku_sql::Flavor::Sqlite)
+    }
+
     fn table_columns(&self, table: &TableRef) -> String {
         format!(
             "SELECT name FROM pragma_table_info({}, {}) ORDER BY cid",

@@ -21,9 +21,10 @@ use crate::error::{Error, Result};
 /// Cell symbols: `1`-`9`, then `A`.. for 10..25 (as [`crate::transform::sudoku::symbol`]).
 const SYMBOLS: &str = "123456789ABCDEFGHIJKLMNOP";
 
-/// The four spellings of the query (shared with [`super::sudoku_join`]).
+/// The four spellings of the in-database solvers' SQL (shared with [`super::sudoku_join`]):
+/// each dialect says which is its own ([`Dialect::sudoku_flavor`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Flavor {
+pub enum Flavor {
     Sqlite,
     Postgres,
     MariaDb,
@@ -32,15 +33,12 @@ pub(super) enum Flavor {
 
 impl Flavor {
     pub(super) fn of(dialect: &dyn Dialect) -> Result<Flavor> {
-        match dialect.name() {
-            "sqlite" => Ok(Flavor::Sqlite),
-            "postgres" => Ok(Flavor::Postgres),
-            "mariadb" => Ok(Flavor::MariaDb),
-            "mssql" => Ok(Flavor::TSql),
-            other => Err(Error::Usage(format!(
-                "sudoku_solve has no in-database solver for the {other} dialect"
-            ))),
-        }
+        dialect.sudoku_flavor().ok_or_else(|| {
+            Error::Usage(format!(
+                "sudoku_solve has no in-database solver for the {} dialect",
+                dialect.name()
+            ))
+        })
     }
 
     fn concat(self, parts: &[&str]) -> String {
