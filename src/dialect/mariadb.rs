@@ -256,13 +256,8 @@ impl Dialect for MariaDb {
         Some(super::sudoku_sql::Flavor::MariaDb)
     }
 
-    fn standalone_script(
-        &self,
-        job: &crate::config::Job,
-        options: super::script::ScriptOptions,
-    ) -> crate::error::Result<String> {
-        super::script::refuse_for_xml_path(self, options)?;
-        super::mariadb_script::render(job)
+    fn script_renderer(&self) -> Option<super::script::Renderer> {
+        Some(super::mariadb_script::render)
     }
 
     fn table_columns(&self, table: &TableRef) -> String {

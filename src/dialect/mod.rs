@@ -429,18 +429,32 @@ pub trait Dialect: SessionSql + Send + Sync {
         None
     }
 
+    /// Where this database has a standalone script of its own kind (`eavpivot script`): the
+    /// function that renders it. None: no dynamic SQL to discover the columns with.
+    fn script_renderer(&self) -> Option<script::Renderer> {
+        None
+    }
+
     /// The standalone script `eavpivot script` prints for `job`, or why this database cannot
-    /// have one. Default: refused (no dynamic SQL to discover the columns with).
+    /// have one. SQL Server overrides it for its FOR XML PATH variant.
     fn standalone_script(
         &self,
         job: &Job,
         options: script::ScriptOptions,
     ) -> crate::error::Result<String> {
-        let _ = (job, options);
-        Err(crate::error::Error::Usage(format!(
-            "script --dialect {0}: {0} cannot run dynamic SQL (no EXECUTE, no procedures), so no standalone script can discover the columns; use eavpivot run --dry-run to see the exact statements instead",
-            self.name()
-        )))
+        let Some(render) = self.script_renderer() else {
+            return Err(crate::error::Error::Usage(format!(
+                "script --dialect {0}: {0} cannot run dynamic SQL (no EXECUTE, no procedures), so no standalone script can discover the columns; use eavpivot run --dry-run to see the exact statements instead",
+                self.name()
+            )));
+        };
+        if options.for_xml_path {
+            return Err(crate::error::Error::Usage(format!(
+                "script --for-xml-path is for --dialect mssql (SQL Server before 2017), not {}",
+                self.name()
+            )));
+        }
+        render(job)
     }
 
     /// `strategy: auto` streams above this many columns. On SQLite, PostgreSQL and MariaDB

@@ -142,13 +142,8 @@ impl Dialect for Postgres {
         Some(super::sudoku_sql::Flavor::Postgres)
     }
 
-    fn standalone_script(
-        &self,
-        job: &crate::config::Job,
-        options: super::script::ScriptOptions,
-    ) -> crate::error::Result<String> {
-        super::script::refuse_for_xml_path(self, options)?;
-        super::postgres_script::render(job)
+    fn script_renderer(&self) -> Option<super::script::Renderer> {
+        Some(super::postgres_script::render)
     }
 
     fn table_columns(&self, table: &TableRef) -> String {

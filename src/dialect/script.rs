@@ -23,16 +23,8 @@ pub fn render(dialect: &dyn Dialect, job: &Job, options: ScriptOptions) -> Resul
     dialect.standalone_script(job, options)
 }
 
-/// `--for-xml-path` is SQL Server's alone: refused by the others' scripts.
-pub(super) fn refuse_for_xml_path(dialect: &dyn Dialect, options: ScriptOptions) -> Result<()> {
-    match options.for_xml_path {
-        true => Err(Error::Usage(format!(
-            "script --for-xml-path is for --dialect mssql (SQL Server before 2017), not {}",
-            dialect.name()
-        ))),
-        false => Ok(()),
-    }
-}
+/// Renders one database's standalone script for a job.
+pub type Renderer = fn(&Job) -> Result<String>;
 
 /// Transforms and split need eavpivot itself: refused with the language named.
 pub fn refuse_unsupported(job: &Job, language: &str) -> Result<()> {
