@@ -147,7 +147,19 @@ async fn kill_during_replace(db: &Db) {
             .await
             .expect("mark old target");
         let old = fingerprint(conn.as_mut(), &fx.target).await;
-        for point in ["created", "loaded", "committed", "swapped"] {
+        // Between the write path's steps, and inside the stream at 30, 70 and 95 % of the
+        // source rows (chosen by progress, not time).
+        let mid_stream = ["stream:30", "stream:70", "stream:95"];
+        let inside = if strategy == "stream" {
+            &mid_stream[..]
+        } else {
+            &[]
+        };
+        for point in ["created", "loaded", "committed", "swapped"]
+            .iter()
+            .chain(inside)
+            .copied()
+        {
             let swapped_after_commit = db.what == "mariadb";
             if point == "swapped" && !swapped_after_commit {
                 continue; // transactional DDL: the swap is part of the commit

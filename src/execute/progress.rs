@@ -250,15 +250,25 @@ impl Drop for HookGuard {
 /// A rows/s + ETA bar over the source rows, drawn only when stderr is a terminal.
 pub struct Progress {
     bar: Option<ProgressBar>,
+    /// Fault injection (tests/faults.rs): the source row at which the stream stops, when
+    /// `EAVPIVOT_FAULT_PAUSE=stream:<percent>` asks for it.
+    pause_at: Option<u64>,
 }
 
 impl Progress {
     /// `total`: the source rows expected (from discovery). `show` false (a dry run) draws
     /// nothing, as does a stderr that is not a terminal.
     pub fn new(total: u64, show: bool) -> Progress {
+        let pause_at = std::env::var("EAVPIVOT_FAULT_PAUSE")
+            .ok()
+            .and_then(|p| p.strip_prefix("stream:")?.parse::<u64>().ok())
+            .map(|percent| total * percent.min(100) / 100);
         let target = ProgressDrawTarget::stderr_with_hz(4);
         if !show || target.is_hidden() {
-            return Progress { bar: None };
+            return Progress {
+                bar: None,
+                pause_at,
+            };
         }
         let bar = ProgressBar::with_draw_target(Some(total.max(1)), target);
         let style = ProgressStyle::with_template(
@@ -267,12 +277,37 @@ impl Progress {
         .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
         bar.enable_steady_tick(Duration::from_millis(250));
-        Progress { bar: Some(bar) }
+        Progress {
+            bar: Some(bar),
+            pause_at,
+        }
     }
 
     /// No bar at all (library use, tests).
     pub fn hidden() -> Progress {
-        Progress { bar: None }
+        Progress {
+            bar: None,
+            pause_at: None,
+        }
+    }
+
+    /// Fault injection: at the row `EAVPIVOT_FAULT_PAUSE=stream:<percent>` names, say so and
+    /// stop the whole process there (a blocking wait: the reading task stops too) until it is
+    /// killed, or `EAVPIVOT_FAULT_RESUME` exists, or a minute has passed. One comparison per
+    /// row otherwise.
+    pub fn fault_point(&self, rows: u64) {
+        if self.pause_at != Some(rows) {
+            return;
+        }
+        let percent = std::env::var("EAVPIVOT_FAULT_PAUSE").unwrap_or_default();
+        eprintln!("eavpivot: paused at {percent} (row {rows}, EAVPIVOT_FAULT_PAUSE)");
+        let resume = std::env::var_os("EAVPIVOT_FAULT_RESUME").map(std::path::PathBuf::from);
+        for _ in 0..1_200 {
+            if resume.as_ref().is_some_and(|f| f.exists()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     pub fn set_position(&self, rows: u64) {

@@ -340,6 +340,7 @@ impl RowPipeline for Pivoter {
             progress::check_interrupt()?;
             self.progress.set_position(self.stats.source_rows);
         }
+        self.progress.fault_point(self.stats.source_rows);
         self.stats.source_rows += 1;
         let row = self.decode(row)?;
         self.feed(0, row)
