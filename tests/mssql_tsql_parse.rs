@@ -293,3 +293,40 @@ fn script_output_matches_its_golden_files() {
         failures.join("\n")
     );
 }
+
+/// `if_exists: merge` on SQL Server: every statement the merge sends (catalog read, ADD
+/// COLUMN, the survey, the untouched counts, UPDATE … FROM then INSERT … WHERE NOT EXISTS,
+/// the delete of missing entities) parses as T-SQL, with hostile column names.
+#[test]
+fn merge_statements_parse() {
+    use eavpivot::dialect::merge::{self, MergeColumns};
+    let d = MsSql;
+    let target = config::TableRef::parse("dbo.WIDE").expect("table");
+    let staging = config::TableRef::parse("dbo.WIDE__eavpivot_0123abcd").expect("table");
+    let keys = vec!["item_id".to_string(), "Sub ]Key".to_string()];
+    let set = vec!["Color".to_string(), "it's ]x".to_string(), "naïve ☃".to_string()];
+    let cleared = vec!["gone; DROP TABLE x --".to_string()];
+    let cols = MergeColumns {
+        keys: &keys,
+        set: &set,
+        cleared: &cleared,
+    };
+    parse("table columns", &d.table_columns(&target));
+    parse("add column", &d.add_column(&target, "new ]col", "NVARCHAR(MAX)"));
+    parse("survey", &merge::survey(&d, &target, &staging, &cols));
+    let all: Vec<String> = set.iter().chain(&cleared).cloned().collect();
+    parse(
+        "untouched",
+        &merge::untouched_counts(&d, &target, &staging, &keys, &all),
+    );
+    let upsert = merge::upsert(&d, &target, &staging, &cols);
+    assert_eq!(upsert.len(), 2, "UPDATE then INSERT: {upsert:#?}");
+    assert!(upsert[0].starts_with("UPDATE t SET") && upsert[1].starts_with("INSERT INTO"));
+    for sql in &upsert {
+        parse("upsert", sql);
+    }
+    parse(
+        "delete missing",
+        &merge::delete_missing(&d, &target, &staging, &keys),
+    );
+}
