@@ -974,3 +974,84 @@ fn sqlite_source(path: &std::path::Path) -> String {
     });
     url
 }
+
+/// And the other way: SQL Server as the source of a load into SQLite. Discovery, the key's
+/// type and the ordered read come from the peer (the read on a connection of its own); the
+/// table is written in SQLite, and holds the peer's rows cell by cell.
+#[test]
+fn sql_server_streams_into_a_sqlite_target() {
+    let attrs = ["Color", "Size"];
+    let peer = TdsPeer::start(stream_server(
+        &attrs,
+        &COLOR_SIZE_ROWS,
+        created_columns(&attrs),
+    ));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let target = dir.path().join("target.db");
+    let job = dir.path().join("to_sqlite.yaml");
+    std::fs::write(
+        &job,
+        JOB.replace("table: dbo.WIDE", "table: WIDE")
+            .replace("strategy: pushdown", "strategy: auto"),
+    )
+    .expect("write job");
+    let out = Command::cargo_bin("eavpivot")
+        .expect("binary")
+        .args([
+            "run",
+            job.to_str().expect("utf-8 path"),
+            "--json",
+            "--connection",
+            &url(peer.port(), PASSWORD),
+            "--target-connection",
+            &format!("sqlite:{}", target.display()),
+        ])
+        .env_remove("EAVPIVOT_CONNECTION")
+        .output()
+        .expect("run");
+    show("sql server -> sqlite", &peer, &out);
+    assert!(out.status.success(), "exit {:?}", out.status.code());
+    assert_no_password(&out, PASSWORD);
+    let sent = peer.statements();
+    assert!(
+        sent.iter().any(|s| s.contains("AS n_rows")),
+        "discovery on the source"
+    );
+    assert!(
+        sent.iter().any(|s| s.contains("ORDER BY s.e0")),
+        "read on the source"
+    );
+    assert!(
+        !sent
+            .iter()
+            .any(|s| s.starts_with("CREATE TABLE") || s.contains("BEGIN TRANSACTION")),
+        "nothing is written to the source: {sent:#?}"
+    );
+    let url = format!("sqlite:{}", target.display());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let rows = rt.block_on(async {
+        use eavpivot::backend::{self, ConnectOptions, ConnectionSpec};
+        let spec = ConnectionSpec::parse(Some(&url)).expect("url");
+        let mut db = backend::connect(&spec, &ConnectOptions::default())
+            .await
+            .expect("open target");
+        db.query("SELECT item_id, Color, Size FROM WIDE ORDER BY item_id")
+            .await
+            .expect("target rows")
+    });
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|v| v.to_string()).collect())
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ["1", "Red", "M"],
+            ["2", "Blue", "NULL"],
+            ["3", "NULL", "NULL"]
+        ]
+    );
+}

@@ -304,7 +304,11 @@ fn merge_statements_parse() {
     let target = config::TableRef::parse("dbo.WIDE").expect("table");
     let staging = config::TableRef::parse("dbo.WIDE__eavpivot_0123abcd").expect("table");
     let keys = vec!["item_id".to_string(), "Sub ]Key".to_string()];
-    let set = vec!["Color".to_string(), "it's ]x".to_string(), "naïve ☃".to_string()];
+    let set = vec![
+        "Color".to_string(),
+        "it's ]x".to_string(),
+        "naïve ☃".to_string(),
+    ];
     let cleared = vec!["gone; DROP TABLE x --".to_string()];
     let cols = MergeColumns {
         keys: &keys,
@@ -312,7 +316,10 @@ fn merge_statements_parse() {
         cleared: &cleared,
     };
     parse("table columns", &d.table_columns(&target));
-    parse("add column", &d.add_column(&target, "new ]col", "NVARCHAR(MAX)"));
+    parse(
+        "add column",
+        &d.add_column(&target, "new ]col", "NVARCHAR(MAX)"),
+    );
     parse("survey", &merge::survey(&d, &target, &staging, &cols));
     let all: Vec<String> = set.iter().chain(&cleared).cloned().collect();
     parse(
