@@ -233,6 +233,9 @@ async fn run_async(
         _ => backend::connect(spec, options).await?,
     };
     let session_sql = backend.set_lock_timeout(job.lock_timeout).await?;
+    if verbosity >= Verbosity::Verbose {
+        super::verbose::echo_session(&session_sql);
+    }
     let mut sample_loaded = false;
     if spec.embedded || args.load_sample {
         if args.dry_run && !source_exists(backend.as_mut(), job).await? && job.setup.is_some() {

@@ -20,6 +20,14 @@ fn start(what: &str, sql: &str) -> Instant {
     Instant::now()
 }
 
+/// The session settings a connection was given (lock timeout, its id), as `-v` shows
+/// statements.
+pub fn echo_session(sent: &[String]) {
+    for sql in sent {
+        eprintln!("-- session:\n{};", sql.trim_end());
+    }
+}
+
 fn done(started: Instant, outcome: &str) {
     eprintln!(
         "-- {outcome} in {:.1} ms",
@@ -46,6 +54,16 @@ impl Backend for Logged {
         // Not the affected-row count: some drivers repeat the previous statement's for DDL.
         done(t, "done");
         Ok(n)
+    }
+
+    /// Forwarded, not re-done: the backend's own settings (SQLite's busy timeout, the server
+    /// session id that names lock holders) must happen on the wrapped connection.
+    async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
+        let t = Instant::now();
+        let sent = self.0.set_lock_timeout(timeout).await?;
+        echo_session(&sent);
+        done(t, "session settings");
+        Ok(sent)
     }
 
     async fn execute_script(&mut self, sql: &str) -> Result<()> {
