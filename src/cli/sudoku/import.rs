@@ -79,6 +79,10 @@ pub fn run(
     runtime.block_on(async {
         eprintln!("connecting to {}", spec.display());
         let mut backend = backend::connect(&spec, options).await?;
+        // Like every run: a lock another session holds fails the import after the default
+        // lock_timeout, naming the holder, instead of waiting for ever.
+        let timeout = std::time::Duration::from_secs(crate::config::DEFAULT_LOCK_TIMEOUT_SECS);
+        backend.set_lock_timeout(timeout).await?;
         let started = Instant::now();
         let done = import(backend.as_mut(), &table, &grids).await?;
         eprintln!(
