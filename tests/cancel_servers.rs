@@ -74,7 +74,6 @@ async fn interrupt_case(
 fn postgres_statements_are_cancelled_by_sigint_and_sigterm() {
     runtime().block_on(async {
         let server = postgres();
-        let url = &server.url;
         let Some(mut db) = server.open().await else {
             return;
         };
@@ -82,7 +81,14 @@ fn postgres_statements_are_cancelled_by_sigint_and_sigterm() {
         create_source(db.as_mut(), &kv, &pg_rows(3000), &[&kv, &wide]).await;
         let dir = tempfile::tempdir().expect("temp dir");
         let exists = format!("SELECT COUNT(*) FROM pg_class WHERE relname = '{wide}'");
-        for case in CASES {
+        // Plain (or whatever the URL says), and TLS required: a server that requires TLS
+        // refuses a cancel request sent in the clear, so the cancel must use the session's TLS.
+        let joiner = if server.url.contains('?') { '&' } else { '?' };
+        let tls = format!("{}{joiner}sslmode=require", server.url);
+        for (url, case) in [server.url.as_str(), tls.as_str()]
+            .into_iter()
+            .flat_map(|url| CASES.iter().map(move |case| (url, *case)))
+        {
             // 10 ms per row, 30 s per scan, in the statement under test only.
             let value = format!(
                 "k.val || CASE WHEN current_query() LIKE '{}%' THEN pg_sleep(0.01)::text ELSE '' END",

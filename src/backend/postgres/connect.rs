@@ -218,16 +218,28 @@ pub async fn open(target: &PgTarget) -> Result<Client> {
     .map_err(|failure| failure.into_error(&format!("postgres {shown}"), timeout))
 }
 
-async fn attempt(target: &PgTarget, mode: Mode, remaining: Duration) -> Result<Client, Attempt> {
-    let mut config = target.config.clone();
-    config.connect_timeout(remaining);
-    let verify = match mode {
+/// How the server's certificate is checked under `mode`.
+fn verify_for(target: &PgTarget, mode: Mode) -> Verify {
+    match mode {
         Mode::VerifyFull => Verify::Full,
         Mode::VerifyCa => Verify::Chain,
         // libpq: with a root certificate, `require` checks the chain.
         _ if target.files.root.is_some() => Verify::Chain,
         _ => Verify::Nothing,
-    };
+    }
+}
+
+/// The TLS a cancel request needs: the protocol sends it on a new connection, negotiated
+/// like the session's (a `require` server refuses a plain one, and the cancel would be lost).
+pub fn cancel_tls(target: &PgTarget) -> Result<MakeRustls> {
+    let config = client_config(verify_for(target, target.mode), &target.files)?;
+    Ok(MakeRustls::new(config))
+}
+
+async fn attempt(target: &PgTarget, mode: Mode, remaining: Duration) -> Result<Client, Attempt> {
+    let mut config = target.config.clone();
+    config.connect_timeout(remaining);
+    let verify = verify_for(target, mode);
     let connected = match mode {
         Mode::Disable | Mode::Allow => {
             config.ssl_mode(SslMode::Disable);

@@ -3,7 +3,7 @@
 //! own, as the protocol wants), after which the statement fails and the rollback runs.
 
 use async_trait::async_trait;
-use tokio_postgres::{CancelToken, NoTls};
+use tokio_postgres::CancelToken;
 
 use super::connect::{self, PgTarget};
 use super::{db_error, decode_all, fetch_all, PostgresBackend};
@@ -54,9 +54,11 @@ impl Monitor for PgMonitor<'_> {
         decode_all(&types, messages)
     }
 
+    /// Over TLS where the session is (the token knows the session's sslmode): a server that
+    /// requires TLS refuses a plain cancel request.
     async fn cancel(&self) -> Result<bool> {
         self.token
-            .cancel_query(NoTls)
+            .cancel_query(connect::cancel_tls(self.target)?)
             .await
             .map_err(|e| db_error("cancelling the running statement", &e))?;
         Ok(true)
