@@ -67,6 +67,24 @@ EOF
   # Copied at every start, so certificates generated anew are the ones served.
   install_key postgres pg/server.key
   install -o postgres -m 644 server.pem pg/server.crt
+  # A cluster ended with -9 (the session before CI ends what it left running) leaves its pid
+  # file behind, and pg_ctl then refuses to start: remove it once no postgres process holds it
+  # (the old backends exit on their own when their postmaster dies; wait for that).
+  if [ -f pg/postmaster.pid ]; then
+    local old
+    old="$(head -1 pg/postmaster.pid)"
+    for _ in $(seq 1 20); do
+      ps -p "$old" -o comm= 2>/dev/null | grep -q postgres || break
+      sleep 0.5
+    done
+    if ! ps -p "$old" -o comm= 2>/dev/null | grep -q postgres; then
+      for _ in $(seq 1 20); do
+        pgrep -f -- "-D $DIR/pg" >/dev/null || pgrep -u postgres -f "postgres: .*5442" >/dev/null || break
+        sleep 0.5
+      done
+      rm -f pg/postmaster.pid
+    fi
+  fi
   runuser -u postgres -- "$bin/pg_ctl" -D "$DIR/pg" -l "$DIR/pg/log" -w start >/dev/null
   runuser -u postgres -- psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc \
     "SELECT 1 FROM pg_database WHERE datname = 'test'" -At | grep -q 1 ||
