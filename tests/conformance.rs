@@ -10,48 +10,26 @@
 
 #[path = "conformance/cases.rs"]
 mod cases;
+#[path = "support/servers.rs"]
+mod servers;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec, LoadTarget};
+use eavpivot::backend::{Backend, LoadTarget};
 use eavpivot::config::{self, StrategyName, TableRef};
 use eavpivot::execute::{run_job, RunOptions};
 use eavpivot::plan::PlanOptions;
 use eavpivot::value::Value;
 
 use cases::Case;
+use servers::runtime;
 
 /// entity key → attribute → value.
 type Wide = BTreeMap<Vec<i64>, BTreeMap<String, String>>;
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
-
-/// Connect, or explain why not: a failure under EAVPIVOT_REQUIRE_SERVERS=1, else a skip.
 async fn open(what: &str, url: &str) -> Option<Box<dyn Backend>> {
-    let spec = ConnectionSpec::parse(Some(url)).expect("connection string");
-    let options = ConnectOptions {
-        connect_timeout: std::time::Duration::from_secs(5),
-        password: None,
-    };
-    match backend::connect(&spec, &options).await {
-        Ok(b) => Some(b),
-        Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
-            panic!(
-                "{what} at {} is required (EAVPIVOT_REQUIRE_SERVERS=1) but unreachable: {e}",
-                spec.display()
-            )
-        }
-        Err(e) => {
-            eprintln!("skipped: {what} at {} is unreachable: {e}", spec.display());
-            None
-        }
-    }
+    servers::connect_or_skip(what, url).await
 }
 
 #[test]

@@ -885,20 +885,16 @@ fn a_sqlite_source_streams_into_sql_server_by_bulk_load() {
             .replace("strategy: pushdown", "strategy: auto"),
     )
     .expect("write job");
-    let out = Command::cargo_bin("eavpivot")
-        .expect("binary")
-        .args([
+    let out = eavpivot(
+        &[
             "run",
             job.to_str().expect("utf-8 path"),
             "--json",
-            "--connection",
-            &conn,
             "--target-connection",
             &url(peer.port(), PASSWORD),
-        ])
-        .env_remove("EAVPIVOT_CONNECTION")
-        .output()
-        .expect("run");
+        ],
+        &conn,
+    );
     show("sqlite -> sql server", &peer, &out);
     assert!(out.status.success(), "exit {:?}", out.status.code());
     assert_no_password(&out, PASSWORD);
@@ -995,20 +991,16 @@ fn sql_server_streams_into_a_sqlite_target() {
             .replace("strategy: pushdown", "strategy: auto"),
     )
     .expect("write job");
-    let out = Command::cargo_bin("eavpivot")
-        .expect("binary")
-        .args([
+    let out = eavpivot(
+        &[
             "run",
             job.to_str().expect("utf-8 path"),
             "--json",
-            "--connection",
-            &url(peer.port(), PASSWORD),
             "--target-connection",
             &format!("sqlite:{}", target.display()),
-        ])
-        .env_remove("EAVPIVOT_CONNECTION")
-        .output()
-        .expect("run");
+        ],
+        &url(peer.port(), PASSWORD),
+    );
     show("sql server -> sqlite", &peer, &out);
     assert!(out.status.success(), "exit {:?}", out.status.code());
     assert_no_password(&out, PASSWORD);

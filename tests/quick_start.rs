@@ -31,13 +31,24 @@ fn install() -> Installed {
 
 impl Installed {
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(&self.bin)
-            .args(args)
-            .current_dir(&self.cwd)
-            .env_remove("EAVPIVOT_CONNECTION")
-            .env_remove("EAVPIVOT_PASSWORD")
-            .output()
-            .expect("run the installed binary")
+        // A test thread forking while another copies its binary can hold the copy open for
+        // writing a moment longer (ETXTBSY, "Text file busy"): that is the copy, not the
+        // binary under test, so try again briefly.
+        for _ in 0..50 {
+            let ran = Command::new(&self.bin)
+                .args(args)
+                .current_dir(&self.cwd)
+                .env_remove("EAVPIVOT_CONNECTION")
+                .env_remove("EAVPIVOT_PASSWORD")
+                .output();
+            match ran {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other.expect("run the installed binary"),
+            }
+        }
+        panic!("the installed binary stayed busy (ETXTBSY) for a second");
     }
 
     /// Run, expect exit 0, return (stdout, stderr).

@@ -145,21 +145,39 @@ async fn open_target(
     verbosity: Verbosity,
 ) -> anyhow::Result<Box<dyn Backend>> {
     verbosity.note(&format!("writing to {}\n", spec.display()));
-    let backend: Box<dyn Backend> = match &spec.driver {
-        Driver::Sqlite { path } if !path.exists() && dry_run => {
-            Box::new(backend::sqlite::SqliteBackend::in_memory()?)
-        }
-        Driver::Sqlite { path } if !path.exists() => {
-            std::fs::File::create(path)
-                .with_context(|| format!("creating SQLite database {}", path.display()))?;
-            verbosity.note(&format!("created SQLite database {}\n", path.display()));
-            backend::connect(spec, options).await?
-        }
-        _ => backend::connect(spec, options).await?,
-    };
+    let backend = open_backend(spec, options, Some(""), dry_run, verbosity).await?;
     Ok(match verbosity >= Verbosity::Verbose {
         true => Box::new(Logged(backend)),
         false => backend,
+    })
+}
+
+/// Connect to `spec`. A SQLite file that does not exist is created only where `create` says
+/// why (a mistyped path must not silently become a new, empty database), and never in a dry
+/// run, which gets an empty in-memory stand-in instead; the embedded default makes its own.
+async fn open_backend(
+    spec: &ConnectionSpec,
+    options: &ConnectOptions,
+    create: Option<&str>,
+    dry_run: bool,
+    verbosity: Verbosity,
+) -> anyhow::Result<Box<dyn Backend>> {
+    let missing = match (&spec.driver, create) {
+        (Driver::Sqlite { path }, Some(why)) if !path.exists() => Some((path, why)),
+        _ => None,
+    };
+    Ok(match missing {
+        Some(_) if dry_run => Box::new(backend::sqlite::SqliteBackend::in_memory()?),
+        Some((path, why)) if !spec.embedded => {
+            std::fs::File::create(path)
+                .with_context(|| format!("creating SQLite database {}", path.display()))?;
+            verbosity.note(&format!(
+                "created SQLite database {}{why}\n",
+                path.display()
+            ));
+            backend::connect(spec, options).await?
+        }
+        _ => backend::connect(spec, options).await?,
     })
 }
 
@@ -212,26 +230,9 @@ async fn run_async(
         ));
     }
     verbosity.note(&format!("connecting to {}\n", spec.display()));
-    // A SQLite file that does not exist is created only where sample data is to be loaded
-    // (a mistyped path must not silently become a new, empty database), and never in a dry run.
     let may_create = spec.embedded || args.load_sample;
-    let missing_sqlite = match &spec.driver {
-        Driver::Sqlite { path } if may_create && !path.exists() => Some(path),
-        _ => None,
-    };
-    let mut backend: Box<dyn Backend> = match missing_sqlite {
-        Some(_) if args.dry_run => Box::new(backend::sqlite::SqliteBackend::in_memory()?),
-        Some(path) if !spec.embedded => {
-            std::fs::File::create(path)
-                .with_context(|| format!("creating SQLite database {}", path.display()))?;
-            verbosity.note(&format!(
-                "created SQLite database {} for the sample data\n",
-                path.display()
-            ));
-            backend::connect(spec, options).await?
-        }
-        _ => backend::connect(spec, options).await?,
-    };
+    let create = may_create.then_some(" for the sample data");
+    let mut backend = open_backend(spec, options, create, args.dry_run, verbosity).await?;
     let session_sql = backend.set_lock_timeout(job.lock_timeout).await?;
     if verbosity >= Verbosity::Verbose {
         super::verbose::echo_session(&session_sql);

@@ -6,6 +6,7 @@
 //! half-built target, and the source is only ever read.
 
 mod discover;
+mod fault;
 mod keys;
 mod load;
 pub mod progress;

@@ -259,8 +259,7 @@ impl Progress {
     /// `total`: the source rows expected (from discovery). `show` false (a dry run) draws
     /// nothing, as does a stderr that is not a terminal.
     pub fn new(total: u64, show: bool) -> Progress {
-        let pause_at = std::env::var("EAVPIVOT_FAULT_PAUSE")
-            .ok()
+        let pause_at = super::fault::asked()
             .and_then(|p| p.strip_prefix("stream:")?.parse::<u64>().ok())
             .map(|percent| total * percent.min(100) / 100);
         let target = ProgressDrawTarget::stderr_with_hz(4);
@@ -291,22 +290,12 @@ impl Progress {
         }
     }
 
-    /// Fault injection: at the row `EAVPIVOT_FAULT_PAUSE=stream:<percent>` names, say so and
-    /// stop the whole process there (a blocking wait: the reading task stops too) until it is
-    /// killed, or `EAVPIVOT_FAULT_RESUME` exists, or a minute has passed. One comparison per
-    /// row otherwise.
+    /// Fault injection ([`super::fault`]): stop at the row `stream:<percent>` names. One
+    /// comparison per row otherwise.
     pub fn fault_point(&self, rows: u64) {
-        if self.pause_at != Some(rows) {
-            return;
-        }
-        let percent = std::env::var("EAVPIVOT_FAULT_PAUSE").unwrap_or_default();
-        eprintln!("eavpivot: paused at {percent} (row {rows}, EAVPIVOT_FAULT_PAUSE)");
-        let resume = std::env::var_os("EAVPIVOT_FAULT_RESUME").map(std::path::PathBuf::from);
-        for _ in 0..1_200 {
-            if resume.as_ref().is_some_and(|f| f.exists()) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        if self.pause_at == Some(rows) {
+            let point = super::fault::asked().unwrap_or_default();
+            super::fault::wait(&format!("{point} (row {rows})"));
         }
     }
 

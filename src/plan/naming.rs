@@ -151,7 +151,7 @@ fn disambiguate(
 /// The longest prefix of `stem` that still fits `limit` with `tag` after it. One pass over
 /// the stem: dropping a character at a time and re-measuring was quadratic, and a 10 MB
 /// attribute name spun for minutes.
-fn cut_to_fit<'a>(limit: IdentLimit, stem: &'a str, tag: &str) -> &'a str {
+pub(crate) fn cut_to_fit<'a>(limit: IdentLimit, stem: &'a str, tag: &str) -> &'a str {
     let (budget, cost): (usize, fn(char) -> usize) = match limit {
         IdentLimit::None => return stem,
         IdentLimit::Chars(n) => (n.saturating_sub(tag.chars().count()), |_| 1),

@@ -71,21 +71,7 @@ pub fn mariadb() -> Db {
 impl Db {
     /// Connect, or explain why not: a failure under EAVPIVOT_REQUIRE_SERVERS=1, else a skip.
     pub async fn open(&self) -> Option<Box<dyn Backend>> {
-        let spec = ConnectionSpec::parse(Some(&self.url)).expect("connection string");
-        let options = ConnectOptions {
-            connect_timeout: Duration::from_secs(5),
-            ..ConnectOptions::default()
-        };
-        match backend::connect(&spec, &options).await {
-            Ok(b) => Some(b),
-            Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
-                panic!("{} is required but unreachable: {e}", self.what)
-            }
-            Err(e) => {
-                eprintln!("skipped: {} is unreachable: {e}", self.what);
-                None
-            }
-        }
+        connect_or_skip(self.what, &self.url).await
     }
 }
 
@@ -196,17 +182,21 @@ pub fn kill_9(mut child: Child) {
 /// A connection to `url`, or `None` (skipped, reason printed) when it is unreachable and
 /// servers are not required.
 pub fn server(what: &str, url: &str) -> Option<(tokio::runtime::Runtime, Box<dyn Backend>)> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = runtime();
+    let db = rt.block_on(connect_or_skip(what, url))?;
+    Some((rt, db))
+}
+
+/// Connect, or explain why not: a failure under EAVPIVOT_REQUIRE_SERVERS=1, else a skip with
+/// the reason printed. The one connect-or-skip of every server test.
+pub async fn connect_or_skip(what: &str, url: &str) -> Option<Box<dyn Backend>> {
     let spec = ConnectionSpec::parse(Some(url)).expect("connection string");
     let options = ConnectOptions {
-        connect_timeout: std::time::Duration::from_secs(5),
+        connect_timeout: Duration::from_secs(5),
         ..ConnectOptions::default()
     };
-    match rt.block_on(backend::connect(&spec, &options)) {
-        Ok(b) => Some((rt, b)),
+    match backend::connect(&spec, &options).await {
+        Ok(b) => Some(b),
         Err(e) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
             panic!(
                 "{what} at {} is required (EAVPIVOT_REQUIRE_SERVERS=1) but unreachable: {e}",

@@ -25,6 +25,7 @@ use crate::dialect::{Dialect, TableShape};
 use crate::error::{Error, Result};
 use crate::report::MergeStats;
 
+use super::fault;
 use super::first_int;
 use super::progress::{check_interrupt, InterruptGuard};
 use super::session::Session;
@@ -243,9 +244,9 @@ impl Writes {
         if tx_ddl {
             self.create_all(session, dialect, true).await?;
         }
-        pause_point("created").await;
+        fault::pause_at("created");
         let out = fill.fill(session, &self.tables).await?;
-        pause_point("loaded").await;
+        fault::pause_at("loaded");
         let mut merged = Vec::new();
         for table in &self.tables.all {
             if let Some(plan) = &table.merge {
@@ -263,7 +264,7 @@ impl Writes {
         session.change(&dialect.commit()).await?;
         self.began = false;
         self.committed = true;
-        pause_point("committed").await;
+        fault::pause_at("committed");
         if !tx_ddl {
             self.swap_after_commit(session, dialect).await?;
         }
@@ -320,7 +321,7 @@ impl Writes {
             if let (Some(swap), Some(built)) = (statements.next(), table.swapped_in()) {
                 session.change(&swap).await?;
                 self.created_outside.retain(|t| t != built);
-                pause_point("swapped").await;
+                fault::pause_at("swapped");
             }
             // A merge's staging table held only the source's rows: they are in the target now.
             let staging = table
@@ -366,24 +367,6 @@ impl Writes {
             }
         }
         said
-    }
-}
-
-/// Fault injection for the fault suite (tests/faults.rs): with `EAVPIVOT_FAULT_PAUSE=<point>`
-/// the run says on stderr that it reached `point` (created, loaded, committed, swapped) and
-/// waits there — to be killed, or, once the file `EAVPIVOT_FAULT_RESUME` names exists, to go
-/// on (after the test killed its connection on the server) — for at most a minute.
-async fn pause_point(point: &str) {
-    if std::env::var("EAVPIVOT_FAULT_PAUSE").as_deref() != Ok(point) {
-        return;
-    }
-    eprintln!("eavpivot: paused at {point} (EAVPIVOT_FAULT_PAUSE)");
-    let resume = std::env::var_os("EAVPIVOT_FAULT_RESUME").map(std::path::PathBuf::from);
-    for _ in 0..1_200 {
-        if resume.as_ref().is_some_and(|f| f.exists()) {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
 

@@ -158,18 +158,12 @@ fn is_tag(text: &str) -> bool {
 }
 
 /// The table's name, cut where needed so that the longest derived name fits the database's
-/// identifier limit.
+/// identifier limit (the naming plan's own one-pass cut).
 fn base(dialect: &dyn Dialect, table: &TableRef) -> TableRef {
-    let limit = dialect.ident_limit();
     let longest = format!("{REPLACED}{}", "0".repeat(TAG_LEN));
-    let mut keep = table.name().chars().count();
-    loop {
-        let candidate = table.with_name_cut(keep);
-        if keep == 0 || limit.fits(&candidate.with_suffix(&longest).name()) {
-            return candidate;
-        }
-        keep -= 1;
-    }
+    let name = table.name();
+    let kept = crate::plan::naming::cut_to_fit(dialect.ident_limit(), &name, &longest);
+    table.with_name_cut(kept.chars().count())
 }
 
 #[cfg(test)]
