@@ -57,7 +57,7 @@ job sql_join SDK_BENCH_JOIN
 time_run() { # connection engine
   local start end status=0
   start=$(date +%s.%N)
-  timeout "$timeout_s" "$bin" run "$work/$2.yaml" --connection "$1" >"$work/out" 2>&1 || status=$?
+  timeout "$timeout_s" "$bin" run "$work/$2.yaml" --connection "$1" --json >"$work/out" 2>&1 || status=$?
   end=$(date +%s.%N)
   if [ "$status" -eq 124 ]; then
     cancel_leftovers "$1"
@@ -66,7 +66,7 @@ time_run() { # connection engine
     echo refused
   elif [ "$status" -ne 0 ]; then
     echo error
-  elif grep -q '"solved":1' "$work/out"; then
+  elif grep -Eq '"solved": ?1\b' "$work/out"; then
     echo "$end - $start" | bc
   else
     # A run that wrote no solved grid is not a time for solving it.
