@@ -65,6 +65,24 @@ pub struct MergeStats {
     pub deleted: u64,
     /// Columns added for attributes the target did not have yet.
     pub added_columns: Vec<String>,
+    /// Cells of touched entities that held a value and are NULL after the merge (the
+    /// source no longer has that attribute for that entity).
+    pub nulled: u64,
+    /// Up to [`NULLED_SAMPLE`] of them.
+    pub nulled_sample: Vec<NulledCell>,
+}
+
+/// How many nulled cells a merge's report lists.
+pub const NULLED_SAMPLE: usize = 20;
+
+/// One cell a merge set from a value to NULL.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct NulledCell {
+    /// The entity key, one text per entity column.
+    pub entity: Vec<String>,
+    pub column: String,
+    /// The value the cell held before the merge.
+    pub previous: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -196,6 +214,12 @@ impl Report {
                 "merged into {}: {} inserted, {} updated, {} unchanged, {} deleted",
                 m.table, m.inserted, m.updated, m.unchanged, m.deleted
             ));
+            if m.nulled > 0 {
+                out.push_str(&format!(
+                    "; {} cells set from a value to NULL (the source no longer has them)",
+                    m.nulled
+                ));
+            }
             if !m.added_columns.is_empty() {
                 out.push_str(&format!("; columns added: {}", m.added_columns.join(", ")));
             }

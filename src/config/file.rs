@@ -83,6 +83,10 @@ pub struct SourceFile {
     pub joins: Vec<JoinFile>,
     #[serde(default, rename = "where")]
     pub filter: Option<String>,
+    /// With `if_exists: merge`: the delta, a predicate naming the entities to re-pivot
+    /// (each from all its rows in the `where` scope).
+    #[serde(default)]
+    pub changed: Option<String>,
     /// Where the source is (`--connection` overrides it).
     #[serde(default)]
     pub connection: Option<String>,

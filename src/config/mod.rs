@@ -70,7 +70,11 @@ pub struct Source {
     pub table: TableRef,
     pub alias: Option<String>,
     pub joins: Vec<Join>,
+    /// `where`: the scope, the rows the job reads (in every mode).
     pub filter: Option<String>,
+    /// `changed` (merge only): the delta. A merge re-pivots exactly the entities with a row
+    /// in the scope matching it, each from all its rows in the scope.
+    pub changed: Option<String>,
     /// The database the source is in, when the job names one.
     pub connection: Option<String>,
 }
@@ -251,6 +255,7 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
             })
             .collect::<Result<_, ConfigError>>()?,
         filter: raw.source.filter.filter(|f| !f.trim().is_empty()),
+        changed: raw.source.changed.filter(|f| !f.trim().is_empty()),
         connection: raw.source.connection.filter(|c| !c.trim().is_empty()),
     };
 
@@ -275,6 +280,7 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
         .collect::<Result<Vec<_>, _>>()?;
 
     check_merge(&target, &transforms).map_err(|(k, m)| invalid(k, m))?;
+    check_changed(&source, &target).map_err(|(k, m)| invalid(k, m))?;
 
     Ok(Job {
         path: path.to_path_buf(),
@@ -328,6 +334,28 @@ fn check_merge(
         return Err((
             "target.if_exists",
             "merge is not supported for jobs with transforms: use replace or append".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `source.changed` names the entities a merge re-pivots: it means nothing to the other
+/// `if_exists` modes, and `on_missing: delete` would take every entity it does not name
+/// for one the source no longer has.
+fn check_changed(source: &Source, target: &Target) -> Result<(), (&'static str, String)> {
+    if source.changed.is_none() {
+        return Ok(());
+    }
+    if target.if_exists != IfExists::Merge {
+        return Err((
+            "source.changed",
+            "the delta applies only with if_exists: merge (use where to select rows)".into(),
+        ));
+    }
+    if target.on_missing == OnMissing::Delete {
+        return Err((
+            "target.on_missing",
+            "delete cannot be combined with source.changed: entities the delta does not name would be deleted; run a merge without changed (where as the scope) to delete".into(),
         ));
     }
     Ok(())

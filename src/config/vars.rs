@@ -38,6 +38,9 @@ pub fn substitute(raw: &mut JobFile, vars: &Vars) -> Result<(), (String, String)
     if let Some(filter) = raw.source.filter.as_mut() {
         apply("source.where", filter)?;
     }
+    if let Some(changed) = raw.source.changed.as_mut() {
+        apply("source.changed", changed)?;
+    }
     for (i, join) in raw.source.joins.iter_mut().enumerate() {
         apply(&format!("source.joins[{i}].on"), &mut join.on)?;
     }

@@ -209,3 +209,76 @@ pub fn delete_missing<D: Dialect + ?Sized>(
         matched.join(" AND ")
     )
 }
+
+/// One row: per target column, the cells of touched entities that hold a value and are NULL
+/// after the merge. `columns` pairs each target column with its staging column, None where
+/// the merge clears it.
+pub fn nulled_counts<D: Dialect + ?Sized>(
+    d: &D,
+    target: &TableRef,
+    staging: &TableRef,
+    keys: &[String],
+    columns: &[(String, Option<String>)],
+) -> String {
+    let sums: Vec<String> = columns
+        .iter()
+        .map(|(t, s)| format!("SUM(CASE WHEN {} THEN 1 ELSE 0 END)", nulled_when(d, t, s)))
+        .collect();
+    format!(
+        "SELECT {} FROM {target} AS t JOIN {staging} AS s ON {}",
+        sums.join(", "),
+        keys_match(d, keys, "t", "s")
+    )
+}
+
+/// The cells of one target column that the merge sets from a value to NULL: `k…, value`.
+pub fn nulled_cells<D: Dialect + ?Sized>(
+    d: &D,
+    target: &TableRef,
+    staging: &TableRef,
+    keys: &[String],
+    column: &(String, Option<String>),
+) -> String {
+    let (t, s) = column;
+    let list: Vec<String> = keys
+        .iter()
+        .chain(std::iter::once(t))
+        .map(|c| format!("t.{}", d.quote_ident(c)))
+        .collect();
+    format!(
+        "SELECT {} FROM {target} AS t JOIN {staging} AS s ON {} WHERE {}",
+        list.join(", "),
+        keys_match(d, keys, "t", "s"),
+        nulled_when(d, t, s)
+    )
+}
+
+fn nulled_when<D: Dialect + ?Sized>(d: &D, target: &str, staged: &Option<String>) -> String {
+    let t = d.quote_ident(target);
+    match staged {
+        Some(s) => format!("t.{t} IS NOT NULL AND s.{} IS NULL", d.quote_ident(s)),
+        None => format!("t.{t} IS NOT NULL"),
+    }
+}
+
+/// The merge's guard where `source.where` may be used as a delta (a merge without
+/// `source.changed`): `e…, a, v` for every attribute that an entity in the scope has a value
+/// for only outside the scope (same joins, no `where`): a cell the merge would set to NULL
+/// although the source still holds it.
+pub fn outside_scope<D: Dialect + ?Sized>(d: &D, job: &crate::config::Job) -> String {
+    let n = job.entity.len();
+    let same = |alias: &str| -> String {
+        (0..n)
+            .map(|i| format!("{alias}.e{i} = u.e{i}"))
+            .collect::<Vec<_>>()
+            .join(" AND ")
+    };
+    let scope = d.source_rows(job);
+    let refs = super::entity_refs(job, "u");
+    format!(
+        "SELECT {refs}, u.a, MAX(u.v) FROM ({}) u\nWHERE u.v IS NOT NULL\n  AND EXISTS (SELECT 1 FROM ({scope}) f WHERE {})\n  AND NOT EXISTS (SELECT 1 FROM ({scope}) g WHERE {} AND g.a = u.a AND g.v IS NOT NULL)\nGROUP BY {refs}, u.a",
+        d.source_rows_filtered(job, None),
+        same("f"),
+        same("g"),
+    )
+}

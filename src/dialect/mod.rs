@@ -482,40 +482,49 @@ pub trait Dialect: SessionSql + Send + Sync {
         format!("ALTER TABLE {from} RENAME TO {}", to.last_part())
     }
 
-    /// `FROM t AS a JOIN … WHERE …` of the job's source.
+    /// `FROM t AS a JOIN … WHERE …` of the job's source: its scope (`source.where`).
     fn source_from(&self, job: &Job) -> String {
-        let mut sql = format!(
-            "FROM {}",
-            table_with_alias(&job.source.table, &job.source.alias)
-        );
-        for join in &job.source.joins {
-            let kind = match join.kind {
-                JoinKind::Inner => "JOIN",
-                JoinKind::Left => "LEFT JOIN",
-            };
-            sql.push_str(&format!(
-                "\n  {kind} {} ON {}",
-                table_with_alias(&join.table, &join.alias),
-                join.on
-            ));
-        }
-        if let Some(filter) = &job.source.filter {
-            sql.push_str(&format!("\n  WHERE {filter}"));
-        }
-        sql
+        source_from_sql(job, job.source.filter.as_deref(), None)
     }
 
-    /// The key–value rows as a derived table with columns `e0…eN, a, v`.
+    /// The key–value rows as a derived table with columns `e0…eN, a, v`. With
+    /// `source.changed` (a merge's delta) only the entities that have a row in the scope
+    /// matching it, each with all its rows in the scope: every query of the run (discovery,
+    /// both strategies, verification) sees the same rows.
     fn source_rows(&self, job: &Job) -> String {
-        let mut cols: Vec<String> = job
+        let rows = source_rows_sql(self, job, job.source.filter.as_deref());
+        let Some(changed) = &job.source.changed else {
+            return rows;
+        };
+        let keys: Vec<String> = job
             .entity
             .iter()
             .enumerate()
             .map(|(i, e)| format!("{} AS e{i}", e.expr))
             .collect();
-        cols.push(format!("{} AS a", self.attribute_key(&job.attribute)));
-        cols.push(format!("{} AS v", job.value));
-        format!("SELECT {}\n  {}", cols.join(", "), self.source_from(job))
+        let delta = format!(
+            "SELECT {}\n  {}",
+            keys.join(", "),
+            source_from_sql(job, job.source.filter.as_deref(), Some(changed))
+        );
+        let outer = format!("SELECT {}, r.a, r.v FROM ({rows}) r", entity_refs(job, "r"));
+        if job.entity.len() == 1 {
+            format!("{outer}\n  WHERE r.e0 IN (SELECT c.e0 FROM ({delta}) c)")
+        } else {
+            let matched: Vec<String> = (0..job.entity.len())
+                .map(|i| format!("c.e{i} = r.e{i}"))
+                .collect();
+            format!(
+                "{outer}\n  WHERE EXISTS (SELECT 1 FROM ({delta}) c WHERE {})",
+                matched.join(" AND ")
+            )
+        }
+    }
+
+    /// The key–value rows of the job's joins with `filter` instead of the scope and no delta:
+    /// what a merge's guard reads to find values outside `where`.
+    fn source_rows_filtered(&self, job: &Job, filter: Option<&str>) -> String {
+        source_rows_sql(self, job, filter)
     }
 
     /// Distinct attribute names with their row and non-null-value counts, the smallest and
@@ -874,6 +883,49 @@ pub(crate) fn type_parts(ty: &str) -> (String, Option<usize>) {
         .next()
         .and_then(|n| n.trim().parse().ok());
     (base, arg)
+}
+
+/// `FROM t AS a JOIN … WHERE …` of the job's source with `filter` (the scope, or none), and
+/// `and` besides it (the delta).
+fn source_from_sql(job: &Job, filter: Option<&str>, and: Option<&str>) -> String {
+    let mut sql = format!(
+        "FROM {}",
+        table_with_alias(&job.source.table, &job.source.alias)
+    );
+    for join in &job.source.joins {
+        let kind = match join.kind {
+            JoinKind::Inner => "JOIN",
+            JoinKind::Left => "LEFT JOIN",
+        };
+        sql.push_str(&format!(
+            "\n  {kind} {} ON {}",
+            table_with_alias(&join.table, &join.alias),
+            join.on
+        ));
+    }
+    match (filter, and) {
+        (Some(f), Some(a)) => sql.push_str(&format!("\n  WHERE ({f}) AND ({a})")),
+        (Some(f), None) | (None, Some(f)) => sql.push_str(&format!("\n  WHERE {f}")),
+        (None, None) => {}
+    }
+    sql
+}
+
+/// `SELECT e… AS e0…, a, v FROM …` of the job's source with `filter` instead of its scope.
+fn source_rows_sql<D: Dialect + ?Sized>(dialect: &D, job: &Job, filter: Option<&str>) -> String {
+    let mut cols: Vec<String> = job
+        .entity
+        .iter()
+        .enumerate()
+        .map(|(i, e)| format!("{} AS e{i}", e.expr))
+        .collect();
+    cols.push(format!("{} AS a", dialect.attribute_key(&job.attribute)));
+    cols.push(format!("{} AS v", job.value));
+    format!(
+        "SELECT {}\n  {}",
+        cols.join(", "),
+        source_from_sql(job, filter, None)
+    )
 }
 
 fn table_with_alias(table: &TableRef, alias: &Option<String>) -> String {

@@ -129,6 +129,7 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
         companions,
     )
     .await?;
+    writes.guard_merges(job);
     // A transform may rewrite entity keys: the source's NULL count then proves nothing.
     if transforms.is_empty() {
         for table in writes.tables().targets() {

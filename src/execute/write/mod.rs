@@ -202,6 +202,13 @@ impl Writes {
         })
     }
 
+    /// Guard each merge of `job` against `where` used as its delta ([`merge::MergePlan::guard`]).
+    pub fn guard_merges(&mut self, job: &Job) {
+        for plan in self.tables.all.iter_mut().filter_map(|t| t.merge.as_mut()) {
+            plan.guard(job);
+        }
+    }
+
     /// What each merge did (empty unless the run merged into existing tables).
     pub fn merged(&self) -> &[MergeStats] {
         &self.merged
