@@ -327,6 +327,8 @@ pub struct Preview {
     pub table: String,
     pub header: Vec<String>,
     pub rows: Vec<Vec<Value>>,
+    /// Rows the table holds (a merge's target holds more than the run wrote).
+    pub total_rows: u64,
 }
 
 impl Preview {
@@ -337,22 +339,43 @@ impl Preview {
         n: usize,
     ) -> Result<Preview> {
         let shape = &plan.tables[0];
+        // The table as it is, not as this run planned it: a merge keeps columns the run has
+        // no attribute for, in the table's own order. Header and values come from one list.
+        let listed = backend.query(&dialect.table_columns(&shape.table)).await?;
+        let mut header: Vec<String> = listed
+            .iter()
+            .filter_map(|r| r.first().and_then(Value::as_text))
+            .collect();
+        if header.is_empty() {
+            header = shape
+                .entity
+                .iter()
+                .map(|e| e.name.clone())
+                .chain(shape.columns.iter().map(|c| c.column.clone()))
+                .collect();
+        }
+        let list: Vec<String> = header.iter().map(|c| dialect.quote_ident(c)).collect();
         let query = format!(
-            "SELECT * FROM {} ORDER BY {}",
+            "SELECT {} FROM {} ORDER BY {}",
+            list.join(", "),
             shape.table,
             entity_order(dialect, shape)
         );
         let rows = backend.query(&dialect.limit(&query, n as u64)).await?;
-        let header = shape
-            .entity
-            .iter()
-            .map(|e| e.name.clone())
-            .chain(shape.columns.iter().map(|c| c.column.clone()))
-            .collect();
+        let counted = backend
+            .query(&format!("SELECT COUNT(*) FROM {}", shape.table))
+            .await?;
+        let total_rows = counted
+            .first()
+            .and_then(|r| r.first())
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            .max(0) as u64;
         Ok(Preview {
             table: shape.table.to_string(),
             header,
             rows,
+            total_rows,
         })
     }
 

@@ -392,6 +392,7 @@ fn table(rows: &[&AttributeReport]) -> String {
                 ]
             })
             .collect(),
+        total_rows: rows.len() as u64,
     };
     preview.render()
 }

@@ -329,7 +329,7 @@ async fn run_async(
             print_stdout(&format!(
                 "first rows of {} ({} rows in all):\n{}{cut}",
                 preview.table,
-                report.rows_written,
+                preview.total_rows,
                 preview.render()
             ))?;
         }
