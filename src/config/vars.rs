@@ -1,6 +1,6 @@
 //! `--var NAME=VALUE` and `${NAME}` in the job's operator SQL (`where`, `on`, entity,
 //! attribute and value expressions): one job file for every delta window of a migration
-//! (`where: "s.modified > '${since}'"`).
+//! (`changed: "s.modified > '${since}'"`).
 //!
 //! Values are operator input, pasted into operator SQL exactly like the expression around
 //! them; data never passes through here. A `${NAME}` that no `--var` defines refuses the job,
