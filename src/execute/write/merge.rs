@@ -21,6 +21,7 @@ use crate::value::Value;
 
 use super::super::session::Session;
 use super::super::verify::row_counts;
+use super::widen::Widening;
 use super::Table;
 
 /// How one existing target takes the staging table's rows.
@@ -38,6 +39,8 @@ pub struct MergePlan {
     pub copy: Option<TableRef>,
     /// The copy's tag in its name and mark.
     pub copy_tag: String,
+    /// Typed merges: the target columns that widen to take the run's values (widen.rs).
+    widening: Widening,
 }
 
 impl MergePlan {
@@ -104,7 +107,11 @@ impl MergePlan {
             .filter(|e| !set.iter().any(|s| key_of(s) == key_of(e)))
             .cloned()
             .collect();
-        let copy = (!dialect.transactional_ddl() && !added.is_empty()).then_some(copy);
+        // Typed merges: which target columns must widen (widen.rs); a widening needs the copy
+        // where DDL is not transactional, as a new column does.
+        let widening = Widening::read(session, dialect, shape).await?;
+        let altered = !added.is_empty() || widening.widens();
+        let copy = (!dialect.transactional_ddl() && altered).then_some(copy);
         Ok(MergePlan {
             keys,
             existing,
@@ -114,6 +121,7 @@ impl MergePlan {
             on_missing,
             copy,
             copy_tag,
+            widening,
         })
     }
 
@@ -152,6 +160,7 @@ impl MergePlan {
                 .iter()
                 .map(|(c, ty)| dialect.add_column(copy, c, ty)),
         );
+        sql.extend(self.widening.alter_copy(dialect, copy));
         sql
     }
 }
@@ -191,6 +200,10 @@ pub async fn merge(
             }
         }
     }
+    // Typed merges: refuse values that cannot fit, widen the target (widen.rs).
+    let altered = plan.copy.is_none().then_some(target);
+    let at_staging = (staging, &table.shape);
+    plan.widening.apply(session, dialect, altered, at_staging).await?;
     let staged = table.build_shape();
     let staging_counts = session
         .query_in_load(
@@ -221,6 +234,9 @@ pub async fn merge(
             .change(&merge::delete_missing(dialect, into, staging, &plan.keys))
             .await?;
     }
+    // Typed merges: every merged cell is its staging cell, so no rounding can commit.
+    let tables = (into, staging);
+    plan.widening.check_cells(session, dialect, tables, &table.shape, &plan.set).await?;
     let merged_shape = TableShape {
         table: into.clone(),
         columns: all.iter().map(|c| PivotColumn::text(c, c)).collect(),
@@ -244,6 +260,7 @@ pub async fn merge(
         return Ok(MergeStats {
             table: target.to_string(),
             added_columns,
+            column_types: plan.widening.column_types(),
             ..MergeStats::default()
         });
     };
@@ -276,5 +293,6 @@ pub async fn merge(
         unchanged,
         deleted,
         added_columns,
+        column_types: plan.widening.column_types(),
     })
 }
