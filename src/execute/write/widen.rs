@@ -94,8 +94,17 @@ impl Widening {
                 differs: false,
             };
             let (Some(old), Some(new)) = (old, new) else {
-                // A type without a portable kind is kept as it is; the cell check still
-                // proves the merged values.
+                // A target type without a portable kind can only take values of that very
+                // type: nothing says how the others would convert, or compare.
+                if e.old.is_none() && !declared.eq_ignore_ascii_case(&e.staged) {
+                    return Err(Error::Job(format!(
+                        "cannot merge attribute {} into {}.{}: its type {declared} is not one eavpivot can widen or compare with this run's {}; nothing was written (give the attribute that type in pivot.types, or rebuild the table with if_exists: replace)",
+                        shown(&c.attribute),
+                        shape.table,
+                        c.column,
+                        e.staged
+                    )));
+                }
                 columns.push(e);
                 continue;
             };
