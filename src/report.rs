@@ -70,6 +70,10 @@ pub struct MergeStats {
     pub nulled: u64,
     /// Up to [`NULLED_SAMPLE`] of them.
     pub nulled_sample: Vec<NulledCell>,
+    /// The merged table's type of each column whose type is not the one this run gave it
+    /// (widened, or the target's own): `columns[].type` reports these.
+    #[serde(skip)]
+    pub column_types: Vec<ColumnType>,
 }
 
 /// How many nulled cells a merge's report lists.
@@ -83,6 +87,14 @@ pub struct NulledCell {
     pub column: String,
     /// The value the cell held before the merge.
     pub previous: String,
+}
+
+/// A merged column's real type after the run, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ColumnType {
+    pub column: String,
+    pub sql_type: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -188,6 +200,25 @@ impl Report {
             statements: log.iter().map(|s| s.sql.clone()).collect(),
             statement_log: log.to_vec(),
         }
+        .with_merged_types()
+    }
+
+    /// `columns[].type` of a merge: the target's real type (widened, or its own where it
+    /// already held this run's values), not this run's inference.
+    fn with_merged_types(mut self) -> Report {
+        for m in &self.merged {
+            for t in &m.column_types {
+                if let Some(c) = self
+                    .columns
+                    .iter_mut()
+                    .find(|c| c.table == m.table && c.column == t.column)
+                {
+                    c.sql_type = t.sql_type.clone();
+                    c.type_reason = Some(t.reason.clone());
+                }
+            }
+        }
+        self
     }
 
     /// The human summary, for stderr.

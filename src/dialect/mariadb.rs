@@ -267,6 +267,31 @@ impl Dialect for MariaDb {
         )
     }
 
+    fn column_types(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT column_name, column_type FROM information_schema.columns WHERE {} ORDER BY ordinal_position",
+            self.in_catalog(table)
+        )
+    }
+
+    /// Used on a merge's copy of the target, outside the transaction (DDL is not
+    /// transactional here).
+    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+        Some(format!(
+            "ALTER TABLE {table} MODIFY {} {sql_type}",
+            self.quote_ident(column)
+        ))
+    }
+
+    /// `datetime` without a length has no fractional digits here.
+    fn portable_type(&self, declared: &str) -> Option<ColumnKind> {
+        let lower = declared.trim().to_ascii_lowercase();
+        if lower == "datetime" || lower == "timestamp" {
+            return Some(ColumnKind::Timestamp { fraction: 0 });
+        }
+        super::portable::parse(declared)
+    }
+
     fn null_safe_eq(&self, a: &str, b: &str) -> String {
         format!("{a} <=> {b}")
     }

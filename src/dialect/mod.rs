@@ -399,6 +399,23 @@ pub trait Dialect: SessionSql + Send + Sync {
     /// existing target has).
     fn table_columns(&self, table: &TableRef) -> String;
 
+    /// A query listing `(name, declared type)` of `table`'s columns in order, the type as
+    /// [`Dialect::portable_type`] reads it: what a typed merge compares its values with.
+    fn column_types(&self, table: &TableRef) -> String;
+
+    /// The statement that changes `column` of `table` to `sql_type`, keeping every value (a
+    /// typed merge widening a column); None where the database has no such statement.
+    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+        let _ = (table, column, sql_type);
+        None
+    }
+
+    /// The source rows the typed round-trip check converts, fenced so that its CASTs only
+    /// ever see the rows the job selects (a planner may otherwise test them first).
+    fn fenced_source_rows(&self, job: &Job) -> String {
+        self.source_rows(job)
+    }
+
     /// `ALTER TABLE … ADD` one column: a merge's new attribute.
     fn add_column(&self, table: &TableRef, column: &str, sql_type: &str) -> String {
         format!(

@@ -129,6 +129,21 @@ impl Dialect for MsSql {
         )
     }
 
+    /// Lengths, precision and scale spelled out as `CREATE TABLE` declares them.
+    fn column_types(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT c.name, CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id WHERE c.object_id = OBJECT_ID({}) ORDER BY c.column_id",
+            self.quote_literal(&table.sql())
+        )
+    }
+
+    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+        Some(format!(
+            "ALTER TABLE {table} ALTER COLUMN {} {sql_type}",
+            self.quote_ident(column)
+        ))
+    }
+
     fn table_identity(&self, table: &TableRef) -> String {
         format!("SELECT OBJECT_ID({})", self.quote_literal(&table.sql()))
     }

@@ -153,6 +153,32 @@ impl Dialect for Postgres {
         )
     }
 
+    fn column_types(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT attname::text, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = to_regclass({}) AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+            self.quote_literal(&table.sql())
+        )
+    }
+
+    /// `USING`: a change to text or between kinds may need the explicit conversion.
+    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+        let c = self.quote_ident(column);
+        Some(format!(
+            "ALTER TABLE {table} ALTER COLUMN {c} TYPE {sql_type} USING CAST({c} AS {sql_type})"
+        ))
+    }
+
+    /// `OFFSET 0` keeps the planner from flattening the subquery and testing the outer
+    /// conditions (the check's CASTs) on rows the job's `where` leaves out.
+    fn fenced_source_rows(&self, job: &crate::config::Job) -> String {
+        format!("SELECT * FROM ({}) f OFFSET 0", self.source_rows(job))
+    }
+
+    /// `format_type` spells timestamps `timestamp(0) without time zone`.
+    fn portable_type(&self, declared: &str) -> Option<ColumnKind> {
+        super::portable::parse(&declared.replace(" without time zone", ""))
+    }
+
     fn null_safe_eq(&self, a: &str, b: &str) -> String {
         format!("{a} IS NOT DISTINCT FROM {b}")
     }

@@ -91,6 +91,14 @@ impl Dialect for Sqlite {
         )
     }
 
+    fn column_types(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT name, type FROM pragma_table_info({}, {}) ORDER BY cid",
+            self.quote_literal(&table.name()),
+            self.quote_literal(&table.schema().unwrap_or_else(|| "main".into()))
+        )
+    }
+
     fn null_safe_eq(&self, a: &str, b: &str) -> String {
         format!("{a} IS {b}")
     }

@@ -124,7 +124,7 @@ pub(super) fn round_trip_query<D: Dialect + ?Sized>(
         .collect();
     Some(format!(
         "SELECT COUNT(*) FROM ({}) s\nWHERE s.v IS NOT NULL AND (CASE {} ELSE 0 END) = 1",
-        d.source_rows(job),
+        d.fenced_source_rows(job),
         branches.join("\n  ")
     ))
 }

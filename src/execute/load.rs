@@ -92,8 +92,8 @@ impl Fill for PivotFill<'_> {
             verify::expected_from_source(session, source, job, targets, proof, streamed, pairs)
                 .await?
         } else {
-            match stream_expect {
-                Some(s) if !session.dry_run => Some((s.entities, s.cells)),
+            match &stream_expect {
+                Some(s) if !session.dry_run => Some((s.entities, s.cells.clone())),
                 _ => None,
             }
         };
@@ -103,7 +103,7 @@ impl Fill for PivotFill<'_> {
             }
             None => verify::record_target_counts(session, dialect, targets).await?,
         };
-        verify::verify_typed(session, dialect, job, targets).await?;
+        verify::verify_typed(session, dialect, job, targets, stream_expect.as_ref()).await?;
         stats.rows_written = rows;
         stats.cells_written = cells;
         Ok(stats)
@@ -158,7 +158,8 @@ async fn stream(
     .with_progress(super::progress::Progress::new(
         plan.source_rows,
         show_progress && !session.dry_run,
-    ));
+    ))
+    .with_print_check(session.across_databases());
     let loaded = session
         .stream(&source.ordered_rows(job), &examples, &mut pivoter, &loads)
         .await

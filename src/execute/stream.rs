@@ -91,6 +91,8 @@ pub struct Pivoter {
     ready: Vec<Vec<Vec<Value>>>,
     ready_rows: usize,
     progress: Progress,
+    /// Sum the print hashes of typed cells ([`StreamStats::printed`]).
+    print_check: bool,
     pub stats: StreamStats,
 }
 
@@ -115,6 +117,10 @@ pub struct StreamStats {
     /// key came back after another had started: each entity is one contiguous run, and
     /// `entities` is the number of distinct keys read.
     pub keys_ascending: bool,
+    /// Per table per column, for typed columns when asked ([`Pivoter::with_print_check`]):
+    /// the wrapping sum of [`super::verify::print_hash`] of every chosen source text, which
+    /// the target's cells printed back must match (runs across two databases).
+    pub printed: Vec<Vec<u64>>,
 }
 
 impl Pivoter {
@@ -162,7 +168,15 @@ impl Pivoter {
             current: None,
             ready_rows: 0,
             progress: Progress::hidden(),
+            print_check: false,
         }
+    }
+
+    /// Fingerprint the chosen text of every typed cell ([`StreamStats::printed`]).
+    pub fn with_print_check(mut self, on: bool) -> Pivoter {
+        self.print_check = on;
+        self.stats.printed = self.widths.iter().map(|&w| vec![0; w]).collect();
+        self
     }
 
     /// Show `progress` (a bar over the expected source rows) while streaming.
@@ -281,6 +295,12 @@ impl Pivoter {
                     self.stats.cells[t][c] += 1;
                 }
                 let chosen = std::mem::replace(cell, Value::Null);
+                if self.print_check && self.kinds[t][c].is_some() {
+                    if let Some(h) = super::verify::print_hash(&chosen) {
+                        let sum = &mut self.stats.printed[t][c];
+                        *sum = sum.wrapping_add(h);
+                    }
+                }
                 // Converted after the aggregate chose among the source texts, as the
                 // pushdown's CAST(MAX(…)) does.
                 wide.push(match &self.kinds[t][c] {

@@ -247,15 +247,24 @@ pub(super) async fn record_target_counts(
 
 /// Typed columns: every source value of a typed column prints back as written once the
 /// database converts it ([`Dialect::typed_round_trip`]); one that does not rolls the load
-/// back. Not with transforms, whose values are not the source's.
+/// back. Not with transforms, whose values are not the source's. Across two databases the
+/// source's rows are not on the target's connection: the target's typed cells, printed back,
+/// must then be the texts the stream chose ([`verify_printed`]).
 pub(super) async fn verify_typed(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
     job: &Job,
     targets: &[Table],
+    stream: Option<&StreamStats>,
 ) -> Result<()> {
     if !job.transforms.is_empty() {
         return Ok(());
+    }
+    if session.across_databases() {
+        return match stream {
+            Some(stats) => verify_printed(session, dialect, targets, stats).await,
+            None => Ok(()),
+        };
     }
     for out in targets {
         let Some(sql) = dialect.typed_round_trip(&out.build_shape(), job) else {
@@ -270,6 +279,104 @@ pub(super) async fn verify_typed(
                 "verification failed for {}: {differing} source values of its typed columns do not print back as written",
                 out.shape.table
             )));
+        }
+    }
+    Ok(())
+}
+
+/// The columns the round-trip check covers: typed, converted, and printing back as written.
+fn round_tripped(typed: Option<&crate::dialect::Typed>) -> bool {
+    typed.is_some_and(|t| {
+        t.round_trips && !t.kind.is_text() && t.kind != crate::dialect::ColumnKind::Float
+    })
+}
+
+/// An order-independent fingerprint of one printed cell (FNV-1a, then mixed so that sums of
+/// many stay spread): a column's cells sum to the same value whatever the row order.
+pub fn print_hash(value: &Value) -> Option<u64> {
+    let owned;
+    let bytes = match value {
+        Value::Null => return None,
+        Value::Text(_) | Value::Bytes(_) => value.text_bytes()?,
+        other => {
+            owned = other.as_text()?;
+            owned.as_bytes()
+        }
+    };
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    Some(h)
+}
+
+/// Sums of the print hashes per column of a scanned table.
+struct PrintSums {
+    sums: Vec<u64>,
+    cells: Vec<u64>,
+}
+
+impl PrintSums {
+    fn add(&mut self, row: &[Value]) {
+        for (i, v) in row.iter().enumerate() {
+            if let (Some(h), Some(sum)) = (print_hash(v), self.sums.get_mut(i)) {
+                *sum = sum.wrapping_add(h);
+                self.cells[i] += 1;
+            }
+        }
+    }
+}
+
+/// Across two databases: one scan of each target's typed columns printed back as text on
+/// the target must give, column by column, the texts the stream chose from the source (the
+/// same count, the same sum of hashes).
+async fn verify_printed(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    targets: &[Table],
+    stats: &StreamStats,
+) -> Result<()> {
+    for (t, out) in targets.iter().enumerate() {
+        let checked: Vec<(usize, &crate::dialect::PivotColumn)> = out
+            .shape
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| round_tripped(c.typed.as_ref()))
+            .collect();
+        if checked.is_empty() {
+            continue;
+        }
+        let list: Vec<String> = checked
+            .iter()
+            .map(|(_, c)| dialect.text_of(&dialect.quote_ident(&c.column)))
+            .collect();
+        let sql = format!("SELECT {} FROM {}", list.join(", "), out.build);
+        // One buffered read: a scan on the target's connection sees the uncommitted table.
+        let note = "verify: the typed cells print back as the source texts the stream read";
+        let Some(rows) = session.query_in_load(&sql, note).await? else {
+            continue;
+        };
+        let mut sums = PrintSums {
+            sums: vec![0; checked.len()],
+            cells: vec![0; checked.len()],
+        };
+        rows.iter().for_each(|row| sums.add(row));
+        for (i, (c, col)) in checked.iter().enumerate() {
+            let read = at(&stats.cells, t, *c);
+            let want = at(&stats.printed, t, *c);
+            if sums.cells[i] != read || sums.sums[i] != want {
+                return Err(Error::Job(format!(
+                    "verification failed for {}: column {} (attribute {}) holds {} typed cells that do not print back as the {read} source values the stream read",
+                    out.shape.table,
+                    crate::error::shown(&col.column),
+                    crate::error::shown(&col.attribute),
+                    sums.cells[i]
+                )));
+            }
         }
     }
     Ok(())

@@ -23,6 +23,7 @@ use crate::value::Value;
 
 use super::super::session::Session;
 use super::super::verify::row_counts;
+use super::widen::Widening;
 use super::Table;
 
 /// How one existing target takes the staging table's rows.
@@ -43,6 +44,8 @@ pub struct MergePlan {
     /// A merge whose `source.where` may be meant as a delta (no `source.changed`): refuse a
     /// cell going to NULL that the source still holds outside `where` ([`MergePlan::guard`]).
     scope_guard: Option<Job>,
+    /// Typed merges: the target columns that widen to take the run's values (widen.rs).
+    widening: Widening,
 }
 
 impl MergePlan {
@@ -109,7 +112,11 @@ impl MergePlan {
             .filter(|e| !set.iter().any(|s| key_of(s) == key_of(e)))
             .cloned()
             .collect();
-        let copy = (!dialect.transactional_ddl() && !added.is_empty()).then_some(copy);
+        // Typed merges: which target columns must widen (widen.rs); a widening needs the copy
+        // where DDL is not transactional, as a new column does.
+        let widening = Widening::read(session, dialect, shape).await?;
+        let altered = !added.is_empty() || widening.widens();
+        let copy = (!dialect.transactional_ddl() && altered).then_some(copy);
         Ok(MergePlan {
             keys,
             existing,
@@ -120,6 +127,7 @@ impl MergePlan {
             copy,
             copy_tag,
             scope_guard: None,
+            widening,
         })
     }
 
@@ -178,6 +186,7 @@ impl MergePlan {
                 .iter()
                 .map(|(c, ty)| dialect.add_column(copy, c, ty)),
         );
+        sql.extend(self.widening.alter_copy(dialect, copy));
         sql
     }
 }
@@ -217,6 +226,10 @@ pub async fn merge(
             }
         }
     }
+    // Typed merges: refuse values that cannot fit, widen the target (widen.rs).
+    let altered = plan.copy.is_none().then_some(target);
+    let at_staging = (staging, &table.shape);
+    plan.widening.apply(session, dialect, altered, at_staging).await?;
     let staged = table.build_shape();
     let staging_counts = session
         .query_in_load(
@@ -255,6 +268,9 @@ pub async fn merge(
             .change(&merge::delete_missing(dialect, into, staging, &plan.keys))
             .await?;
     }
+    // Typed merges: every merged cell is its staging cell, so no rounding can commit.
+    let tables = (into, staging);
+    plan.widening.check_cells(session, dialect, tables, &table.shape, &plan.set).await?;
     let merged_shape = TableShape {
         table: into.clone(),
         columns: all.iter().map(|c| PivotColumn::text(c, c)).collect(),
@@ -280,6 +296,7 @@ pub async fn merge(
             added_columns,
             nulled,
             nulled_sample,
+            column_types: plan.widening.column_types(),
             ..MergeStats::default()
         });
     };
@@ -314,6 +331,7 @@ pub async fn merge(
         added_columns,
         nulled,
         nulled_sample,
+        column_types: plan.widening.column_types(),
     })
 }
 

@@ -17,6 +17,7 @@
 mod guard;
 mod merge;
 mod staging;
+mod widen;
 
 use async_trait::async_trait;
 

@@ -1,0 +1,529 @@
+//! Typed merges: a merge's values must land in the existing target exactly. Each attribute
+//! column the target already has is compared, before any write, with the type this run gives
+//! it (inference or `pivot.types`): where the target's type holds every value of that type
+//! exactly (by value: `5` in `DECIMAL(3,1)` reads `5.0`), it stays; where not, it is widened to
+//! the least type that holds both its old values and the new ones — decimal precision and
+//! scale (integer digits kept), integer width (SMALLINT → INTEGER → BIGINT → DECIMAL), DATE →
+//! TIMESTAMP, text length, and text as the last step. Where DDL is transactional the ALTER runs
+//! inside the merge's transaction; on MariaDB the merge's copy of the target is created with the
+//! widened types. Where a column cannot be changed in place (SQLite), the run is refused in one
+//! line naming the first value that does not fit.
+//!
+//! After the upsert, [`Widening::check_cells`] proves that every merged cell equals its staging
+//! cell (itself proven against the source by the load's verification): so no rounding by an
+//! assignment cast can ever commit, whatever this module decided.
+
+use crate::config::TableRef;
+use crate::dialect::{ColumnKind, Dialect, TableShape, Typed};
+use crate::error::{shown, Error, Result};
+use crate::plan::types::converts;
+use crate::report::ColumnType;
+use crate::value::Value;
+
+use super::super::first_int;
+use super::super::session::Session;
+
+/// Decimal precision every database here takes (SQL Server's maximum): wider is text.
+const MAX_PRECISION: u32 = 38;
+
+/// What a merge does with the type of one attribute column the target already has.
+#[derive(Debug, Clone)]
+struct Existing {
+    column: String,
+    attribute: String,
+    /// The target's type as its catalog spells it.
+    declared: String,
+    /// That type's kind, where it has a portable one.
+    old: Option<ColumnKind>,
+    /// The type the column has after the merge, where it changes.
+    widened: Option<(ColumnKind, String)>,
+    /// The staging column is changed to text before the upsert (a text target, typed values:
+    /// comparisons and assignments between text and other types fail on PostgreSQL).
+    staging_to_text: bool,
+    /// The column cannot be widened here: the run stops if a value does not fit.
+    refuse: bool,
+    /// Why this run typed the column as it did (for the report).
+    why: Option<String>,
+    /// The type this run gave the column, as declared.
+    staged: String,
+    /// This run's kind differs from the target's: the report names the target's.
+    differs: bool,
+}
+
+/// The type decisions of one merge, read before any write ([`Widening::read`]).
+#[derive(Debug, Clone, Default)]
+pub struct Widening {
+    columns: Vec<Existing>,
+}
+
+impl Widening {
+    /// Read the target's column types and decide, per attribute column both tables have,
+    /// whether it stays, widens or cannot take the run's values.
+    pub async fn read(
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        shape: &TableShape,
+    ) -> Result<Widening> {
+        let rows = session
+            .inspect_target(&dialect.column_types(&shape.table))
+            .await?;
+        let catalog: Vec<(String, String)> = rows
+            .iter()
+            .filter_map(|r| Some((r.first()?.as_text()?, r.get(1)?.as_text()?)))
+            .collect();
+        let key = |n: &str| dialect.ident_key(n);
+        let mut columns = Vec::new();
+        for c in &shape.columns {
+            let Some((_, declared)) = catalog.iter().find(|(n, _)| key(n) == key(&c.column))
+            else {
+                continue;
+            };
+            let staged = c.sql_type(shape).to_string();
+            let old = dialect.portable_type(declared);
+            let new = dialect.portable_type(&staged);
+            let mut e = Existing {
+                column: c.column.clone(),
+                attribute: c.attribute.clone(),
+                declared: declared.clone(),
+                old: old.clone(),
+                widened: None,
+                staging_to_text: false,
+                refuse: false,
+                why: c.typed.as_ref().map(|t| t.why.clone()),
+                staged: staged.clone(),
+                differs: false,
+            };
+            let (Some(old), Some(new)) = (old, new) else {
+                // A target type without a portable kind can only take values of that very
+                // type: nothing says how the others would convert, or compare.
+                if e.old.is_none() && !declared.eq_ignore_ascii_case(&e.staged) {
+                    return Err(Error::Job(format!(
+                        "cannot merge attribute {} into {}.{}: its type {declared} is not one eavpivot can widen or compare with this run's {}; nothing was written (give the attribute that type in pivot.types, or rebuild the table with if_exists: replace)",
+                        shown(&c.attribute),
+                        shape.table,
+                        c.column,
+                        e.staged
+                    )));
+                }
+                columns.push(e);
+                continue;
+            };
+            e.differs = old != new;
+            let after = if holds(&old, &new) {
+                old
+            } else if dialect.alter_column_type(&shape.table, &c.column, &staged).is_none() {
+                e.refuse = true;
+                old
+            } else {
+                let kind = least_common(dialect, &old, &new);
+                let sql = dialect.column_sql_type(&kind);
+                e.widened = Some((kind.clone(), sql));
+                kind
+            };
+            e.staging_to_text = dialect.transactional_ddl() && after.is_text() && !new.is_text();
+            columns.push(e);
+        }
+        Ok(Widening { columns })
+    }
+
+    /// Some column widens: where DDL is not transactional the merge needs its copy.
+    pub fn widens(&self) -> bool {
+        self.columns.iter().any(|c| c.widened.is_some())
+    }
+
+    /// The statements that give the merge's copy of the target (MariaDB) the widened types.
+    pub fn alter_copy(&self, dialect: &dyn Dialect, copy: &TableRef) -> Vec<String> {
+        self.columns
+            .iter()
+            .filter_map(|c| {
+                let (_, sql) = c.widened.as_ref()?;
+                dialect.alter_column_type(copy, &c.column, sql)
+            })
+            .collect()
+    }
+
+    /// Inside the transaction, after the fill and before the upsert: refuse a value the
+    /// target cannot take, then widen the target (`target`: None when the merge goes into a
+    /// copy already created with the widened types) and turn staging columns into text where
+    /// the target's column is text.
+    pub async fn apply(
+        &self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        target: Option<&TableRef>,
+        (staging, shape): (&TableRef, &TableShape),
+    ) -> Result<()> {
+        for c in self.columns.iter().filter(|c| c.refuse) {
+            refuse_unfit(session, dialect, c, staging, shape).await?;
+        }
+        for c in &self.columns {
+            if let (Some(target), Some((_, sql))) = (target, &c.widened) {
+                if let Some(alter) = dialect.alter_column_type(target, &c.column, sql) {
+                    session.change(&alter).await?;
+                }
+            }
+            if c.staging_to_text {
+                if let Some(alter) = dialect.alter_column_type(staging, &c.column, dialect.text_type()) {
+                    session.change(&alter).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After the upsert: every merged cell (columns `set` of the entities in `staging`) must
+    /// equal its staging cell, compared as text in the staging column's type, NULL-safe. One
+    /// query; a mismatch names entity, column and both values and rolls the merge back.
+    pub async fn check_cells(
+        &self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        (into, staging): (&TableRef, &TableRef),
+        shape: &TableShape,
+        set: &[String],
+    ) -> Result<()> {
+        if set.is_empty() {
+            return Ok(());
+        }
+        let unequal: Vec<String> = set
+            .iter()
+            .map(|column| self.unequal(dialect, shape, column))
+            .collect();
+        let on: Vec<String> = shape
+            .entity
+            .iter()
+            .map(|e| {
+                let k = dialect.quote_ident(&e.name);
+                format!("t.{k} = s.{k}")
+            })
+            .collect();
+        let from = format!("{staging} s JOIN {into} t ON {}", on.join(" AND "));
+        let first_bad: Vec<String> = unequal
+            .iter()
+            .enumerate()
+            .map(|(i, u)| format!("WHEN {u} THEN {}", i + 1))
+            .collect();
+        let sql = format!(
+            "SELECT COUNT(*), MIN(x.bad) FROM (SELECT CASE {} ELSE 0 END AS bad FROM {from}) x WHERE x.bad > 0",
+            first_bad.join(" ")
+        );
+        let note = "merge: every merged cell equals its staging cell (as text, in the staging type)";
+        let Some(rows) = session.query_in_load(&sql, note).await? else {
+            return Ok(());
+        };
+        let differing = first_int(&rows);
+        if differing == 0 {
+            return Ok(());
+        }
+        let bad = rows
+            .first()
+            .and_then(|r| r.get(1))
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        let index = usize::try_from(bad - 1).unwrap_or(0).min(set.len() - 1);
+        let column = &set[index];
+        let q = dialect.quote_ident(column);
+        let keys: Vec<String> = shape
+            .entity
+            .iter()
+            .map(|e| format!("s.{}", dialect.quote_ident(&e.name)))
+            .collect();
+        let sample = dialect.limit(
+            &format!(
+                "SELECT {}, {}, {} FROM {from} WHERE {}",
+                keys.join(", "),
+                dialect.text_of(&format!("t.{q}")),
+                dialect.text_of(&format!("s.{q}")),
+                unequal[index]
+            ),
+            1,
+        );
+        let rows = session
+            .query_in_load(&sample, "merge: the first merged cell that differs")
+            .await?
+            .unwrap_or_default();
+        let row = rows.first().cloned().unwrap_or_default();
+        let n = shape.entity.len();
+        let text = |v: Option<&Value>| match v.and_then(Value::as_text) {
+            Some(t) => shown(&t),
+            None => "NULL".into(),
+        };
+        let entity: Vec<String> = row[..n.min(row.len())].iter().map(Value::to_string).collect();
+        Err(Error::Job(format!(
+            "verification failed: merged cell {}.{} of entity {} reads {} but this run's value is {} ({} merged cells differ; the merge would change values)",
+            into,
+            crate::error::shown(column),
+            entity.join(", "),
+            text(row.get(n)),
+            text(row.get(n + 1)),
+            differing,
+        )))
+    }
+
+    /// SQL true where the merged cell of `column` differs from its staging cell.
+    fn unequal(&self, dialect: &dyn Dialect, shape: &TableShape, column: &str) -> String {
+        let q = dialect.quote_ident(column);
+        let (t, s) = (format!("t.{q}"), format!("s.{q}"));
+        let to_text = self
+            .columns
+            .iter()
+            .any(|c| c.column == *column && c.staging_to_text);
+        let typed: Option<&Typed> = shape
+            .columns
+            .iter()
+            .find(|c| c.column == *column)
+            .and_then(|c| c.typed.as_ref())
+            .filter(|t| !t.kind.is_text() && !to_text);
+        let merged = match typed {
+            Some(ty) => dialect.text_of(&dialect.cast_to(&t, ty)),
+            None => dialect.text_of(&t),
+        };
+        let eq = dialect.null_safe_eq(&merged, &dialect.text_of(&s));
+        format!("(CASE WHEN {eq} THEN 0 ELSE 1 END) = 1")
+    }
+
+    /// The merged table's real type of each column whose type is not this run's: widened, or
+    /// kept where the target's type differs from what this run inferred.
+    pub fn column_types(&self) -> Vec<ColumnType> {
+        self.columns
+            .iter()
+            .filter(|c| c.widened.is_some() || c.differs)
+            .map(|c| {
+                let run = c.why.clone().unwrap_or_else(|| c.staged.clone());
+                match &c.widened {
+                    Some((_, sql)) => ColumnType {
+                        column: c.column.clone(),
+                        sql_type: sql.clone(),
+                        reason: format!("widened from {} (this run: {run})", c.declared),
+                    },
+                    None => ColumnType {
+                        column: c.column.clone(),
+                        sql_type: c.declared.clone(),
+                        reason: format!("the target's type, which holds this run's values (this run: {run})"),
+                    },
+                }
+            })
+            .collect()
+    }
+}
+
+/// Where a column cannot be widened: the first staging value that does not fit the target's
+/// type stops the run, in one line; none (every value fits) lets it go on.
+async fn refuse_unfit(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    c: &Existing,
+    staging: &TableRef,
+    shape: &TableShape,
+) -> Result<()> {
+    let Some(old) = &c.old else {
+        return Ok(());
+    };
+    let q = dialect.quote_ident(&c.column);
+    let keys: Vec<String> = shape
+        .entity
+        .iter()
+        .map(|e| dialect.quote_ident(&e.name))
+        .collect();
+    let sql = format!(
+        "SELECT {}, {} FROM {staging} WHERE {q} IS NOT NULL",
+        keys.join(", "),
+        dialect.text_of(&q)
+    );
+    let note = "merge: values that do not fit the target's column type";
+    let Some(rows) = session.query_in_load(&sql, note).await? else {
+        return Ok(());
+    };
+    let n = keys.len();
+    for row in rows {
+        let Some(text) = row.get(n).and_then(Value::as_text) else {
+            continue;
+        };
+        if converts(&text, old) {
+            continue;
+        }
+        let entity: Vec<String> = row[..n].iter().map(Value::to_string).collect();
+        return Err(Error::Job(format!(
+            "merge: attribute {} value {} for entity {} does not fit {}.{} {}; {} cannot change a column's type in place, so nothing was written (rebuild the target with if_exists: replace, or give the attribute the target's type in pivot.types)",
+            shown(&c.attribute),
+            shown(&text),
+            entity.join(", "),
+            shape.table,
+            c.column,
+            c.declared,
+            dialect.name()
+        )));
+    }
+    Ok(())
+}
+
+/// Integer digits a kind's values may have.
+fn int_digits(kind: &ColumnKind) -> Option<u32> {
+    match kind {
+        ColumnKind::SmallInt => Some(5),
+        ColumnKind::Int => Some(10),
+        ColumnKind::BigInt => Some(19),
+        ColumnKind::Decimal { precision, scale } => Some(precision.saturating_sub(*scale)),
+        _ => None,
+    }
+}
+
+fn scale(kind: &ColumnKind) -> u32 {
+    match kind {
+        ColumnKind::Decimal { scale, .. } => *scale,
+        _ => 0,
+    }
+}
+
+fn int_rank(kind: &ColumnKind) -> Option<u8> {
+    match kind {
+        ColumnKind::SmallInt => Some(1),
+        ColumnKind::Int => Some(2),
+        ColumnKind::BigInt => Some(3),
+        _ => None,
+    }
+}
+
+/// The longest text a value of `kind` prints as (characters, UTF-16 units, bytes); None:
+/// unbounded.
+fn printed(kind: &ColumnKind) -> Option<(u64, u64, u64)> {
+    let ascii = |n: u64| Some((n, n, n));
+    match kind {
+        ColumnKind::SmallInt => ascii(6),
+        ColumnKind::Int => ascii(11),
+        ColumnKind::BigInt => ascii(20),
+        ColumnKind::Decimal { precision, .. } => ascii(u64::from(*precision) + 2),
+        ColumnKind::Date => ascii(10),
+        ColumnKind::Timestamp { fraction: 0 } => ascii(19),
+        ColumnKind::Timestamp { fraction } => ascii(20 + u64::from(*fraction)),
+        ColumnKind::Boolean => ascii(5),
+        ColumnKind::Float => ascii(24),
+        ColumnKind::Text {
+            chars,
+            utf16,
+            bytes,
+        } => Some((*chars, *utf16, *bytes)),
+        ColumnKind::UnboundedText | ColumnKind::Declared(_) => None,
+    }
+}
+
+/// A column of kind `old` holds every value of kind `new` exactly (by value).
+pub fn holds(old: &ColumnKind, new: &ColumnKind) -> bool {
+    use ColumnKind::*;
+    match (old, new) {
+        (UnboundedText, _) => true,
+        (Text { .. }, _) => match (printed(old), printed(new)) {
+            (Some(o), Some(n)) => o.0 >= n.0 && o.1 >= n.1 && o.2 >= n.2,
+            _ => false,
+        },
+        (Decimal { .. }, SmallInt | Int | BigInt | Decimal { .. }) => {
+            scale(old) >= scale(new) && int_digits(old) >= int_digits(new)
+        }
+        (Timestamp { .. }, Date) => true,
+        (Timestamp { fraction: a }, Timestamp { fraction: b }) => a >= b,
+        _ => match (int_rank(old), int_rank(new)) {
+            (Some(a), Some(b)) => a >= b,
+            _ => old == new,
+        },
+    }
+}
+
+/// The least kind that holds every value of `a` and of `b` (by value) that `dialect` stores:
+/// the wider integer, a decimal with the integer digits of the wider and the scale of the
+/// finer, a timestamp for dates, and otherwise text long enough for both.
+pub fn least_common(dialect: &dyn Dialect, a: &ColumnKind, b: &ColumnKind) -> ColumnKind {
+    use ColumnKind::*;
+    let kind = if holds(a, b) {
+        Some(a.clone())
+    } else if holds(b, a) {
+        Some(b.clone())
+    } else {
+        match (a, b) {
+            (Date, Timestamp { .. }) => Some(b.clone()),
+            (Timestamp { fraction: x }, Timestamp { fraction: y }) => Some(Timestamp {
+                fraction: (*x).max(*y),
+            }),
+            _ => match (int_digits(a), int_digits(b)) {
+                (Some(x), Some(y)) => {
+                    let s = scale(a).max(scale(b));
+                    let precision = x.max(y) + s;
+                    (precision <= MAX_PRECISION).then_some(Decimal { precision, scale: s })
+                }
+                _ => None,
+            },
+        }
+    };
+    match kind {
+        Some(k) if k.is_text() || dialect.stores(&k) => k,
+        _ => match (printed(a), printed(b)) {
+            (Some(x), Some(y)) => Text {
+                chars: x.0.max(y.0),
+                utf16: x.1.max(y.1),
+                bytes: x.2.max(y.2),
+            },
+            _ => UnboundedText,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::{MariaDb, Postgres, Sqlite};
+    use ColumnKind::*;
+
+    fn dec(precision: u32, scale: u32) -> ColumnKind {
+        Decimal { precision, scale }
+    }
+
+    #[test]
+    fn each_widening_step_is_the_least_that_holds_both() {
+        let pg = &Postgres;
+        // Decimal: integer digits of the wider, scale of the finer.
+        assert_eq!(least_common(pg, &dec(3, 1), &dec(4, 2)), dec(4, 2));
+        assert_eq!(least_common(pg, &dec(5, 1), &dec(3, 2)), dec(6, 2));
+        // Integer width, then decimal.
+        assert_eq!(least_common(pg, &SmallInt, &Int), Int);
+        assert_eq!(least_common(pg, &Int, &BigInt), BigInt);
+        assert_eq!(least_common(pg, &Int, &dec(2, 1)), dec(11, 1));
+        assert_eq!(least_common(pg, &BigInt, &dec(30, 20)), UnboundedText);
+        // Dates into timestamps; timestamps keep the finer fraction.
+        assert_eq!(
+            least_common(pg, &Date, &Timestamp { fraction: 0 }),
+            Timestamp { fraction: 0 }
+        );
+        assert_eq!(
+            least_common(pg, &Timestamp { fraction: 3 }, &Timestamp { fraction: 0 }),
+            Timestamp { fraction: 3 }
+        );
+        // Text as the last step, long enough for both.
+        assert_eq!(least_common(pg, &dec(3, 1), &UnboundedText), UnboundedText);
+        assert_eq!(
+            least_common(&MariaDb, &Date, &Text { chars: 4, utf16: 8, bytes: 16 }),
+            Text { chars: 10, utf16: 10, bytes: 16 }
+        );
+        assert_eq!(
+            least_common(&MariaDb, &Int, &Text { chars: 2, utf16: 2, bytes: 2 }),
+            Text { chars: 11, utf16: 11, bytes: 11 }
+        );
+        // SQLite stores integers only: a decimal widening is text there.
+        assert_eq!(least_common(&Sqlite, &BigInt, &dec(4, 2)), Text { chars: 20, utf16: 20, bytes: 20 });
+    }
+
+    #[test]
+    fn a_column_holds_what_fits_it_by_value() {
+        assert!(holds(&dec(4, 2), &dec(3, 1)));
+        assert!(!holds(&dec(3, 1), &dec(4, 2)));
+        assert!(!holds(&dec(3, 1), &dec(3, 2)));
+        assert!(holds(&dec(12, 2), &Int));
+        assert!(!holds(&dec(11, 2), &BigInt));
+        assert!(!holds(&Int, &dec(2, 1)));
+        assert!(holds(&BigInt, &SmallInt) && !holds(&SmallInt, &Int));
+        assert!(holds(&Timestamp { fraction: 0 }, &Date));
+        assert!(!holds(&Date, &Timestamp { fraction: 0 }));
+        assert!(!holds(&Int, &UnboundedText));
+        assert!(holds(&UnboundedText, &dec(3, 1)));
+        assert!(holds(&Text { chars: 5, utf16: 10, bytes: 20 }, &dec(3, 1)));
+        assert!(!holds(&Text { chars: 4, utf16: 8, bytes: 16 }, &dec(3, 1)));
+    }
+}
