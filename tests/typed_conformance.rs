@@ -395,6 +395,7 @@ fn the_round_trip_check_catches_a_value_that_prints_differently() {
             sql_type: "INTEGER".into(),
             why: String::new(),
             round_trips: true,
+            by_value: false,
         });
         let shape = TableShape {
             table: config::TableRef::parse("wide").expect("name"),
