@@ -124,6 +124,9 @@ async fn run_all(server: &servers::Db) {
     .await
     .expect("source rows");
     let mut failures = Vec::new();
+    if let Err(e) = check_verification_by_value(db, what, &source).await {
+        failures.push(format!("{what} verification by value: {e}"));
+    }
     for strategy in [StrategyName::Pushdown, StrategyName::Stream] {
         if let Err(e) = check_defaults(db, what, &source, &target, strategy).await {
             failures.push(format!("{what} {strategy:?} defaults: {e}"));
@@ -136,6 +139,73 @@ async fn run_all(server: &servers::Db) {
         let _ = db.execute(&format!("DROP TABLE {t}")).await;
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The typed check in value mode counts exactly the values the column does not hold by
+/// value: `12.5`, `12.50` and `5` fit a DECIMAL(4,1), `12.55` rounds to `12.6`, `1e1` is
+/// spelled otherwise; in text mode `12.50` and `5` count too (they print `12.5`, `5.0`).
+async fn check_verification_by_value(
+    db: &mut dyn Backend,
+    dialect: &str,
+    source: &str,
+) -> Result<(), String> {
+    use eavpivot::dialect::{ColumnKind, PivotColumn, TableShape, Typed};
+    let d = db.dialect();
+    let kind = ColumnKind::Decimal {
+        precision: 4,
+        scale: 1,
+    };
+    if !d.stores(&kind) {
+        return Ok(()); // SQLite keeps decimals as text: nothing to convert.
+    }
+    let table = format!("{source}_p");
+    let _ = db.execute(&format!("DROP TABLE {table}")).await;
+    let prefix = if dialect == "mssql" { "N" } else { "" };
+    let rows: Vec<String> = ["12.5", "12.50", "5", "12.55", "1e1"]
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("({i}, {prefix}'p', {prefix}'{v}')"))
+        .collect();
+    db.execute(&format!(
+        "CREATE TABLE {table} (id INT, attr VARCHAR(50), val VARCHAR(100))"
+    ))
+    .await
+    .map_err(|e| e.to_string())?;
+    db.execute(&format!(
+        "INSERT INTO {table} (id, attr, val) VALUES {}",
+        rows.join(", ")
+    ))
+    .await
+    .map_err(|e| e.to_string())?;
+    let job = job(&table, "unused", "column_type: infer");
+    let mut counts = Vec::new();
+    for by_value in [true, false] {
+        let mut column = PivotColumn::text("p", "p");
+        column.typed = Some(Typed {
+            sql_type: d.column_sql_type(&kind),
+            kind: kind.clone(),
+            why: String::new(),
+            round_trips: true,
+            by_value,
+        });
+        let shape = TableShape {
+            table: config::TableRef::parse("unused").map_err(|e| e.to_string())?,
+            entity: Vec::new(),
+            columns: vec![column],
+            column_type: d.text_type().into(),
+            primary_key: false,
+        };
+        let sql = d.typed_round_trip(&shape, &job).ok_or("no check")?;
+        let rows = db.query(&sql).await.map_err(|e| format!("{e}: {sql}"))?;
+        counts.push(rows[0][0].as_i64());
+    }
+    let _ = db.execute(&format!("DROP TABLE {table}")).await;
+    if counts != [Some(2), Some(4)] {
+        return Err(format!(
+            "by value / as text: {counts:?} differing values, expected 2 and 4"
+        ));
+    }
+    Ok(())
 }
 
 fn job(source: &str, target: &str, pivot: &str) -> config::Job {
