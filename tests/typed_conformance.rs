@@ -155,6 +155,10 @@ async fn run_all(server: &servers::Db) {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// `column_type: infer` in the mode this file pins: the narrowest widths, numbers typed only
+/// where every value prints back as its exact text.
+const EXACT_TEXT: &str = "column_type: infer, infer: { widths: exact, numbers: text }";
+
 fn db_literal(dialect: &str, s: &str) -> String {
     let prefix = if dialect == "mssql" { "N" } else { "" };
     format!("{prefix}'{}'", s.replace('\'', "''"))
@@ -252,7 +256,9 @@ async fn check_run(
     target: &str,
     strategy: StrategyName,
 ) -> Result<(), String> {
-    let job = job(source, target, "val", "column_type: infer");
+    // The exact text mode: every value prints back as written (typed_infer_modes.rs tests
+    // the defaults, headroom and numbers by value).
+    let job = job(source, target, "val", EXACT_TEXT);
     let outcome = run_job(&job, db, &options(strategy))
         .await
         .map_err(|e| format!("run failed: {e}"))?;
@@ -315,7 +321,7 @@ async fn check_typed_source(
         source,
         target,
         "n",
-        "column_type: infer, columns: [qty, big]",
+        &format!("{EXACT_TEXT}, columns: [qty, big]"),
     );
     let outcome = run_job(&job, db, &options(strategy))
         .await
@@ -395,6 +401,7 @@ fn the_round_trip_check_catches_a_value_that_prints_differently() {
             sql_type: "INTEGER".into(),
             why: String::new(),
             round_trips: true,
+            by_value: false,
         });
         let shape = TableShape {
             table: config::TableRef::parse("wide").expect("name"),

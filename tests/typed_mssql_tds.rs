@@ -13,7 +13,7 @@ source: { table: dbo.EAV }
 entity: [item_id]
 attribute: attr
 value: val
-pivot: { column_type: infer }
+pivot: { column_type: infer, infer: { widths: exact, numbers: text } }
 target: { table: dbo.WIDE }
 strategy: pushdown
 ";

@@ -139,6 +139,37 @@ pub struct PivotFile {
     /// With `if_exists: merge`: attributes not yet in the target (default `add`).
     #[serde(default)]
     pub on_new_attributes: OnNewAttributes,
+    /// With `column_type: infer`: how wide the inferred types are and how numbers compare.
+    #[serde(default)]
+    pub infer: Option<InferFile>,
+}
+
+/// `pivot.infer: { widths: headroom | exact, numbers: value | text }`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InferFile {
+    #[serde(default)]
+    pub widths: InferWidths,
+    #[serde(default)]
+    pub numbers: InferNumbers,
+}
+
+/// `pivot.infer.widths`: room for the next delta (default), or the narrowest type that holds
+/// the values seen.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum InferWidths {
+    #[default]
+    Headroom,
+    Exact,
+}
+
+/// `pivot.infer.numbers`: numbers are typed by value (`12.5` and `12.50` are one DECIMAL;
+/// default), or only where every value prints back as its exact text.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum InferNumbers {
+    #[default]
+    Value,
+    Text,
 }
 
 /// `columns: discover` or `columns: [a, b, c]`.

@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 pub use file::{
-    Aggregate, EmptyNames, IfExists, JoinKind, OnCollision, OnMissing, OnNewAttributes, Order,
-    StrategyName,
+    Aggregate, EmptyNames, IfExists, InferNumbers, InferWidths, JoinKind, OnCollision, OnMissing,
+    OnNewAttributes, Order, StrategyName,
 };
 pub use table_ref::TableRef;
 pub use vars::{parse_var, Vars};
@@ -146,7 +146,12 @@ pub struct Pivot {
     pub empty_names: EmptyNames,
     pub on_collision: OnCollision,
     pub on_new_attributes: OnNewAttributes,
+    /// `pivot.infer`: the options of `column_type: infer` (defaults when not written).
+    pub infer: Infer,
 }
+
+/// `pivot.infer`, validated: only with `column_type: infer`.
+pub type Infer = file::InferFile;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Split {
@@ -460,6 +465,15 @@ fn validate_pivot(raw: file::PivotFile, entity: &[EntityKey]) -> Result<Pivot, (
             ))
         }
     };
+    let infer = match raw.infer {
+        Some(_) if column_type != ColumnType::Infer => {
+            return Err((
+                "pivot.infer".into(),
+                "applies only with column_type: infer".into(),
+            ))
+        }
+        infer => infer.unwrap_or_default(),
+    };
     if let Some((attr, ty)) = raw
         .types
         .iter()
@@ -487,6 +501,7 @@ fn validate_pivot(raw: file::PivotFile, entity: &[EntityKey]) -> Result<Pivot, (
         empty_names: raw.empty_names,
         on_collision: raw.on_collision,
         on_new_attributes: raw.on_new_attributes,
+        infer,
     })
 }
 

@@ -95,3 +95,29 @@ fn a_list_of_two_columns_is_two_entity_keys() {
         .expect("valid");
     assert_eq!(single.entity.len(), 1);
 }
+
+#[test]
+fn pivot_infer_takes_widths_and_numbers_only_with_infer() {
+    let job = parse(&format!("{MINIMAL}pivot: {{ column_type: infer }}\n")).expect("valid");
+    assert_eq!(job.pivot.infer, Infer::default());
+    assert_eq!(job.pivot.infer.widths, InferWidths::Headroom);
+    assert_eq!(job.pivot.infer.numbers, InferNumbers::Value);
+    let exact = format!(
+        "{MINIMAL}pivot: {{ column_type: infer, infer: {{ widths: exact, numbers: text }} }}\n"
+    );
+    let job = parse(&exact).expect("valid");
+    assert_eq!(job.pivot.infer.widths, InferWidths::Exact);
+    assert_eq!(job.pivot.infer.numbers, InferNumbers::Text);
+    let typo = exact.replace("widths: exact", "width: exact");
+    let err = parse(&typo).expect_err("unknown key").to_string();
+    assert!(err.contains("unknown key `width`"), "{err}");
+    let word = exact.replace("widths: exact", "widths: narrow");
+    let err = parse(&word).expect_err("bad word").to_string();
+    assert!(err.contains("headroom or exact"), "{err}");
+    let without = format!("{MINIMAL}pivot: {{ infer: {{ widths: exact }} }}\n");
+    let err = parse(&without).expect_err("not infer").to_string();
+    assert!(
+        err.contains("pivot.infer") && err.contains("column_type: infer"),
+        "{err}"
+    );
+}

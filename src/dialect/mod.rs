@@ -303,6 +303,20 @@ pub trait Dialect: SessionSql + Send + Sync {
         !matches!(kind, ColumnKind::Boolean)
     }
 
+    /// Why a column declared `declared` (a `pivot.types` type) would store some value
+    /// otherwise than as written, or None when it keeps them all: `integers_only` (every value
+    /// a canonical 64-bit integer) and `floats_only` (every value already floating point) say
+    /// what the values are. A server converts exactly or refuses (checked before any DDL);
+    /// SQLite's type affinity converts silently.
+    fn declared_changes_values(
+        &self,
+        _declared: &str,
+        _integers_only: bool,
+        _floats_only: bool,
+    ) -> Option<String> {
+        None
+    }
+
     /// The declared type of a typed column of `kind` (one [`Dialect::stores`]).
     fn column_sql_type(&self, kind: &ColumnKind) -> String {
         match kind {
@@ -756,6 +770,14 @@ pub trait Dialect: SessionSql + Send + Sync {
     /// A typed value printed back as text, for the round-trip check.
     fn text_of(&self, expr: &str) -> String {
         format!("CAST({expr} AS {})", self.text_type())
+    }
+
+    /// `expr`'s text without trailing fractional zeros and then a bare point (`12.50` →
+    /// `12.5`, `5.0` → `5`, `10` unchanged): how the typed check compares by value.
+    fn trim_fraction(&self, expr: &str) -> String {
+        format!(
+            "CASE WHEN {expr} LIKE '%.%' THEN TRIM(TRAILING '.' FROM TRIM(TRAILING '0' FROM {expr})) ELSE {expr} END"
+        )
     }
 
     /// One row, one integer: the source values of `shape`'s typed columns that this database

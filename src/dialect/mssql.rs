@@ -88,6 +88,16 @@ impl Dialect for MsSql {
     }
 
     /// `NVARCHAR(n)` counts UTF-16 code units, up to 4,000.
+    /// `TRIM(TRAILING … FROM …)` is SQL Server 2022's and Babelfish rejects it: cut at the
+    /// last character that is not `0` (found in the reversed text), and that one too when it
+    /// is the point.
+    fn trim_fraction(&self, expr: &str) -> String {
+        let last = format!("PATINDEX('%[^0]%', REVERSE({expr}))");
+        format!(
+            "CASE WHEN {expr} LIKE '%.%' THEN LEFT({expr}, LEN({expr}) - {last} +              CASE WHEN SUBSTRING(REVERSE({expr}), {last}, 1) = '.' THEN 0 ELSE 1 END) ELSE {expr} END"
+        )
+    }
+
     fn bounded_text_type(&self, _chars: u64, utf16: u64, _bytes: u64) -> Option<(String, usize)> {
         (utf16 <= 4_000).then(|| (format!("NVARCHAR({})", utf16.max(1)), 0))
     }

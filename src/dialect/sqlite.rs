@@ -63,6 +63,38 @@ impl Dialect for Sqlite {
         }
     }
 
+    /// The column's type affinity (sqlite.org/datatype3.html §3.1): NUMERIC turns `'149.9900'`
+    /// into 149.99 and `'82.0'` into 82, REAL turns `'82'` into 82.0, INTEGER `'82.0'` into 82.
+    fn declared_changes_values(
+        &self,
+        declared: &str,
+        integers_only: bool,
+        floats_only: bool,
+    ) -> Option<String> {
+        let ty = declared.to_ascii_uppercase();
+        let affinity = if ty.contains("INT") {
+            "INTEGER"
+        } else if ["CHAR", "CLOB", "TEXT", "BLOB"]
+            .iter()
+            .any(|t| ty.contains(t))
+            || ty.is_empty()
+        {
+            return None;
+        } else if ["REAL", "FLOA", "DOUB"].iter().any(|t| ty.contains(t)) {
+            "REAL"
+        } else {
+            "NUMERIC"
+        };
+        let keeps = floats_only || (integers_only && affinity != "REAL");
+        (!keeps)
+            .then(|| format!("SQLite's {affinity} affinity would turn numeric text into numbers"))
+    }
+
+    /// SQLite has `rtrim(x, chars)`, not `TRIM(TRAILING … FROM …)`.
+    fn trim_fraction(&self, expr: &str) -> String {
+        format!("CASE WHEN {expr} LIKE '%.%' THEN rtrim(rtrim({expr}, '0'), '.') ELSE {expr} END")
+    }
+
     fn cast_to(&self, expr: &str, typed: &Typed) -> String {
         match &typed.kind {
             k if k.is_integer() => format!("CAST({expr} AS INTEGER)"),

@@ -147,7 +147,7 @@ pub fn build_plan(
         )));
     }
     let (mut columns, renamed) = naming::name_columns(job, dialect, &attributes)?;
-    type_columns(job, dialect, discovery, &mut columns)?;
+    let mut notes = type_columns(job, dialect, discovery, &mut columns)?;
     let (entity, column_type) = target_layout(job, dialect, entity_types);
     let widths = column_widths(discovery, &columns);
     let tables = split_tables(
@@ -159,7 +159,6 @@ pub fn build_plan(
         &widths,
         discovery,
     )?;
-    let mut notes = Vec::new();
     if let Some(problem) = tables
         .first()
         .and_then(|t| dialect.primary_key_problem(&t.entity))
@@ -186,36 +185,35 @@ pub fn build_plan(
 }
 
 /// Give each column its own type where the job asks: `pivot.types` (every value checked by
-/// discovery, a misfit refused here, before any DDL), else with `column_type: infer` the
-/// ladder's decision, kept as text where the dialect could not print the kind back.
+/// discovery, a misfit refused here, before any DDL; stored as text where the database would
+/// change values, with a note), else with `column_type: infer` the ladder's decision
+/// (`pivot.infer`), kept as text where the dialect could not store the kind. The notes are
+/// the plan's.
 fn type_columns(
     job: &Job,
     dialect: &dyn Dialect,
     discovery: &Discovery,
     columns: &mut [PivotColumn],
-) -> Result<()> {
+) -> Result<Vec<String>> {
     let infer = job.pivot.column_type == ColumnType::Infer;
     let mut declared_bytes = 0usize;
+    let mut notes = Vec::new();
     for column in columns.iter_mut() {
         let survey = discovery.surveys.get(&column.attribute);
         if let Some(ty) = job.pivot.types.get(&column.attribute) {
-            if let Some(misfit) = survey.and_then(|s| s.misfit.as_ref()) {
-                return Err(Error::Job(format!(
-                    "pivot.types: attribute '{}' is declared {ty}, but {misfit} does not convert to it exactly; nothing was written",
-                    column.attribute.escape_debug()
-                )));
-            }
-            column.typed = Some(Typed {
-                kind: types::parse_declared(ty),
-                sql_type: ty.clone(),
-                why: "pivot.types".into(),
-                round_trips: false,
-            });
+            column.typed = Some(declared_type(
+                dialect,
+                &column.attribute,
+                ty,
+                survey,
+                &mut notes,
+            )?);
             continue;
         }
         if !infer {
             continue;
         }
+        let options = job.pivot.infer;
         let (mut kind, mut why) = survey.map_or_else(
             || {
                 (
@@ -223,43 +221,104 @@ fn type_columns(
                     "text: a transform's column, not surveyed".to_string(),
                 )
             },
-            types::Survey::decide,
+            |s| s.decide_with(options),
         );
         if !kind.is_text() && !dialect.stores(&kind) {
             why = format!(
                 "{why}; kept as text: {} would not print it back as written",
                 dialect.name()
             );
-            kind = survey.map_or(ColumnKind::UnboundedText, types::Survey::text_kind);
+            kind = survey.map_or(ColumnKind::UnboundedText, |s| s.text_kind_with(options));
         }
-        if let (
-            ColumnKind::Text {
-                chars,
-                utf16,
-                bytes,
-            },
-            Some(limit),
-        ) = (&kind, dialect.declared_row_limit())
-        {
-            let declared = dialect
-                .bounded_text_type(*chars, *utf16, *bytes)
-                .map_or(0, |(_, n)| n);
-            if declared_bytes + declared > limit {
-                why =
-                    format!("{why}; unbounded: the row's declared widths would pass {limit} bytes");
-                kind = ColumnKind::UnboundedText;
-            } else {
-                declared_bytes += declared;
+        if let Some(limit) = dialect.declared_row_limit() {
+            let declared = |kind: &ColumnKind| match kind {
+                ColumnKind::Text {
+                    chars,
+                    utf16,
+                    bytes,
+                } => dialect
+                    .bounded_text_type(*chars, *utf16, *bytes)
+                    .map_or(0, |(_, n)| n),
+                _ => 0,
+            };
+            // Headroom gives way to the exact width before the column goes unbounded.
+            let exact = survey.map(|s| s.text_kind());
+            if kind.is_text() && declared_bytes + declared(&kind) > limit {
+                if let Some(exact) = exact.filter(|e| declared_bytes + declared(e) <= limit) {
+                    why = format!(
+                        "{why}; exact width: the row's declared widths would pass {limit} bytes"
+                    );
+                    kind = exact;
+                } else if declared(&kind) > 0 {
+                    why = format!(
+                        "{why}; unbounded: the row's declared widths would pass {limit} bytes"
+                    );
+                    kind = ColumnKind::UnboundedText;
+                }
             }
+            declared_bytes += declared(&kind);
         }
+        let by_value = options.numbers == crate::config::InferNumbers::Value
+            && matches!(
+                kind,
+                ColumnKind::Decimal { .. } | ColumnKind::Timestamp { .. }
+            );
         column.typed = Some(Typed {
             sql_type: dialect.column_sql_type(&kind),
             kind,
             why,
             round_trips: true,
+            by_value,
         });
     }
-    Ok(())
+    Ok(notes)
+}
+
+/// A `pivot.types` column: refused when a value does not convert; TEXT (with a note) where
+/// the database would store the declared type otherwise than as written.
+fn declared_type(
+    dialect: &dyn Dialect,
+    attribute: &str,
+    ty: &str,
+    survey: Option<&types::Survey>,
+    notes: &mut Vec<String>,
+) -> Result<Typed> {
+    if let Some(misfit) = survey.and_then(|s| s.misfit.as_ref()) {
+        return Err(Error::Job(format!(
+            "pivot.types: attribute '{}' is declared {ty}, but {misfit} does not convert to it exactly; nothing was written",
+            attribute.escape_debug()
+        )));
+    }
+    let changes = survey
+        .filter(|s| s.values > 0)
+        .and_then(|s| dialect.declared_changes_values(ty, s.integers_only(), s.floats_only()));
+    if let (Some(why), Some(survey)) = (changes, survey) {
+        let kind = survey.text_kind();
+        let sample = survey
+            .changed_sample()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
+        let note = format!(
+            "pivot.types: attribute '{}' is declared {ty} but stored as {}: {why}{sample}",
+            attribute.escape_debug(),
+            dialect.column_sql_type(&kind)
+        );
+        notes.push(note.clone());
+        return Ok(Typed {
+            sql_type: dialect.column_sql_type(&kind),
+            kind,
+            why: note,
+            round_trips: true,
+            by_value: false,
+        });
+    }
+    Ok(Typed {
+        kind: types::parse_declared(ty),
+        sql_type: ty.to_string(),
+        why: "pivot.types".into(),
+        round_trips: false,
+        by_value: false,
+    })
 }
 
 /// One planned table's row size against the database's limit, from what discovery measured.

@@ -13,6 +13,7 @@
 //! zero, which PostgreSQL would drop), boolean (`true`/`false`), else text bounded by the
 //! longest value.
 
+use crate::config::{Infer, InferNumbers, InferWidths};
 use crate::dialect::ColumnKind;
 use crate::value::Value;
 
@@ -95,6 +96,15 @@ pub struct Survey {
     date: Rung,
     timestamp: Rung,
     timestamp_fraction: Option<u32>,
+    /// `numbers: value`: every value an integer or decimal numeral, the most integer digits
+    /// and the most fractional digits of any, and whether any has a fraction.
+    number: Rung,
+    number_digits: u32,
+    number_scale: u32,
+    number_fraction: bool,
+    /// `numbers: value`: every value a timestamp, with at most this many fractional digits.
+    any_timestamp: Rung,
+    any_timestamp_fraction: u32,
     boolean: Rung,
     float: Rung,
     /// Values of some typed form: a text attribute with any is mixed (`N/A` among numbers).
@@ -193,13 +203,15 @@ impl Survey {
         self.min_chars = Some(self.min_chars.map_or(chars, |m| m.min(chars)));
     }
 
-    fn exact_rungs(&mut self) -> [&mut Rung; 5] {
+    fn exact_rungs(&mut self) -> [&mut Rung; 7] {
         [
             &mut self.int,
             &mut self.decimal,
             &mut self.date,
             &mut self.timestamp,
             &mut self.boolean,
+            &mut self.number,
+            &mut self.any_timestamp,
         ]
     }
 
@@ -217,6 +229,23 @@ impl Survey {
                 self.int_range = Some((lo.min(n), hi.max(n)));
             }
             _ => self.int.rule_out(text, entity),
+        }
+        match form {
+            Form::Integer(n) => {
+                self.number_digits = self.number_digits.max(integer_digits(n));
+            }
+            Form::Decimal { digits, scale } => {
+                self.number_digits = self.number_digits.max(digits);
+                self.number_scale = self.number_scale.max(scale);
+                self.number_fraction = true;
+            }
+            _ => self.number.rule_out(text, entity),
+        }
+        match form {
+            Form::Timestamp { fraction } => {
+                self.any_timestamp_fraction = self.any_timestamp_fraction.max(fraction);
+            }
+            _ => self.any_timestamp.rule_out(text, entity),
         }
         match form {
             Form::Decimal { digits, scale } if self.decimal_scale.is_none_or(|s| s == scale) => {
@@ -241,10 +270,19 @@ impl Survey {
         }
     }
 
-    /// The narrowest kind every value observed round-trips through, and why.
+    /// [`Survey::decide_with`] the defaults of `pivot.infer`.
     pub fn decide(&self) -> (ColumnKind, String) {
+        self.decide_with(Infer::default())
+    }
+
+    /// The kind every value observed converts to without loss (by value, or as its exact
+    /// text with `numbers: text`), widened for the next load unless `widths: exact`, and why.
+    pub fn decide_with(&self, infer: Infer) -> (ColumnKind, String) {
         if self.values == 0 {
-            return (self.text_kind(), "text: no non-null values".into());
+            return (
+                self.text_kind_with(infer),
+                "text: no non-null values".into(),
+            );
         }
         if self.float.alive() {
             return (
@@ -252,37 +290,21 @@ impl Survey {
                 "float: the source values are floating point".into(),
             );
         }
-        if self.int.alive() {
-            if let Some((lo, hi)) = self.int_range {
-                let kind = integer_kind(lo, hi);
-                let name = match &kind {
-                    ColumnKind::SmallInt => "smallint".to_string(),
-                    ColumnKind::Int => "int".into(),
-                    ColumnKind::BigInt => "bigint".into(),
-                    ColumnKind::Decimal { precision, .. } => format!("decimal({precision},0)"),
-                    _ => "text".into(),
-                };
-                if !matches!(kind, ColumnKind::UnboundedText) {
-                    return (kind, format!("{name}: integers from {lo} to {hi}"));
-                }
-            }
-        }
-        if self.decimal.alive() {
-            if let Some(scale) = self.decimal_scale {
-                let precision = self.decimal_digits.max(1) + scale;
-                return (
-                    ColumnKind::Decimal { precision, scale },
-                    format!(
-                        "decimal({precision},{scale}): {scale} fractional digits in every value{}",
-                        because(&self.int.out, "not an integer")
-                    ),
-                );
-            }
+        if let Some(decided) = self.decide_number(infer) {
+            return decided;
         }
         if self.date.alive() {
             return (ColumnKind::Date, "date: every value is YYYY-MM-DD".into());
         }
-        if self.timestamp.alive() {
+        let by_value = infer.numbers == InferNumbers::Value;
+        if by_value && self.any_timestamp.alive() {
+            let fraction = self.any_timestamp_fraction;
+            return (
+                ColumnKind::Timestamp { fraction },
+                format!("timestamp({fraction}): every value is YYYY-MM-DD HH:MM:SS with at most {fraction} fractional digits"),
+            );
+        }
+        if !by_value && self.timestamp.alive() {
             let fraction = self.timestamp_fraction.unwrap_or(0);
             return (
                 ColumnKind::Timestamp { fraction },
@@ -295,7 +317,108 @@ impl Survey {
                 "boolean: every value is true or false".into(),
             );
         }
-        (self.text_kind(), format!("text: {}", self.text_reason()))
+        let kind = self.text_kind_with(infer);
+        let reason = self.text_reason();
+        let why = match (&kind, self.text_kind()) {
+            (ColumnKind::Text { chars, .. }, ColumnKind::Text { chars: longest, .. })
+                if *chars != longest =>
+            {
+                format!(
+                    "text, headroom: up to {chars} characters (longest value {longest}): {reason}"
+                )
+            }
+            _ => format!("text: {reason}"),
+        };
+        (kind, why)
+    }
+
+    /// Integers, else decimals: by value (any scales, integers among them) or, with
+    /// `numbers: text`, only with one scale and no integers, so every value prints back.
+    fn decide_number(&self, infer: Infer) -> Option<(ColumnKind, String)> {
+        if self.int.alive() {
+            if let Some((lo, hi)) = self.int_range {
+                let exact = integer_kind(lo, hi);
+                if matches!(exact, ColumnKind::UnboundedText) {
+                    return None;
+                }
+                let detail = format!("integers from {lo} to {hi}");
+                let kind = match infer.widths {
+                    InferWidths::Exact => exact.clone(),
+                    InferWidths::Headroom => integer_headroom(&exact),
+                };
+                return Some((kind.clone(), widths_reason(&kind, &exact, infer, &detail)));
+            }
+        }
+        let (digits, scale, detail) = match infer.numbers {
+            InferNumbers::Value if self.number.alive() && self.number_fraction => (
+                self.number_digits.max(1),
+                self.number_scale,
+                format!(
+                    "numbers with at most {} integer and {} fractional digits{}",
+                    self.number_digits.max(1),
+                    self.number_scale,
+                    because(&self.int.out, "not an integer")
+                ),
+            ),
+            InferNumbers::Text if self.decimal.alive() => {
+                let scale = self.decimal_scale?;
+                (
+                    self.decimal_digits.max(1),
+                    scale,
+                    format!(
+                        "{scale} fractional digits in every value{}",
+                        because(&self.int.out, "not an integer")
+                    ),
+                )
+            }
+            _ => return None,
+        };
+        let precision = digits + scale;
+        if precision > MAX_DIGITS {
+            return None;
+        }
+        let exact = ColumnKind::Decimal { precision, scale };
+        let kind = match infer.widths {
+            InferWidths::Exact => exact.clone(),
+            InferWidths::Headroom => ColumnKind::Decimal {
+                precision: precision.max(DECIMAL_HEADROOM).min(MAX_DIGITS),
+                scale,
+            },
+        };
+        Some((kind.clone(), widths_reason(&kind, &exact, infer, &detail)))
+    }
+
+    /// Text bounded by the longest value, rounded up to a step unless `widths: exact`.
+    pub fn text_kind_with(&self, infer: Infer) -> ColumnKind {
+        match infer.widths {
+            InferWidths::Exact => self.text_kind(),
+            InferWidths::Headroom => ColumnKind::Text {
+                chars: text_headroom(self.max_chars),
+                utf16: text_headroom(self.max_utf16),
+                bytes: self.max_bytes,
+            },
+        }
+    }
+
+    /// Whether every value is an integer of at most 64 bits written canonically (what a
+    /// database's numeric conversion keeps as its text).
+    pub fn integers_only(&self) -> bool {
+        self.values > 0
+            && self.int.alive()
+            && self
+                .int_range
+                .is_some_and(|(lo, hi)| lo >= i128::from(i64::MIN) && hi <= i128::from(i64::MAX))
+    }
+
+    /// A value a numeric conversion would not keep as written: the first that is not an
+    /// integer, else the first value.
+    pub fn changed_sample(&self) -> Option<&Sample> {
+        self.int.out.as_ref().or(self.first.as_ref())
+    }
+
+    /// Whether every value was already a floating-point number in the source.
+    pub fn floats_only(&self) -> bool {
+        self.values > 0 && self.float.alive()
     }
 
     /// Text bounded by the longest value.
@@ -343,6 +466,61 @@ fn because(out: &Option<Sample>, what: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The least DECIMAL precision `widths: headroom` declares.
+const DECIMAL_HEADROOM: u32 = 18;
+
+/// VARCHAR / NVARCHAR lengths `widths: headroom` rounds up to; longer text keeps its length.
+const TEXT_STEPS: [u64; 8] = [32, 64, 128, 255, 512, 1024, 2048, 4000];
+
+fn text_headroom(n: u64) -> u64 {
+    TEXT_STEPS.into_iter().find(|&s| s >= n).unwrap_or(n)
+}
+
+/// `widths: headroom`: INTEGER at least, BIGINT where a value needs it, DECIMAL(38,0) beyond.
+fn integer_headroom(exact: &ColumnKind) -> ColumnKind {
+    match exact {
+        ColumnKind::SmallInt => ColumnKind::Int,
+        ColumnKind::Decimal { .. } => ColumnKind::Decimal {
+            precision: MAX_DIGITS,
+            scale: 0,
+        },
+        other => other.clone(),
+    }
+}
+
+/// `int, headroom (exact: smallint): integers from 1 to 6771`, `smallint, exact: …`.
+fn widths_reason(kind: &ColumnKind, exact: &ColumnKind, infer: Infer, detail: &str) -> String {
+    let by_value = match (kind, infer.numbers) {
+        (ColumnKind::Decimal { scale, .. }, InferNumbers::Value) if *scale > 0 => ", by value",
+        _ => "",
+    };
+    match infer.widths {
+        InferWidths::Exact => format!("{}, exact{by_value}: {detail}", kind_name(kind)),
+        InferWidths::Headroom if kind == exact => {
+            format!("{}, headroom{by_value}: {detail}", kind_name(kind))
+        }
+        InferWidths::Headroom => format!(
+            "{}, headroom (exact: {}){by_value}: {detail}",
+            kind_name(kind),
+            kind_name(exact)
+        ),
+    }
+}
+
+fn kind_name(kind: &ColumnKind) -> String {
+    match kind {
+        ColumnKind::SmallInt => "smallint".into(),
+        ColumnKind::Int => "int".into(),
+        ColumnKind::BigInt => "bigint".into(),
+        ColumnKind::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+        _ => "text".into(),
+    }
+}
+
+fn integer_digits(n: i128) -> u32 {
+    n.unsigned_abs().to_string().len() as u32
+}
+
 /// The integer type for values in `lo..=hi`; DECIMAL(p,0) beyond BIGINT.
 fn integer_kind(lo: i128, hi: i128) -> ColumnKind {
     let within = |min: i128, max: i128| lo >= min && hi <= max;
@@ -353,8 +531,7 @@ fn integer_kind(lo: i128, hi: i128) -> ColumnKind {
     } else if within(i64::MIN.into(), i64::MAX.into()) {
         ColumnKind::BigInt
     } else {
-        let digits = |n: i128| n.unsigned_abs().to_string().len() as u32;
-        let precision = digits(lo).max(digits(hi));
+        let precision = integer_digits(lo).max(integer_digits(hi));
         if precision <= MAX_DIGITS {
             ColumnKind::Decimal {
                 precision,

@@ -13,8 +13,9 @@ use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::{
-    Aggregate, ColumnsFile, EmptyNames, EntityExprFile, EntityFile, IfExists, JoinKind,
-    OnCollision, OnMissing, OnNewAttributes, OneOrMany, Order, SplitFile, StrategyName,
+    Aggregate, ColumnsFile, EmptyNames, EntityExprFile, EntityFile, IfExists, InferNumbers,
+    InferWidths, JoinKind, OnCollision, OnMissing, OnNewAttributes, OneOrMany, Order, SplitFile,
+    StrategyName,
 };
 use crate::config::ConfigError;
 use crate::error::shown;
@@ -117,6 +118,8 @@ words!(OnMissing, "keep or delete", { "keep" => Keep, "delete" => Delete });
 words!(OnNewAttributes, "add, error or ignore", {
     "add" => Add, "error" => Error, "ignore" => Ignore,
 });
+words!(InferWidths, "headroom or exact", { "headroom" => Headroom, "exact" => Exact });
+words!(InferNumbers, "value or text", { "value" => Value, "text" => Text });
 words!(StrategyName, "auto, pushdown or stream", {
     "auto" => Auto, "pushdown" => Pushdown, "stream" => Stream,
 });

@@ -1,11 +1,142 @@
 use super::*;
 
-fn decide(values: &[&str]) -> (ColumnKind, String) {
+/// `pivot.infer: { widths: exact, numbers: text }`: the narrowest type every value prints
+/// back through as its exact text.
+const EXACT_TEXT: Infer = Infer {
+    widths: InferWidths::Exact,
+    numbers: InferNumbers::Text,
+};
+
+fn survey(values: &[&str]) -> Survey {
     let mut s = Survey::default();
     for (i, v) in values.iter().enumerate() {
         s.observe(&Value::Text(v.to_string()), &[Value::Int(i as i64 + 1)]);
     }
-    s.decide()
+    s
+}
+
+/// The exact text mode (the ladder before `pivot.infer` existed).
+fn decide(values: &[&str]) -> (ColumnKind, String) {
+    survey(values).decide_with(EXACT_TEXT)
+}
+
+/// The defaults: headroom widths, numbers by value.
+fn decide_default(values: &[&str]) -> (ColumnKind, String) {
+    survey(values).decide()
+}
+
+fn dec(precision: u32, scale: u32) -> ColumnKind {
+    ColumnKind::Decimal { precision, scale }
+}
+
+#[test]
+fn headroom_widens_integers_decimals_and_text() {
+    // A counter at 6,771: INTEGER by default, SMALLINT only when asked for exact widths.
+    let (kind, why) = decide_default(&["1", "6771"]);
+    assert_eq!(kind, ColumnKind::Int);
+    assert_eq!(
+        why,
+        "int, headroom (exact: smallint): integers from 1 to 6771"
+    );
+    let exact = Infer {
+        widths: InferWidths::Exact,
+        ..Infer::default()
+    };
+    let (kind, why) = survey(&["1", "6771"]).decide_with(exact);
+    assert_eq!(kind, ColumnKind::SmallInt);
+    assert_eq!(why, "smallint, exact: integers from 1 to 6771");
+    assert_eq!(decide_default(&["70000"]).0, ColumnKind::Int);
+    assert_eq!(decide_default(&["3000000000"]).0, ColumnKind::BigInt);
+    assert_eq!(decide_default(&["9223372036854775808"]).0, dec(38, 0));
+    // Body weight 27.8: DECIMAL(18,1), not DECIMAL(3,1); wide decimals keep their precision.
+    assert_eq!(decide_default(&["27.8"]).0, dec(18, 1));
+    assert_eq!(survey(&["27.8"]).decide_with(exact).0, dec(3, 1));
+    let wide = format!("{}.5", "9".repeat(30));
+    assert_eq!(decide_default(&[&wide]).0, dec(31, 1));
+    // Text: rounded up to a step; '' alone is 32, not VARCHAR(1); beyond 4,000 as measured.
+    let text = |n: u64| ColumnKind::Text {
+        chars: n,
+        utf16: n,
+        bytes: n,
+    };
+    assert_eq!(
+        decide_default(&[""]).0,
+        ColumnKind::Text {
+            chars: 32,
+            utf16: 32,
+            bytes: 0
+        }
+    );
+    let long = "x".repeat(300);
+    assert_eq!(
+        decide_default(&[&long]).0,
+        ColumnKind::Text {
+            chars: 512,
+            utf16: 512,
+            bytes: 300
+        }
+    );
+    let huge = "x".repeat(5000);
+    assert_eq!(decide_default(&[&huge]).0, text(5000));
+    let (_, why) = decide_default(&["N/A"]);
+    assert_eq!(
+        why,
+        "text, headroom: up to 32 characters (longest value 3): 'N/A' for entity 1"
+    );
+}
+
+#[test]
+fn numbers_by_value_join_scales_and_integers() {
+    // '1.25' and '12.5' are one DECIMAL by value, text when the exact text must come back.
+    let (kind, why) = decide_default(&["1.25", "12.5"]);
+    assert_eq!(kind, dec(18, 2));
+    assert!(why.starts_with("decimal(18,2), headroom (exact: decimal(4,2)), by value: numbers with at most 2 integer and 2 fractional digits"), "{why}");
+    let text_mode = Infer {
+        numbers: InferNumbers::Text,
+        ..Infer::default()
+    };
+    assert!(survey(&["1.25", "12.5"]).decide_with(text_mode).0.is_text());
+    let exact = Infer {
+        widths: InferWidths::Exact,
+        ..Infer::default()
+    };
+    assert_eq!(
+        survey(&["12.5", "12.50", "-0.125"]).decide_with(exact).0,
+        dec(5, 3)
+    );
+    // Integers among decimals: DECIMAL; integers alone stay integers.
+    assert_eq!(
+        survey(&["5", "5.5", "1234"]).decide_with(exact).0,
+        dec(5, 1)
+    );
+    assert_eq!(decide_default(&["5", "12"]).0, ColumnKind::Int);
+    // Not plain decimal numerals: the whole attribute stays text in either mode.
+    for trap in [
+        "007", "1e5", " 12", "12 ", "+5", "-0", "-0.0", ".5", "5.", "1,5", "0x1F",
+    ] {
+        assert!(decide_default(&["1.5", trap]).0.is_text(), "{trap:?}");
+        assert!(decide_default(&[trap]).0.is_text(), "{trap:?}");
+    }
+    // Precision beyond 38 digits across values: text.
+    let int_digits = "9".repeat(30);
+    let frac = format!("0.{}", "1".repeat(10));
+    assert!(decide_default(&[&int_digits, &frac]).0.is_text());
+}
+
+#[test]
+fn timestamps_by_value_take_the_largest_fraction() {
+    assert_eq!(
+        decide_default(&[
+            "2024-01-01 10:00:00",
+            "2024-01-01 10:00:00.5",
+            "2024-01-01 10:00:00.25"
+        ])
+        .0,
+        ColumnKind::Timestamp { fraction: 2 }
+    );
+    assert!(decide(&["2024-01-01 10:00:00", "2024-01-01 10:00:00.5"])
+        .0
+        .is_text());
 }
 
 fn kind(values: &[&str]) -> ColumnKind {
@@ -34,7 +165,7 @@ fn integers_take_the_narrowest_type_by_range() {
         }
     );
     let (_, why) = decide(&["7", "70000"]);
-    assert_eq!(why, "int: integers from 7 to 70000");
+    assert_eq!(why, "int, exact: integers from 7 to 70000");
 }
 
 #[test]
@@ -258,7 +389,8 @@ fn the_plan_types_columns_per_dialect() {
             "VARCHAR(5000)",
             "LONGTEXT",
             "LONGTEXT",
-            "DECIMAL(3,2)"
+            // The default headroom: precision 18, the scale seen.
+            "DECIMAL(18,2)"
         ]
     );
     let plan =
@@ -287,4 +419,72 @@ fn the_plan_types_columns_per_dialect() {
         err.to_string(),
         "pivot.types: attribute 'price' is declared INT, but '0.40' for entity 7 does not convert to it exactly; nothing was written"
     );
+}
+
+/// 21.4: on SQLite a declared NUMERIC/REAL-affinity type would turn `149.9900` into 149.99
+/// and `82.0` into 82: such a column is TEXT, with a note; integer columns stay INTEGER, and a
+/// server keeps the declared type.
+#[test]
+fn sqlite_declared_numeric_types_keep_the_text() {
+    use crate::dialect::{MariaDb, Sqlite};
+    use crate::plan::{build_plan, Discovered, Discovery, PlanOptions};
+    let job = crate::config::parse_job(
+        "name: t\nsource: { table: kv }\nentity: [id]\nattribute: a\nvalue: v\n\
+         pivot: { types: { price: \"DECIMAL(12,4)\", qty: INT, w: REAL, n: NUMERIC } }\n\
+         target: { table: wide }\n",
+        std::path::Path::new("t.yaml"),
+    )
+    .expect("job");
+    let mut discovery = Discovery::default();
+    let data: [(&str, &[&str]); 4] = [
+        ("price", &["149.9900", "82.0"]),
+        ("qty", &["82", "-3"]),
+        ("w", &["82"]),
+        ("n", &["7", "12"]),
+    ];
+    for (name, values) in data {
+        let declared = job.pivot.types.get(name).map(|t| parse_declared(t));
+        let mut s = Survey::declared(declared);
+        for v in values {
+            s.observe(&Value::Text(v.to_string()), &[Value::Int(1)]);
+        }
+        discovery.attributes.push(Discovered {
+            name: name.into(),
+            rows: values.len() as u64,
+            values: values.len() as u64,
+            widths: None,
+        });
+        discovery.surveys.insert(name.into(), s);
+    }
+    let plan =
+        build_plan(&job, &Sqlite, &discovery, &[None], PlanOptions::default()).expect("plan");
+    let types = |plan: &crate::plan::Plan| -> Vec<String> {
+        ["price", "qty", "w", "n"]
+            .iter()
+            .map(|a| {
+                let (t, c) = plan
+                    .columns()
+                    .find(|(_, c)| c.attribute == *a)
+                    .expect("column");
+                c.sql_type(t).to_string()
+            })
+            .collect()
+    };
+    // REAL would print 82 as 82.0; NUMERIC keeps canonical integers as integers.
+    assert_eq!(types(&plan), ["TEXT", "INT", "TEXT", "NUMERIC"]);
+    let typed_notes = |plan: &crate::plan::Plan| {
+        plan.notes
+            .iter()
+            .filter(|n| n.starts_with("pivot.types"))
+            .count()
+    };
+    assert_eq!(typed_notes(&plan), 2, "{:?}", plan.notes);
+    assert_eq!(
+        plan.notes.iter().find(|n| n.contains("'price'")).expect("note"),
+        "pivot.types: attribute 'price' is declared DECIMAL(12,4) but stored as TEXT: SQLite's NUMERIC affinity would turn numeric text into numbers ('149.9900' for entity 1)"
+    );
+    let plan =
+        build_plan(&job, &MariaDb, &discovery, &[None], PlanOptions::default()).expect("plan");
+    assert_eq!(types(&plan), ["DECIMAL(12,4)", "INT", "REAL", "NUMERIC"]);
+    assert_eq!(typed_notes(&plan), 0, "{:?}", plan.notes);
 }
