@@ -57,7 +57,8 @@ impl Identity for Postgres {
     /// A cluster is its system identifier (readable by anyone unless revoked) and its start
     /// time (a promoted copy shares the identifier); a table name reaches one database only.
     fn server_identity(&self) -> Vec<String> {
-        let rest = "pg_postmaster_start_time()::text, current_setting('port'), current_database()::text";
+        let rest =
+            "pg_postmaster_start_time()::text, current_setting('port'), current_database()::text";
         vec![
             format!("SELECT (SELECT system_identifier FROM pg_control_system())::text, {rest}"),
             format!("SELECT {rest}"),
@@ -102,11 +103,14 @@ impl Identity for MariaDb {
 }
 
 impl Identity for MsSql {
-    /// Tables are identified with their database (see `table_identity`): the server is the key.
+    /// OBJECT_ID is unique within one database: the database goes with the server. (A name
+    /// written `otherdb.dbo.t` from a connection to another database is not caught.)
     fn server_identity(&self) -> Vec<String> {
-        vec!["SELECT CAST(@@SERVERNAME AS NVARCHAR(256)), CAST(@@SERVICENAME AS NVARCHAR(256))".into()]
+        vec!["SELECT @@SERVERNAME, @@SERVICENAME, DB_ID()".into()]
     }
 
+    /// Babelfish's `sys.sql_expression_dependencies` is empty: there the swap's DROP fails
+    /// on the dependent view instead (exit 1, rolled back).
     fn view_reads(&self, view: &TableRef) -> Option<String> {
         Some(format!(
             "SELECT COALESCE(d.referenced_schema_name, OBJECT_SCHEMA_NAME(d.referencing_id)), \

@@ -129,15 +129,8 @@ impl Dialect for MsSql {
         )
     }
 
-    /// OBJECT_ID is unique within one database only: the database's id goes with it, so a
-    /// name written `otherdb.dbo.t` is told apart (and caught from a connection to otherdb).
     fn table_identity(&self, table: &TableRef) -> String {
-        let name = self.quote_literal(&table.sql());
-        format!(
-            "SELECT CASE WHEN OBJECT_ID({name}) IS NULL THEN NULL ELSE \
-             CAST(COALESCE(DB_ID(PARSENAME({name}, 3)), DB_ID()) AS NVARCHAR(20)) + N'.' + \
-             CAST(OBJECT_ID({name}) AS NVARCHAR(20)) END"
-        )
+        format!("SELECT OBJECT_ID({})", self.quote_literal(&table.sql()))
     }
 
     /// Bytes of the value as the NVARCHAR the target column holds (2 per UTF-16 unit).

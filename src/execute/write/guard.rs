@@ -58,10 +58,7 @@ pub async fn refuse_writing_sources(
         let target = &table.shape.table;
         let what = match &read.via {
             None => format!("is the source table {}", read.table),
-            Some(view) => format!(
-                "is table {} that the source view {view} reads",
-                read.table
-            ),
+            Some(view) => format!("is table {} that the source view {view} reads", read.table),
         };
         let across = match session.across_databases() {
             true => " (target.connection reaches the source's own database)",
