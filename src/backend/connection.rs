@@ -64,6 +64,7 @@ impl ConnectionSpec {
             });
         };
         let shown = redact(text);
+        refuse_fragment(text, &shown)?;
         let lower = text.to_ascii_lowercase();
         let lower = lower.trim_start();
         let driver = if let Some(path) = lower
@@ -118,6 +119,23 @@ impl ConnectionSpec {
     pub fn display(&self) -> &str {
         &self.shown
     }
+}
+
+/// A server URL never has a fragment: a `#` there is a password's raw `#` (or `@`, `%`, `/`,
+/// `?` cut the URL elsewhere), and the login would fail unexplained with half a password.
+fn refuse_fragment(text: &str, shown: &str) -> Result<()> {
+    let lower = text.trim_start().to_ascii_lowercase();
+    // A SQLite path may hold `#`; JDBC's properties follow `;`, not `?`.
+    let is_url =
+        text.contains("://") && !lower.starts_with("jdbc:") && !lower.starts_with("sqlite:");
+    // Before the host, a `#` leaves no URL to parse at all; after it, a fragment.
+    if !is_url || !text.contains('#') {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "connection '{shown}' has a raw '#', which ends a URL: a '#', '@', '%', '/' or '?' \
+         in a URL password must be percent-encoded (%23, %40, %25, %2F, %3F)"
+    )))
 }
 
 /// The connection as it may be shown: every password `***`, or only its kind when it cannot

@@ -53,6 +53,23 @@ pub fn redact(text: &str) -> Option<String> {
     redact_pairs(trimmed)
 }
 
+/// Whether `text` may be a connection string (and so may hold a password): a URL, or
+/// `key=value` pairs of any of the three grammars.
+pub fn may_be_connection_string(text: &str) -> bool {
+    text.contains("://") || text.contains('=')
+}
+
+/// A value from the operator (a job-file scalar, a table name) as an error message may quote
+/// it: in quotes and cut like [`crate::error::shown`], or, when it may be a connection
+/// string, with every password hidden (or not at all, when no grammar reads it).
+pub fn shown_redacted(text: &str) -> String {
+    if may_be_connection_string(text) {
+        format!("'{}'", crate::backend::connection::redact(text))
+    } else {
+        crate::error::shown(text)
+    }
+}
+
 fn strip_prefix_ci<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
     let head = text.get(..prefix.len())?;
     head.eq_ignore_ascii_case(prefix)
@@ -62,6 +79,10 @@ fn strip_prefix_ci<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
 /// A URL's password (userinfo or any secret query parameter) replaced.
 fn redact_url(text: &str) -> Option<String> {
     let mut url = Url::parse(text).ok()?;
+    // A raw `#` in a password starts a fragment: whatever follows it is secret too.
+    if url.fragment().is_some() {
+        url.set_fragment(Some(HIDDEN));
+    }
     if url.password().is_some() {
         url.set_password(Some(HIDDEN)).ok()?;
     }

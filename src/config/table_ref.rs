@@ -16,24 +16,27 @@ pub struct TableRef {
 impl TableRef {
     pub fn parse(text: &str) -> Result<TableRef, String> {
         let text = text.trim();
+        // A connection string pasted here may hold a password: never echoed whole.
+        let shown = || crate::backend::credentials::shown_redacted(text);
         let mut parts = Vec::new();
         let mut rest = text;
         loop {
             let (part, after) = split_part(rest).ok_or_else(|| {
                 format!(
-                    "'{text}' is not a table name: use identifiers separated by dots, \
-                     quoted with \"\", [] or `` if they contain other characters"
+                    "{} is not a table name: use identifiers separated by dots, \
+                     quoted with \"\", [] or `` if they contain other characters",
+                    shown()
                 )
             })?;
             parts.push(part.to_string());
             match after.strip_prefix('.') {
                 Some(next) => rest = next,
                 None if after.is_empty() => break,
-                None => return Err(format!("'{text}' is not a table name")),
+                None => return Err(format!("{} is not a table name", shown())),
             }
         }
         if parts.len() > 3 {
-            return Err(format!("'{text}' has more than three parts"));
+            return Err(format!("{} has more than three parts", shown()));
         }
         Ok(TableRef { parts })
     }

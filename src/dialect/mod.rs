@@ -7,6 +7,7 @@
 //! Everything that comes from the data (attribute names, values) reaches SQL only through
 //! [`Dialect::quote_ident`] and [`Dialect::quote_literal`].
 
+mod identity;
 mod mariadb;
 pub mod mariadb_script;
 mod mssql;
@@ -20,6 +21,7 @@ pub mod sudoku_join;
 pub mod sudoku_sql;
 mod typed;
 
+pub use identity::Identity;
 pub use mariadb::MariaDb;
 pub use mssql::MsSql;
 pub use postgres::Postgres;
@@ -139,8 +141,9 @@ pub struct TableShape {
     pub primary_key: bool,
 }
 
-/// Session control (lock timeouts, lock holders, cancel) is [`SessionSql`], kept apart.
-pub trait Dialect: SessionSql + Send + Sync {
+/// Session control (lock timeouts, lock holders, cancel) is [`SessionSql`], kept apart; which
+/// database a connection reaches and what a view reads is [`Identity`].
+pub trait Dialect: SessionSql + Identity + Send + Sync {
     /// `sqlite`, `postgres`, `mariadb` or `mssql`: also the folder name under `sql/`.
     fn name(&self) -> &'static str;
 

@@ -43,7 +43,9 @@ pub fn parse(url: &str, options: &ConnectOptions, session_setup: Vec<String>) ->
         url.set_scheme("mysql")
             .map_err(|_| Error::Usage("mariadb connection URL: cannot read the scheme".into()))?;
     }
-    let mut ssl: [Option<String>; 4] = Default::default();
+    // `ssl-*` and `password` (README "Where the password comes from"), which mysql_async
+    // does not read from the query.
+    let mut ssl: [Option<String>; 5] = Default::default();
     let kept: Vec<(String, String)> = url
         .query_pairs()
         .filter(|(k, v)| {
@@ -52,6 +54,7 @@ pub fn parse(url: &str, options: &ConnectOptions, session_setup: Vec<String>) ->
                 "ssl-ca" => 1,
                 "ssl-cert" => 2,
                 "ssl-key" => 3,
+                "password" => 4,
                 _ => return true,
             };
             ssl[slot] = Some(v.to_string());
@@ -67,7 +70,7 @@ pub fn parse(url: &str, options: &ConnectOptions, session_setup: Vec<String>) ->
     // mysql_async's own messages name parameters, never the password.
     let opts = Opts::from_url(url.as_str())
         .map_err(|e| Error::Usage(format!("mariadb connection string is not valid: {e}")))?;
-    let [mode, ca, cert, key] = ssl;
+    let [mode, ca, cert, key, query_password] = ssl;
     let mode = match mode.as_deref().map(str::to_ascii_uppercase).as_deref() {
         None if opts.ssl_opts().is_some() => None,
         None | Some("PREFERRED") => Some(Mode::Preferred),
@@ -85,7 +88,9 @@ pub fn parse(url: &str, options: &ConnectOptions, session_setup: Vec<String>) ->
     if let Some(mode) = mode {
         builder = builder.ssl_opts(ssl_opts(mode, ca, cert, key)?);
     }
-    if opts.pass().is_none() {
+    if opts.pass().is_none() && query_password.is_some() {
+        builder = builder.pass(query_password);
+    } else if opts.pass().is_none() {
         let password = options
             .password
             .clone()

@@ -17,8 +17,8 @@ use super::{
     InferWidths, JoinKind, OnCollision, OnMissing, OnNewAttributes, OneOrMany, Order, SplitFile,
     StrategyName,
 };
+use crate::backend::credentials::shown_redacted;
 use crate::config::ConfigError;
-use crate::error::shown;
 
 /// A serde_yaml error as a [`ConfigError`] in job-file words.
 pub fn yaml_error(path: &str, err: &serde_yaml::Error) -> ConfigError {
@@ -27,11 +27,11 @@ pub fn yaml_error(path: &str, err: &serde_yaml::Error) -> ConfigError {
     if let Some(cut) = message.find(" at line ") {
         message.truncate(cut);
     }
-    let message = expected_first(
+    let message = redact_quoted(&expected_first(
         &message
             .replace("unknown field `", "unknown key `")
             .replace("missing field `", "missing required key `"),
-    );
+    ));
     match err.location() {
         Some(loc) => ConfigError::Yaml {
             path: path.to_string(),
@@ -61,8 +61,11 @@ fn expected_first(message: &str) -> String {
             } else {
                 "a"
             };
+            // A scalar is described, never echoed: it may be a connection string with its
+            // password, written under the wrong key.
             let got = match got {
                 "sequence" | "map" | "unit value" => format!("{article} {got}"),
+                s if s.starts_with("string ") => "a string".to_string(),
                 other => other.to_string(),
             };
             return format!(
@@ -75,9 +78,33 @@ fn expected_first(message: &str) -> String {
     message.to_string()
 }
 
+/// Every quoted part of `message` (`"…"`, `` `…` ``) that may be a connection string, with
+/// its password hidden: serde's messages quote what they were given (an unknown key, a
+/// variant), and a password must not ride along.
+fn redact_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(open) = rest.find(['"', '`']) {
+        let quote = &rest[open..=open];
+        let Some(len) = rest[open + 1..].find(quote) else {
+            break;
+        };
+        let inner = &rest[open + 1..open + 1 + len];
+        out.push_str(&rest[..=open]);
+        match crate::backend::credentials::may_be_connection_string(inner) {
+            true => out.push_str(&crate::backend::connection::redact(inner)),
+            false => out.push_str(inner),
+        }
+        out.push_str(quote);
+        rest = &rest[open + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The error for a word that is not one of the key's words.
 fn not_one_of<E: de::Error>(expecting: &str, got: &str) -> E {
-    E::custom(format!("expected {expecting}, got {}", shown(got)))
+    E::custom(format!("expected {expecting}, got {}", shown_redacted(got)))
 }
 
 /// `Deserialize` for a unit enum written as one of its words.
