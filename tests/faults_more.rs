@@ -179,3 +179,208 @@ fn job_1999(dir: &Path) -> PathBuf {
         ", if_exists: replace, split: 1999",
     )
 }
+
+// ---------------------------------------------------------------------------------------
+// 17.5 and 17.9 (a): an interrupt that lands while the COMMIT (and, on MariaDB, the swap
+// after it) runs: the commit is finished, what is left is cleaned up, and the message says
+// what really happened, with exit 130.
+
+/// Send SIGINT to the child.
+fn sigint(child: &std::process::Child) {
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(sent.success());
+}
+
+/// Everything the child says until it exits, and its exit code.
+fn finish(
+    mut child: std::process::Child,
+    said: std::sync::mpsc::Receiver<String>,
+) -> (Option<i32>, String) {
+    let status = child.wait().expect("eavpivot ends");
+    let lines: Vec<String> = said.iter().collect();
+    (status.code(), lines.join("\n"))
+}
+
+async fn interrupt_during_commit(db: &Db) {
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let prefix = format!("fm{}_{}_ic", std::process::id(), db.what);
+    let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
+    make_source(conn.as_mut(), &source, 50, 4).await;
+    drop_if_exists(conn.as_mut(), &target).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = job(
+        dir.path(),
+        "j.yaml",
+        &source,
+        &target,
+        ", if_exists: replace",
+    );
+    let job = job.to_str().expect("path");
+    for strategy in ["pushdown", "stream"] {
+        let args = ["run", job, "--strategy", strategy];
+        let first = run(&args, &db.url);
+        assert!(first.status.success(), "{}", stderr(&first));
+        // The old target, recognisable: one entity fewer than the run writes.
+        conn.execute(&format!("DELETE FROM {target} WHERE entity_id = 1"))
+            .await
+            .expect("mark old");
+        let resume = dir.path().join(format!("resume-{strategy}"));
+        let (child, said) = start_resumable(&args, &db.url, "commit", Some(&resume));
+        sigint(&child);
+        std::thread::sleep(Duration::from_millis(300));
+        std::fs::write(&resume, b"").expect("resume");
+        let (code, err) = finish(child, said);
+        let now = fingerprint(conn.as_mut(), &target).await;
+        assert_eq!(code, Some(130), "{}: {err}", db.what);
+        assert!(
+            err.contains("the commit went through")
+                && err.contains(&format!("{target} is the new table")),
+            "{} {strategy}: says the commit went through: {err}",
+            db.what
+        );
+        assert!(!err.contains("rolled back"), "{err}");
+        assert_eq!(
+            now.0, 50,
+            "{} {strategy}: the new table is in place",
+            db.what
+        );
+        let left = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+        assert!(left.is_empty(), "{}: left behind: {left:?}", db.what);
+        std::fs::remove_file(&resume).expect("reset resume");
+    }
+    for t in [&source, &target] {
+        drop_if_exists(conn.as_mut(), t).await;
+    }
+}
+
+#[test]
+fn sqlite_interrupt_during_commit_says_the_commit_went_through() {
+    runtime().block_on(interrupt_during_commit(&sqlite()));
+}
+
+#[test]
+fn postgres_interrupt_during_commit_says_the_commit_went_through() {
+    runtime().block_on(interrupt_during_commit(&postgres()));
+}
+
+#[test]
+fn mariadb_interrupt_during_commit_and_swap_finishes_and_leaves_nothing() {
+    runtime().block_on(interrupt_during_commit(&mariadb()));
+}
+
+/// 17.5: the connection is lost while the COMMIT is on its way (the server ends it): the
+/// run cannot know, says so, and claims neither outcome; the target is as it was.
+#[test]
+fn postgres_commit_on_a_lost_connection_is_reported_as_unknown() {
+    runtime().block_on(async {
+        let db = postgres();
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let prefix = format!("fm{}_pg_lost", std::process::id());
+        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
+        make_source(conn.as_mut(), &source, 20, 3).await;
+        drop_if_exists(conn.as_mut(), &target).await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = job(dir.path(), "j.yaml", &source, &target, ", if_exists: replace");
+        let args = ["run", job.to_str().expect("path")];
+        let first = run(&args, &db.url);
+        assert!(first.status.success(), "{}", stderr(&first));
+        let old = fingerprint(conn.as_mut(), &target).await;
+        let resume = dir.path().join("resume");
+        let (child, said) = start_resumable(&args, &db.url, "commit", Some(&resume));
+        let rows = conn
+            .query(&format!(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_xid IS NOT NULL AND query LIKE '%{prefix}%'"
+            ))
+            .await
+            .expect("terminate the writer");
+        assert_eq!(rows.len(), 1, "the writer's session");
+        std::fs::write(&resume, b"").expect("resume");
+        let (code, err) = finish(child, said);
+        assert_eq!(code, Some(1), "{err}");
+        assert!(
+            err.contains("whether it happened was checked again: unknown: check"),
+            "{err}"
+        );
+        assert!(!err.contains("rolled back: nothing was written"), "{err}");
+        assert_eq!(fingerprint(conn.as_mut(), &target).await, old);
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// 17.3: MariaDB drops a replaced table only when it can prove a run of this job made it.
+
+#[test]
+fn mariadb_never_drops_a_users_table_named_like_a_replaced_one() {
+    runtime().block_on(async {
+        let db = mariadb();
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let prefix = format!("fm{}_my_old", std::process::id());
+        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
+        make_source(conn.as_mut(), &source, 20, 3).await;
+        drop_if_exists(conn.as_mut(), &target).await;
+        let users = format!("{target}__eavpivot_old_deadbeef");
+        drop_if_exists(conn.as_mut(), &users).await;
+        conn.execute(&format!(
+            "CREATE TABLE {users} (id INT PRIMARY KEY, x TEXT)"
+        ))
+        .await
+        .expect("user table");
+        conn.execute(&format!("INSERT INTO {users} VALUES (1, 'mine')"))
+            .await
+            .expect("user row");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = job(
+            dir.path(),
+            "j.yaml",
+            &source,
+            &target,
+            ", if_exists: replace",
+        );
+        let args = ["run", job.to_str().expect("path")];
+        for _ in 0..2 {
+            let out = run(&args, &db.url);
+            let err = stderr(&out);
+            assert!(out.status.success(), "{err}");
+            assert!(
+                !err.contains(&users),
+                "the user's table is not mentioned: {err}"
+            );
+        }
+        assert_eq!(
+            fingerprint(conn.as_mut(), &users).await.0,
+            1,
+            "user table kept"
+        );
+        // A real leftover (killed between RENAME and DROP) is still dropped by the next run.
+        let child = start_paused(&args, &db.url, "swapped");
+        kill_9(child);
+        let left = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+        assert_eq!(left.len(), 2, "the replaced table and the user's: {left:?}");
+        let out = run(&args, &db.url);
+        let err = stderr(&out);
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains("replaced and did not get to drop"), "{err}");
+        let left = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+        assert_eq!(left, vec![users.clone()], "only the user's table remains");
+        assert_eq!(
+            fingerprint(conn.as_mut(), &users).await.0,
+            1,
+            "user table kept"
+        );
+        for t in [&source, &target, &users] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+    });
+}

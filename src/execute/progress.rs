@@ -33,6 +33,9 @@ static PENDING: AtomicBool = AtomicBool::new(false);
 static ARMED: AtomicUsize = AtomicUsize::new(0);
 /// The signal that interrupted this process (0: none), for the exit status.
 static SIGNAL: AtomicU8 = AtomicU8::new(0);
+/// Shields alive ([`Shield`]): the statements of a commit and what must follow it run to
+/// their end; a first signal is recorded but cancels nothing.
+static SHIELDED: AtomicUsize = AtomicUsize::new(0);
 static INSTALL: Once = Once::new();
 /// Called at the moment of an interrupt: cancels what cannot race a future (SQLite).
 type Hook = Box<dyn Fn() + Send + Sync>;
@@ -160,6 +163,10 @@ fn on_signal(signal: Signal) {
     }
     let _ = SIGNAL.compare_exchange(0, signal.number(), Ordering::SeqCst, Ordering::SeqCst);
     PENDING.store(true, Ordering::SeqCst);
+    if SHIELDED.load(Ordering::SeqCst) > 0 {
+        eprintln!("\ninterrupted ({label}): the commit is under way and is finished first, then the run stops and says what it did ({label} again to exit at once)");
+        return;
+    }
     eprintln!("\ninterrupted ({label}): cancelling the running statement and rolling back ({label} again to exit at once)");
     run_hooks();
 }
@@ -189,6 +196,11 @@ pub fn signal_exit_code() -> Option<u8> {
     signal_received().map(Signal::exit_code)
 }
 
+/// How the user sees the signal that interrupted the run: `Ctrl-C` or `SIGTERM`.
+pub fn interrupted_label() -> &'static str {
+    label()
+}
+
 fn label() -> &'static str {
     signal_received().unwrap_or(Signal::Interrupt).label()
 }
@@ -210,9 +222,33 @@ pub async fn interrupted() {
     }
 }
 
-/// True (once) when an interrupt is pending: the caller turns it into an error.
+/// True (once) when an interrupt is pending: the caller turns it into an error. Never while
+/// a [`Shield`] lives: the interrupt stays pending until it drops.
 pub fn take_pending() -> bool {
-    PENDING.swap(false, Ordering::SeqCst)
+    SHIELDED.load(Ordering::SeqCst) == 0 && PENDING.swap(false, Ordering::SeqCst)
+}
+
+/// Whether a stop was asked for during this run (consumed or not).
+pub fn interrupt_requested() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// While alive, an interrupt cancels no statement: a COMMIT whose outcome a cancel would make
+/// unknown, and the swap and cleanup after it, run to their end; the interrupt is reported
+/// once they are done ([`interrupt_requested`]).
+pub struct Shield(());
+
+impl Shield {
+    pub fn raise() -> Shield {
+        SHIELDED.fetch_add(1, Ordering::SeqCst);
+        Shield(())
+    }
+}
+
+impl Drop for Shield {
+    fn drop(&mut self) {
+        SHIELDED.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The error of a statement stopped by an interrupt; `cancelled` says whether the server was
