@@ -384,3 +384,68 @@ fn mariadb_never_drops_a_users_table_named_like_a_replaced_one() {
         }
     });
 }
+
+// ---------------------------------------------------------------------------------------
+// 17.9 (d): a view as the target of `replace` or `merge` is refused before any work, on
+// every backend, and stays as it was.
+
+async fn view_as_target(db: &Db) {
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let prefix = format!("fm{}_{}_view", std::process::id(), db.what);
+    let (source, view) = (format!("{prefix}_kv"), format!("{prefix}_v"));
+    let other = format!("{prefix}_other");
+    make_source(conn.as_mut(), &source, 10, 3).await;
+    make_source(conn.as_mut(), &other, 10, 3).await;
+    let _ = conn.execute(&format!("DROP VIEW IF EXISTS {view}")).await;
+    // A view of another table: not the source, so only its being a view is at fault.
+    conn.execute(&format!("CREATE VIEW {view} AS SELECT * FROM {other}"))
+        .await
+        .expect("create view");
+    let dir = tempfile::tempdir().expect("temp dir");
+    for if_exists in ["replace", "merge"] {
+        let extra = format!(", if_exists: {if_exists}");
+        let job = job(dir.path(), "j.yaml", &source, &view, &extra);
+        for strategy in ["pushdown", "stream"] {
+            let out = run(
+                &["run", job.to_str().expect("path"), "--strategy", strategy],
+                &db.url,
+            );
+            let err = stderr(&out);
+            assert_eq!(exit_code(&out), Some(2), "{} {if_exists}: {err}", db.what);
+            assert!(
+                err.contains(&format!("{view} is a view")),
+                "{} {if_exists}: {err}",
+                db.what
+            );
+            assert_eq!(
+                err.lines().filter(|l| l.contains("error")).count(),
+                1,
+                "{err}"
+            );
+        }
+    }
+    // The view is still the view, and nothing was left beside it.
+    assert_eq!(fingerprint(conn.as_mut(), &view).await.0, 30);
+    let left = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+    assert!(left.is_empty(), "{}: {left:?}", db.what);
+    let _ = conn.execute(&format!("DROP VIEW IF EXISTS {view}")).await;
+    drop_if_exists(conn.as_mut(), &source).await;
+    drop_if_exists(conn.as_mut(), &other).await;
+}
+
+#[test]
+fn sqlite_refuses_a_view_as_the_target() {
+    runtime().block_on(view_as_target(&sqlite()));
+}
+
+#[test]
+fn postgres_refuses_a_view_as_the_target() {
+    runtime().block_on(view_as_target(&postgres()));
+}
+
+#[test]
+fn mariadb_refuses_a_view_as_the_target() {
+    runtime().block_on(view_as_target(&mariadb()));
+}

@@ -117,6 +117,15 @@ impl Dialect for Sqlite {
         )
     }
 
+    fn view_exists(&self, table: &TableRef) -> Option<String> {
+        let schema = table.schema().unwrap_or_else(|| "main".into());
+        Some(format!(
+            "SELECT COUNT(*) FROM {}.sqlite_master WHERE type = 'view' AND name = {} COLLATE NOCASE",
+            self.quote_ident(&schema),
+            self.quote_literal(&table.name())
+        ))
+    }
+
     fn table_exists(&self, table: &TableRef) -> String {
         let catalog = match table.schema() {
             Some(schema) => format!("{}.sqlite_master", self.quote_ident(&schema)),

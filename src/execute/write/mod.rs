@@ -504,6 +504,10 @@ async fn plan_table(
             .inspect_target(&dialect.table_exists(&shape.table))
             .await?,
     ) > 0;
+    // Asked whatever `exists` says: SQLite's table check does not count views.
+    if matches!(if_exists, IfExists::Replace | IfExists::Merge) {
+        refuse_a_view(session, dialect, &shape.table, if_exists).await?;
+    }
     let identity_before = match session.dry_run {
         true => None,
         false => read_identity(session, dialect, &shape.table).await?,
@@ -523,6 +527,29 @@ async fn plan_table(
         identity_before,
         merge: None,
     })
+}
+
+/// A view is not a table to replace or merge into: replacing would drop it (or, where the
+/// swap renames, move it aside under a staging name), whatever reads it.
+async fn refuse_a_view(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    table: &TableRef,
+    if_exists: IfExists,
+) -> Result<()> {
+    let Some(sql) = dialect.view_exists(table) else {
+        return Ok(());
+    };
+    if first_int(&session.backend.query(&sql).await?) == 0 {
+        return Ok(());
+    }
+    let how = match if_exists {
+        IfExists::Merge => "merge",
+        _ => "replace",
+    };
+    Err(Error::Usage(format!(
+        "target table {table} is a view: if_exists: {how} writes tables only, and would drop or rename the view; nothing was written: choose another target.table"
+    )))
 }
 
 /// The database's identity of the table `table` names (None: no such table), read without
