@@ -449,3 +449,71 @@ fn postgres_refuses_a_view_as_the_target() {
 fn mariadb_refuses_a_view_as_the_target() {
     runtime().block_on(view_as_target(&mariadb()));
 }
+
+// ---------------------------------------------------------------------------------------
+// 17.8: a pushdown of several statements says how far it got, one line per statement
+// (without -v), and nothing with -q.
+
+async fn pushdown_progress(db: &Db) {
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let prefix = format!("fm{}_{}_prog", std::process::id(), db.what);
+    let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
+    make_source(conn.as_mut(), &source, 20, 12).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = job(
+        dir.path(),
+        "j.yaml",
+        &source,
+        &target,
+        ", if_exists: replace, split: 4",
+    );
+    let job = job.to_str().expect("path");
+    let out = run(&["run", job, "--strategy", "pushdown"], &db.url);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("statement "))
+        .collect();
+    assert_eq!(lines.len(), 3, "{}: one line per INSERT: {err}", db.what);
+    for (i, (line, table)) in lines
+        .iter()
+        .zip([target.clone(), format!("{target}_2"), format!("{target}_3")])
+        .enumerate()
+    {
+        let want = format!("statement {}/3: INSERT INTO {table} (", i + 1);
+        assert!(line.starts_with(&want) && line.ends_with(" s)"), "{line}");
+    }
+    let quiet = run(&["run", job, "--strategy", "pushdown", "-q"], &db.url);
+    let err = stderr(&quiet);
+    assert!(quiet.status.success(), "{err}");
+    assert!(!err.contains("statement "), "-q: {err}");
+    // The stream shows its own progress (rows), not this.
+    let stream = run(&["run", job, "--strategy", "stream"], &db.url);
+    assert!(!stderr(&stream).contains("statement 1/"));
+    for t in [
+        source.clone(),
+        target.clone(),
+        format!("{target}_2"),
+        format!("{target}_3"),
+    ] {
+        drop_if_exists(conn.as_mut(), &t).await;
+    }
+}
+
+#[test]
+fn sqlite_pushdown_says_each_statement() {
+    runtime().block_on(pushdown_progress(&sqlite()));
+}
+
+#[test]
+fn postgres_pushdown_says_each_statement() {
+    runtime().block_on(pushdown_progress(&postgres()));
+}
+
+#[test]
+fn mariadb_pushdown_says_each_statement() {
+    runtime().block_on(pushdown_progress(&mariadb()));
+}

@@ -353,3 +353,73 @@ impl Drop for Progress {
         self.finish();
     }
 }
+
+/// Progress over a run's server statements (the pushdown's `INSERT … SELECT` per target
+/// table), each of which may run for minutes with nothing to show: one line per finished
+/// statement on stderr (`statement 3/14: INSERT INTO t_3 (12.4 s)`), or the bar's message
+/// while it runs when stderr is a terminal. Nothing when hidden (`-q`, a dry run), nor for a
+/// single statement (the run's own summary says as much).
+pub struct Steps {
+    total: usize,
+    done: usize,
+    show: bool,
+    bar: Option<ProgressBar>,
+    current: Option<(String, std::time::Instant)>,
+}
+
+impl Steps {
+    pub fn new(total: usize, show: bool) -> Steps {
+        let show = show && total > 1;
+        let target = ProgressDrawTarget::stderr_with_hz(4);
+        let bar = (show && !target.is_hidden()).then(|| {
+            let bar = ProgressBar::with_draw_target(Some(total as u64), target);
+            let style =
+                ProgressStyle::with_template("statement {pos}/{len} {bar:20} {elapsed} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar());
+            bar.set_style(style);
+            bar.enable_steady_tick(Duration::from_millis(250));
+            bar
+        });
+        Steps {
+            total,
+            done: 0,
+            show,
+            bar,
+            current: None,
+        }
+    }
+
+    /// The next statement starts; `what` names it (`INSERT INTO t_3`).
+    pub fn start(&mut self, what: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(what.to_string());
+        }
+        self.current = Some((what.to_string(), std::time::Instant::now()));
+    }
+
+    /// The statement started last is done.
+    pub fn finish_one(&mut self) {
+        self.done += 1;
+        let Some((what, started)) = self.current.take() else {
+            return;
+        };
+        match &self.bar {
+            Some(bar) => bar.set_position(self.done as u64),
+            None if self.show => eprintln!(
+                "statement {}/{}: {what} ({:.1} s)",
+                self.done,
+                self.total,
+                started.elapsed().as_secs_f64()
+            ),
+            None => {}
+        }
+    }
+}
+
+impl Drop for Steps {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
