@@ -6,12 +6,14 @@
 //! Loads are multi-row `INSERT … VALUES (…), (…)` statements prepared once per shape and
 //! reused (the SQL text comes from the dialect and is cached here, not rebuilt per batch),
 //! with values bound by reference. The only tuning applied to the connection is a larger page
-//! cache ([`CACHE_KIB`]): it lets discovery, verification and ORDER BY sorts stay in memory
+//! cache ([`CACHE_KIB`]), set before the first statement rather than at open: setting it reads
+//! the schema, which waits for the file's lock, and that wait must be the job's
+//! `lock_timeout` (set by [`Backend::set_lock_timeout`]), not the opening default. The cache it lets discovery, verification and ORDER BY sorts stay in memory
 //! and keeps a big transaction's dirty pages from spilling early. It changes nothing about
 //! durability; `journal_mode` and `synchronous` are left as the database has them, so a
 //! committed result is exactly as safe as with any other SQLite client.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 use std::path::Path;
@@ -39,6 +41,9 @@ const MAX_FLUSH_ROWS: usize = 2_000;
 const CACHE_KIB: i64 = 65_536;
 /// Prepared statements kept: two INSERT shapes (full and last batch) per target table.
 const STATEMENT_CACHE: usize = 64;
+/// How long a statement waits for the file's lock until the job's `lock_timeout` is set: the
+/// job's default.
+const DEFAULT_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A load statement's shape: table, columns, rows.
 type InsertShape = (String, Vec<String>, usize);
@@ -52,6 +57,10 @@ pub struct SqliteBackend {
     /// Keyed by table, columns and rows: a `replace` run on the same connection may load a
     /// table of the same name with other columns.
     insert_sql: RefCell<HashMap<InsertShape, String>>,
+    /// The busy timeout in force: how long a statement waits for the file's lock.
+    lock_timeout: Cell<std::time::Duration>,
+    /// The page cache is set (before the first statement, under the job's busy timeout).
+    tuned: Cell<bool>,
 }
 
 impl SqliteBackend {
@@ -68,9 +77,9 @@ impl SqliteBackend {
                 path.display()
             ))
         })?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
+        conn.busy_timeout(DEFAULT_LOCK_TIMEOUT)
             .map_err(|e| db_error("setting busy timeout", e))?;
-        let mut backend = Self::tuned(conn)?;
+        let mut backend = Self::new(conn);
         backend.path = Some(path.to_path_buf());
         Ok(backend)
     }
@@ -78,18 +87,45 @@ impl SqliteBackend {
     /// An in-memory database, for tests and examples.
     pub fn in_memory() -> Result<SqliteBackend> {
         let conn = Connection::open_in_memory().map_err(|e| db_error("opening :memory:", e))?;
-        Self::tuned(conn)
+        Ok(Self::new(conn))
     }
 
-    fn tuned(conn: Connection) -> Result<SqliteBackend> {
-        conn.pragma_update(None, "cache_size", -CACHE_KIB)
-            .map_err(|e| db_error("setting cache_size", e))?;
+    fn new(conn: Connection) -> SqliteBackend {
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-        Ok(SqliteBackend {
+        SqliteBackend {
             conn,
             path: None,
             insert_sql: RefCell::new(HashMap::new()),
-        })
+            lock_timeout: Cell::new(DEFAULT_LOCK_TIMEOUT),
+            tuned: Cell::new(false),
+        }
+    }
+
+    /// Set the page cache before the first statement (it waits for the file's lock, so it
+    /// runs under the busy timeout in force, not at open).
+    fn tune(&self) -> Result<()> {
+        if !self.tuned.get() {
+            self.conn
+                .pragma_update(None, "cache_size", -CACHE_KIB)
+                .map_err(|e| self.db_error("setting cache_size", e))?;
+            self.tuned.set(true);
+        }
+        Ok(())
+    }
+
+    /// [`db_error`], naming the database file and the wait when the lock timed out.
+    fn db_error(&self, context: &str, err: rusqlite::Error) -> Error {
+        if err.sqlite_error_code() != Some(rusqlite::ErrorCode::DatabaseBusy) {
+            return db_error(context, err);
+        }
+        let file = match &self.path {
+            Some(path) => path.display().to_string(),
+            None => ":memory:".into(),
+        };
+        Error::Job(format!(
+            "sqlite {context}: lock_timeout {} expired waiting for the lock on the database file {file} (another connection holds it; SQLite cannot say which)",
+            seconds(self.lock_timeout.get())
+        ))
     }
 
     fn load(&self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {
@@ -113,11 +149,11 @@ impl SqliteBackend {
             let mut stmt = self
                 .conn
                 .prepare_cached(sql)
-                .map_err(|e| db_error(&format!("preparing load into {}", target.table), e))?;
+                .map_err(|e| self.db_error(&format!("preparing load into {}", target.table), e))?;
             let params = chunk.iter().flatten().map(Bound);
             loaded += stmt
                 .execute(rusqlite::params_from_iter(params))
-                .map_err(|e| db_error(&format!("loading rows into {}", target.table), e))?
+                .map_err(|e| self.db_error(&format!("loading rows into {}", target.table), e))?
                 as u64;
         }
         Ok(loaded)
@@ -132,11 +168,15 @@ impl Backend for SqliteBackend {
 
     async fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
         let _interrupt = self.interruptible();
-        let mut stmt = self.conn.prepare(sql).map_err(|e| db_error("query", e))?;
+        self.tune()?;
+        let mut stmt = self
+            .conn
+            .prepare(sql)
+            .map_err(|e| self.db_error("query", e))?;
         let width = stmt.column_count();
-        let mut rows = stmt.query([]).map_err(|e| db_error("query", e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.db_error("query", e))?;
         let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(|e| db_error("query", e))? {
+        while let Some(row) = rows.next().map_err(|e| self.db_error("query", e))? {
             out.push(read_row(row, width)?);
         }
         Ok(out)
@@ -144,26 +184,31 @@ impl Backend for SqliteBackend {
 
     async fn execute(&mut self, sql: &str) -> Result<u64> {
         let _interrupt = self.interruptible();
+        self.tune()?;
         let mut stmt = self
             .conn
             .prepare(sql)
-            .map_err(|e| db_error("statement", e))?;
-        let n = stmt.raw_execute().map_err(|e| db_error("statement", e))?;
+            .map_err(|e| self.db_error("statement", e))?;
+        let n = stmt
+            .raw_execute()
+            .map_err(|e| self.db_error("statement", e))?;
         Ok(n as u64)
     }
 
     async fn execute_script(&mut self, sql: &str) -> Result<()> {
         let _interrupt = self.interruptible();
+        self.tune()?;
         self.conn
             .execute_batch(sql)
-            .map_err(|e| db_error("script", e))
+            .map_err(|e| self.db_error("script", e))
     }
 
     async fn column_types(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
+        self.tune()?;
         let stmt = self
             .conn
             .prepare(sql)
-            .map_err(|e| db_error("describe", e))?;
+            .map_err(|e| self.db_error("describe", e))?;
         Ok(stmt
             .columns()
             .iter()
@@ -172,6 +217,7 @@ impl Backend for SqliteBackend {
     }
 
     async fn load_rows(&mut self, target: &LoadTarget, rows: &[Vec<Value>]) -> Result<u64> {
+        self.tune()?;
         self.load(target, rows)
     }
 
@@ -214,6 +260,7 @@ impl Backend for SqliteBackend {
         self.conn
             .busy_timeout(timeout)
             .map_err(|e| db_error("setting the busy timeout (lock_timeout)", e))?;
+        self.lock_timeout.set(timeout);
         Ok(Vec::new())
     }
 
@@ -224,20 +271,17 @@ impl Backend for SqliteBackend {
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
         let _interrupt = self.interruptible();
+        self.tune()?;
         let mut loaded = vec![0u64; targets.len()];
         let batch_rows = flush_rows(targets, MAX_FLUSH_ROWS);
+        let context = "reading source rows";
         let mut stmt = self
             .conn
             .prepare(read_sql)
-            .map_err(|e| db_error("reading source rows", e))?;
+            .map_err(|e| self.db_error(context, e))?;
         let width = stmt.column_count();
-        let mut rows = stmt
-            .query([])
-            .map_err(|e| db_error("reading source rows", e))?;
-        while let Some(row) = rows
-            .next()
-            .map_err(|e| db_error("reading source rows", e))?
-        {
+        let mut rows = stmt.query([]).map_err(|e| self.db_error(context, e))?;
+        while let Some(row) = rows.next().map_err(|e| self.db_error(context, e))? {
             pipeline.push(read_row(row, width)?)?;
             if pipeline.ready_rows() >= batch_rows {
                 self.flush(pipeline, targets, &mut loaded)?;
@@ -275,6 +319,11 @@ impl SqliteBackend {
         }
         Ok(())
     }
+}
+
+/// `2 s`, `2.5 s`.
+fn seconds(d: std::time::Duration) -> String {
+    format!("{} s", d.as_secs_f64())
 }
 
 fn read_row(row: &rusqlite::Row<'_>, width: usize) -> Result<Vec<Value>> {
@@ -328,5 +377,25 @@ fn db_error(context: &str, err: rusqlite::Error) -> Error {
             };
             Error::database(format!("sqlite {context}"), message)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The dialect's column limit is the bundled library's SQLITE_MAX_COLUMN: a table of that
+    /// many columns is created, one more is refused.
+    #[tokio::test]
+    async fn the_dialect_column_limit_is_the_bundled_librarys() {
+        let limit = Sqlite.max_columns().expect("sqlite has a column limit");
+        let mut db = SqliteBackend::in_memory().expect("in-memory database");
+        let create = |n: usize| {
+            let columns: Vec<String> = (0..n).map(|i| format!("c{i}")).collect();
+            format!("CREATE TABLE t{n} ({})", columns.join(", "))
+        };
+        db.execute(&create(limit)).await.expect("the limit fits");
+        let err = db.execute(&create(limit + 1)).await.expect_err("one more");
+        assert!(err.to_string().contains("too many columns"), "{err}");
     }
 }

@@ -245,6 +245,13 @@ impl Dialect for MariaDb {
         false
     }
 
+    fn view_exists(&self, table: &TableRef) -> Option<String> {
+        Some(format!(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE {} AND table_type = 'VIEW'",
+            self.in_catalog(table)
+        ))
+    }
+
     fn table_exists(&self, table: &TableRef) -> String {
         format!(
             "SELECT COUNT(*) FROM information_schema.tables WHERE {}",

@@ -387,6 +387,12 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
     /// name (case folding, default schema), or NULL when there is no such table or view.
     fn table_identity(&self, table: &TableRef) -> String;
 
+    /// A query returning one number, above 0 when `table` names a view (which a `replace` or
+    /// `merge` must not rename away or drop); None where the database has no views.
+    fn view_exists(&self, _table: &TableRef) -> Option<String> {
+        None
+    }
+
     /// Where DDL is not transactional, a query taking a lock on writing `table` that the
     /// connection holds until it ends (so a killed run releases it): one row, `1` when taken,
     /// else `0` and, where known, the holder's connection id.

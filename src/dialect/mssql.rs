@@ -154,6 +154,13 @@ impl Dialect for MsSql {
         ))
     }
 
+    fn view_exists(&self, table: &TableRef) -> Option<String> {
+        Some(format!(
+            "SELECT COUNT(*) FROM sys.views WHERE object_id = OBJECT_ID({})",
+            self.quote_literal(&table.sql())
+        ))
+    }
+
     fn table_identity(&self, table: &TableRef) -> String {
         format!("SELECT OBJECT_ID({})", self.quote_literal(&table.sql()))
     }

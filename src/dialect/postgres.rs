@@ -195,6 +195,14 @@ impl Dialect for Postgres {
         )
     }
 
+    /// Views and materialized views, resolved as the statements would resolve the name.
+    fn view_exists(&self, table: &TableRef) -> Option<String> {
+        Some(format!(
+            "SELECT COUNT(*) FROM pg_class WHERE oid = to_regclass({}) AND relkind IN ('v', 'm')",
+            self.quote_literal(&table.sql())
+        ))
+    }
+
     fn table_exists(&self, table: &TableRef) -> String {
         // to_regclass parses the name exactly as the statements will (unquoted parts fold).
         format!(

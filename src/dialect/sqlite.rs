@@ -31,6 +31,13 @@ impl Dialect for Sqlite {
         "TEXT"
     }
 
+    /// SQLITE_MAX_COLUMN of the bundled library: its default, which the build does not change
+    /// (a unit test of the SQLite backend checks it). It counts the entity key columns too,
+    /// and bounds a SELECT's result columns as well as a table's.
+    fn max_columns(&self) -> Option<usize> {
+        Some(2_000)
+    }
+
     fn integer_type(&self) -> &'static str {
         "INTEGER"
     }
@@ -148,6 +155,15 @@ impl Dialect for Sqlite {
             self.quote_ident(&schema),
             self.quote_literal(&table.name())
         )
+    }
+
+    fn view_exists(&self, table: &TableRef) -> Option<String> {
+        let schema = table.schema().unwrap_or_else(|| "main".into());
+        Some(format!(
+            "SELECT COUNT(*) FROM {}.sqlite_master WHERE type = 'view' AND name = {} COLLATE NOCASE",
+            self.quote_ident(&schema),
+            self.quote_literal(&table.name())
+        ))
     }
 
     fn table_exists(&self, table: &TableRef) -> String {

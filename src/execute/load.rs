@@ -48,15 +48,16 @@ impl Fill for PivotFill<'_> {
         let verified_against_source = self.transforms.is_empty();
         let stream_expect = match plan.strategy {
             Strategy::Pushdown => {
+                let show = self.show_progress && !session.dry_run;
+                let mut steps = super::progress::Steps::new(targets.len(), show);
                 for out in targets {
+                    let shape = out.build_shape();
+                    steps.start(&format!("INSERT INTO {}", out.shape.table));
                     session
-                        .change(&dialect.insert_select(
-                            &out.build_shape(),
-                            job,
-                            job.pivot.aggregate,
-                        ))
+                        .change(&dialect.insert_select(&shape, job, job.pivot.aggregate))
                         .await
                         .map_err(|e| explain_key_violation(e, dialect, targets, Some(out)))?;
+                    steps.finish_one();
                 }
                 None
             }

@@ -33,6 +33,9 @@ static PENDING: AtomicBool = AtomicBool::new(false);
 static ARMED: AtomicUsize = AtomicUsize::new(0);
 /// The signal that interrupted this process (0: none), for the exit status.
 static SIGNAL: AtomicU8 = AtomicU8::new(0);
+/// Shields alive ([`Shield`]): the statements of a commit and what must follow it run to
+/// their end; a first signal is recorded but cancels nothing.
+static SHIELDED: AtomicUsize = AtomicUsize::new(0);
 static INSTALL: Once = Once::new();
 /// Called at the moment of an interrupt: cancels what cannot race a future (SQLite).
 type Hook = Box<dyn Fn() + Send + Sync>;
@@ -160,6 +163,10 @@ fn on_signal(signal: Signal) {
     }
     let _ = SIGNAL.compare_exchange(0, signal.number(), Ordering::SeqCst, Ordering::SeqCst);
     PENDING.store(true, Ordering::SeqCst);
+    if SHIELDED.load(Ordering::SeqCst) > 0 {
+        eprintln!("\ninterrupted ({label}): the commit is under way and is finished first, then the run stops and says what it did ({label} again to exit at once)");
+        return;
+    }
     eprintln!("\ninterrupted ({label}): cancelling the running statement and rolling back ({label} again to exit at once)");
     run_hooks();
 }
@@ -189,6 +196,11 @@ pub fn signal_exit_code() -> Option<u8> {
     signal_received().map(Signal::exit_code)
 }
 
+/// How the user sees the signal that interrupted the run: `Ctrl-C` or `SIGTERM`.
+pub fn interrupted_label() -> &'static str {
+    label()
+}
+
 fn label() -> &'static str {
     signal_received().unwrap_or(Signal::Interrupt).label()
 }
@@ -210,9 +222,33 @@ pub async fn interrupted() {
     }
 }
 
-/// True (once) when an interrupt is pending: the caller turns it into an error.
+/// True (once) when an interrupt is pending: the caller turns it into an error. Never while
+/// a [`Shield`] lives: the interrupt stays pending until it drops.
 pub fn take_pending() -> bool {
-    PENDING.swap(false, Ordering::SeqCst)
+    SHIELDED.load(Ordering::SeqCst) == 0 && PENDING.swap(false, Ordering::SeqCst)
+}
+
+/// Whether a stop was asked for during this run (consumed or not).
+pub fn interrupt_requested() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// While alive, an interrupt cancels no statement: a COMMIT whose outcome a cancel would make
+/// unknown, and the swap and cleanup after it, run to their end; the interrupt is reported
+/// once they are done ([`interrupt_requested`]).
+pub struct Shield(());
+
+impl Shield {
+    pub fn raise() -> Shield {
+        SHIELDED.fetch_add(1, Ordering::SeqCst);
+        Shield(())
+    }
+}
+
+impl Drop for Shield {
+    fn drop(&mut self) {
+        SHIELDED.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The error of a statement stopped by an interrupt; `cancelled` says whether the server was
@@ -315,5 +351,75 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+/// Progress over a run's server statements (the pushdown's `INSERT … SELECT` per target
+/// table), each of which may run for minutes with nothing to show: one line per finished
+/// statement on stderr (`statement 3/14: INSERT INTO t_3 (12.4 s)`), or the bar's message
+/// while it runs when stderr is a terminal. Nothing when hidden (`-q`, a dry run), nor for a
+/// single statement (the run's own summary says as much).
+pub struct Steps {
+    total: usize,
+    done: usize,
+    show: bool,
+    bar: Option<ProgressBar>,
+    current: Option<(String, std::time::Instant)>,
+}
+
+impl Steps {
+    pub fn new(total: usize, show: bool) -> Steps {
+        let show = show && total > 1;
+        let target = ProgressDrawTarget::stderr_with_hz(4);
+        let bar = (show && !target.is_hidden()).then(|| {
+            let bar = ProgressBar::with_draw_target(Some(total as u64), target);
+            let style =
+                ProgressStyle::with_template("statement {pos}/{len} {bar:20} {elapsed} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar());
+            bar.set_style(style);
+            bar.enable_steady_tick(Duration::from_millis(250));
+            bar
+        });
+        Steps {
+            total,
+            done: 0,
+            show,
+            bar,
+            current: None,
+        }
+    }
+
+    /// The next statement starts; `what` names it (`INSERT INTO t_3`).
+    pub fn start(&mut self, what: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(what.to_string());
+        }
+        self.current = Some((what.to_string(), std::time::Instant::now()));
+    }
+
+    /// The statement started last is done.
+    pub fn finish_one(&mut self) {
+        self.done += 1;
+        let Some((what, started)) = self.current.take() else {
+            return;
+        };
+        match &self.bar {
+            Some(bar) => bar.set_position(self.done as u64),
+            None if self.show => eprintln!(
+                "statement {}/{}: {what} ({:.1} s)",
+                self.done,
+                self.total,
+                started.elapsed().as_secs_f64()
+            ),
+            None => {}
+        }
+    }
+}
+
+impl Drop for Steps {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
     }
 }

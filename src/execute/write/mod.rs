@@ -28,7 +28,7 @@ use crate::report::MergeStats;
 
 use super::fault;
 use super::first_int;
-use super::progress::{check_interrupt, InterruptGuard};
+use super::progress::{self, check_interrupt, InterruptGuard, Shield};
 use super::session::Session;
 
 use guard::refuse_writing_sources;
@@ -45,6 +45,10 @@ pub struct Table {
     pub append: bool,
     /// This table's tag in the run's staging names and marks.
     tag: String,
+    /// What the database's `table_identity` said of the final name before the run (None:
+    /// no such table, or not read in a dry run): a COMMIT whose outcome is unknown is
+    /// judged by whether it changed.
+    identity_before: Option<String>,
     /// `if_exists: merge` into this existing table: how.
     merge: Option<merge::MergePlan>,
 }
@@ -138,6 +142,10 @@ pub struct Writes {
     created_outside: Vec<TableRef>,
     /// What each merge did, once the run has committed.
     merged: Vec<MergeStats>,
+    /// Set once the run got to its COMMIT and the outcome is known otherwise than by the
+    /// error (an interrupt the commit was finished through, or a COMMIT that failed and was
+    /// checked): what happened, said instead of "rolled back".
+    settled: Option<String>,
 }
 
 impl Writes {
@@ -200,6 +208,7 @@ impl Writes {
             committed: false,
             created_outside: Vec::new(),
             merged: Vec::new(),
+            settled: None,
         })
     }
 
@@ -228,7 +237,15 @@ impl Writes {
         fill: &mut F,
     ) -> Result<F::Output> {
         let _interrupt = InterruptGuard::arm();
-        match self.write(session, fill).await {
+        let result = self.write(session, fill).await;
+        if let Some(done) = self.settled.take() {
+            // Past the COMMIT: nothing to roll back, and what happened is known.
+            return match result {
+                Ok(_) => Err(Error::Job(format!("{what}: {done}"))),
+                Err(err) => Err(err.with_context(&format!("{what}: {done}"))),
+            };
+        }
+        match result {
             Ok(out) => Ok(out),
             Err(err) => {
                 let undo = self.roll_back(session).await;
@@ -268,16 +285,102 @@ impl Writes {
                 }
             }
         }
+        // From here the COMMIT and what must follow it run to their end: an interrupt
+        // is reported after them, saying what was done, instead of making the outcome
+        // unknown by cancelling a COMMIT already on its way.
+        let shield = Shield::raise();
         check_interrupt()?;
-        session.change(&dialect.commit()).await?;
-        self.began = false;
-        self.committed = true;
+        fault::pause_at("commit");
+        self.commit(session, dialect).await?;
         fault::pause_at("committed");
         if !tx_ddl {
             self.swap_after_commit(session, dialect).await?;
         }
+        drop(shield);
         self.merged = merged;
+        if progress::interrupt_requested() {
+            self.settled = Some(format!(
+                "interrupted ({}) during the commit, which was finished first: the commit went through: {}",
+                progress::interrupted_label(),
+                self.new_tables()
+            ));
+        }
         Ok(out)
+    }
+
+    /// The targets' names, for the messages: `kv_wide is the new table`, `a, b are the new
+    /// tables`.
+    fn new_tables(&self) -> String {
+        let names: Vec<String> = self
+            .tables
+            .all
+            .iter()
+            .map(|t| t.shape.table.to_string())
+            .collect();
+        match names.len() {
+            1 => format!("{} is the new table", names[0]),
+            _ => format!("{} are the new tables", names.join(", ")),
+        }
+    }
+
+    /// COMMIT. Where DDL is transactional and the COMMIT fails (the connection lost on the
+    /// way, an error the server gave at commit), whether it happened is unknown from here:
+    /// the transaction is ended, the targets are looked at again, and the run says which
+    /// (`settled`). Where it is not, the swap has not happened: the target is as it was
+    /// whatever became of the staging rows, and the ordinary rollback says so.
+    async fn commit(&mut self, session: &mut Session<'_>, dialect: &dyn Dialect) -> Result<()> {
+        let failed = match session.change(&dialect.commit()).await {
+            Ok(_) => {
+                self.began = false;
+                self.committed = true;
+                return Ok(());
+            }
+            Err(e) if !dialect.transactional_ddl() => return Err(e),
+            Err(e) => e,
+        };
+        // Ends a transaction still open (a COMMIT refused by the server); harmless otherwise.
+        let _ = session.backend.execute(&dialect.rollback()).await;
+        self.began = false;
+        let outcome = self.commit_outcome(session, dialect).await;
+        self.settled = Some(format!(
+            "the COMMIT failed, so whether it happened was checked again: {outcome}"
+        ));
+        Err(failed)
+    }
+
+    /// After a failed COMMIT: whether the tables that take their target's name in the
+    /// commit (built under a staging name, or new) are in place, by the database's own
+    /// identity of each target name.
+    async fn commit_outcome(&self, session: &mut Session<'_>, dialect: &dyn Dialect) -> String {
+        let names: Vec<String> = self
+            .tables
+            .all
+            .iter()
+            .map(|t| t.shape.table.to_string())
+            .collect();
+        let check = names.join(", ");
+        let mut changed = Vec::new();
+        for table in &self.tables.all {
+            if table.append || (table.exists && !table.staged()) || table.merge.is_some() {
+                // Rows added to a table that stays: its identity says nothing.
+                return format!(
+                    "unknown: check {check} (rows were added to a table that was there before)"
+                );
+            }
+            match read_identity(session, dialect, &table.shape.table).await {
+                Ok(now) => changed.push(now.is_some() && now != table.identity_before),
+                Err(e) => {
+                    return format!("unknown: check {check} (the database could not be asked: {e})")
+                }
+            }
+        }
+        if changed.iter().all(|c| *c) {
+            format!("the commit went through: {}", self.new_tables())
+        } else if changed.iter().all(|c| !c) {
+            format!("the commit did not happen: {check} as it was")
+        } else {
+            format!("unknown: check {check} (some tables are new, some are not)")
+        }
     }
 
     async fn create_all(
@@ -378,14 +481,20 @@ impl Writes {
     }
 }
 
-/// The statements that put a verified staging table in place of its target.
+/// The statements that put a verified staging table in place of its target. The replaced
+/// table's name carries the tag of the table swapped in (whose mark the target then has), so
+/// the next run can prove it is a leftover of this one.
 fn swap_statements(dialect: &dyn Dialect, run: &staging::Run, table: &Table) -> Vec<String> {
     let Some(built) = table.swapped_in() else {
         return Vec::new();
     };
+    let tag = match &table.merge {
+        Some(plan) => &plan.copy_tag,
+        None => &table.tag,
+    };
     let replaced = table
         .exists
-        .then(|| run.replaced_name(dialect, &table.shape.table, &table.tag));
+        .then(|| run.replaced_name(dialect, &table.shape.table, tag));
     dialect.swap_in(built, &table.shape.table, replaced.as_ref())
 }
 
@@ -403,6 +512,14 @@ async fn plan_table(
             .inspect_target(&dialect.table_exists(&shape.table))
             .await?,
     ) > 0;
+    // Asked whatever `exists` says: SQLite's table check does not count views.
+    if matches!(if_exists, IfExists::Replace | IfExists::Merge) {
+        refuse_a_view(session, dialect, &shape.table, if_exists).await?;
+    }
+    let identity_before = match session.dry_run {
+        true => None,
+        false => read_identity(session, dialect, &shape.table).await?,
+    };
     let append = exists && if_exists == IfExists::Append;
     let staged = !append && (exists || !dialect.transactional_ddl());
     let build = match staged {
@@ -415,6 +532,47 @@ async fn plan_table(
         exists,
         append,
         tag,
+        identity_before,
         merge: None,
     })
+}
+
+/// A view is not a table to replace or merge into: replacing would drop it (or, where the
+/// swap renames, move it aside under a staging name), whatever reads it.
+async fn refuse_a_view(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    table: &TableRef,
+    if_exists: IfExists,
+) -> Result<()> {
+    let Some(sql) = dialect.view_exists(table) else {
+        return Ok(());
+    };
+    if first_int(&session.backend.query(&sql).await?) == 0 {
+        return Ok(());
+    }
+    let how = match if_exists {
+        IfExists::Merge => "merge",
+        _ => "replace",
+    };
+    Err(Error::Usage(format!(
+        "target table {table} is a view: if_exists: {how} writes tables only, and would drop or rename the view; nothing was written: choose another target.table"
+    )))
+}
+
+/// The database's identity of the table `table` names (None: no such table), read without
+/// recording it (not part of what the run does, so not shown by a dry run).
+async fn read_identity(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    table: &TableRef,
+) -> Result<Option<String>> {
+    let rows = session
+        .backend
+        .query(&dialect.table_identity(table))
+        .await?;
+    Ok(rows
+        .first()
+        .and_then(|row| row.first())
+        .and_then(crate::value::Value::as_text))
 }

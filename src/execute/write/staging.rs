@@ -6,7 +6,10 @@
 //! visible and survives a crash; there the database's own lock (held by the connection, so a
 //! killed run releases it) keeps a second run of the same table out, and while it is held
 //! every table that carries a run mark of this job is a crashed run's leftover, dropped
-//! before any work.
+//! before any work. A replaced table (moved aside by the swap's RENAME and dropped after it)
+//! carries the user's table as it was, not a mark: it is recognised by the table that took
+//! the target's name in the same RENAME, which carries the mark of the run whose tag the
+//! replaced name has. A user's table that only looks like one is never touched.
 
 use std::hash::{BuildHasher, Hasher};
 
@@ -89,8 +92,8 @@ impl Run {
     }
 
     /// Drop what an earlier run of this job left behind for `table` (staging tables marked
-    /// with this job, replaced tables named by a run), saying so; only while holding the
-    /// lock, so a run still going is never touched.
+    /// with this job, replaced tables a run of this job proved it made), saying so; only
+    /// while holding the lock, so a run still going is never touched.
     pub async fn clean_leftovers(
         &self,
         session: &mut Session<'_>,
@@ -99,14 +102,31 @@ impl Run {
     ) -> Result<()> {
         let base = base(dialect, table);
         let prefix = format!("{}{STAGING}", base.name());
-        let Some(sql) = dialect.leftover_tables(table, &prefix) else {
+        // Listed from the base name: the target itself is among them, and its mark says
+        // which run put it in place (and so moved the replaced table aside).
+        let Some(sql) = dialect.leftover_tables(table, &base.name()) else {
             return Ok(());
         };
         let rows = session.inspect_target(&sql).await?;
-        for row in rows {
-            let name = row.first().and_then(Value::as_text).unwrap_or_default();
-            let comment = row.get(1).and_then(Value::as_text).unwrap_or_default();
-            let Some(kind) = self.leftover_kind(&prefix, &name, &comment) else {
+        let text = |row: &Vec<Value>, i: usize| {
+            row.get(i)
+                .and_then(Value::as_text)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let target_name = table.name();
+        let target_mark = rows
+            .iter()
+            .find(|row| text(row, 0) == target_name)
+            .or_else(|| {
+                rows.iter()
+                    .find(|row| text(row, 0).eq_ignore_ascii_case(&target_name))
+            })
+            .map(|row| text(row, 1))
+            .unwrap_or_default();
+        for row in &rows {
+            let (name, comment) = (text(row, 0), text(row, 1));
+            let Some(kind) = self.leftover_kind(&prefix, &name, &comment, &target_mark) else {
                 continue;
             };
             let leftover = base.with_name_cut(0).with_suffix(&name);
@@ -124,17 +144,29 @@ impl Run {
         Ok(())
     }
 
-    /// Why `name` (with its comment) is an earlier run's leftover, if it is one.
-    fn leftover_kind(&self, prefix: &str, name: &str, comment: &str) -> Option<&'static str> {
+    /// Why `name` (with its comment) is an earlier run's leftover, if it is one. A staging
+    /// table carries its run's mark; a replaced table is proved by the target's mark: the
+    /// table that took the target's name carries the run whose tag the replaced name has.
+    fn leftover_kind(
+        &self,
+        prefix: &str,
+        name: &str,
+        comment: &str,
+        target_mark: &str,
+    ) -> Option<&'static str> {
         let rest = name.strip_prefix(prefix)?;
-        if rest.strip_prefix("old_").is_some_and(is_tag) {
-            return Some("the table an earlier run replaced and did not get to drop");
+        let run_of = |mark: &str| {
+            mark.strip_prefix(&job_mark(&self.job))
+                .and_then(|r| r.strip_prefix(" run "))
+                .filter(|tag| is_tag(tag))
+                .map(str::to_string)
+        };
+        if let Some(tag) = rest.strip_prefix("old_") {
+            return (is_tag(tag) && run_of(target_mark).as_deref() == Some(tag)).then_some(
+                "the table an earlier run of this job replaced and did not get to drop",
+            );
         }
-        let marked = comment
-            .strip_prefix(&job_mark(&self.job))
-            .and_then(|r| r.strip_prefix(" run "))
-            == Some(rest);
-        (is_tag(rest) && marked)
+        (run_of(comment).as_deref() == Some(rest))
             .then_some("the staging table of an earlier run of this job that did not finish")
     }
 }
@@ -202,23 +234,30 @@ mod tests {
     }
 
     #[test]
-    fn only_marked_staging_tables_of_this_job_and_replaced_tables_are_leftovers() {
+    fn only_marked_staging_tables_of_this_job_and_proved_replaced_tables_are_leftovers() {
         let run = Run::new("j");
         let p = "kv_wide__eavpivot_";
         let other = Run::new("j");
         let tag = other.tag(3);
         let marked = other.mark(&tag);
         let name = format!("{p}{tag}");
-        assert!(run.leftover_kind(p, &name, &marked).is_some());
+        assert!(run.leftover_kind(p, &name, &marked, "").is_some());
         // A user's table of a similar name, or another job's staging table, is not.
-        assert!(run.leftover_kind(p, "kv_wide__eavpivot_new", "").is_none());
-        assert!(run.leftover_kind(p, &name, "").is_none());
-        assert!(Run::new("k").leftover_kind(p, &name, &marked).is_none());
         assert!(run
-            .leftover_kind(p, "kv_wide__eavpivot_old_0123abcd", "")
-            .is_some());
+            .leftover_kind(p, "kv_wide__eavpivot_new", "", "")
+            .is_none());
+        assert!(run.leftover_kind(p, &name, "", "").is_none());
+        assert!(Run::new("k").leftover_kind(p, &name, &marked, "").is_none());
+        // A replaced table only when the target carries the mark of the run that named it.
+        let old = format!("{p}old_{tag}");
+        assert!(run.leftover_kind(p, &old, "", &marked).is_some());
+        assert!(run.leftover_kind(p, &old, "", "").is_none());
         assert!(run
-            .leftover_kind(p, "kv_wide__eavpivot_old_new", "")
+            .leftover_kind(p, "kv_wide__eavpivot_old_deadbeef", "", &marked)
+            .is_none());
+        assert!(Run::new("k").leftover_kind(p, &old, "", &marked).is_none());
+        assert!(run
+            .leftover_kind(p, "kv_wide__eavpivot_old_new", "", &marked)
             .is_none());
     }
 }
