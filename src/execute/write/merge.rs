@@ -344,7 +344,7 @@ async fn nulled(
         return Ok((0, Vec::new()));
     }
     let held = match &plan.scope_guard {
-        Some(job) => outside_scope(session, dialect, job, &table_columns).await?,
+        Some(job) => outside_scope(session, dialect, job, table_columns).await?,
         None => HashMap::new(),
     };
     let mut sample = Vec::new();
