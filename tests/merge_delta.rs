@@ -71,7 +71,7 @@ fn job(dir: &tempfile::TempDir, name: &str, p: &str, delta_key: &str) -> PathBuf
     path
 }
 
-fn run_job(db: &Db, job: &PathBuf, strategy: &str, since: &str) -> std::process::Output {
+fn run_job(db: &Db, job: &std::path::Path, strategy: &str, since: &str) -> std::process::Output {
     let job = job.display().to_string();
     let var = format!("since={since}");
     run(
