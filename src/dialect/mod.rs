@@ -417,6 +417,19 @@ pub trait Dialect: SessionSql + Send + Sync {
         merge::UpsertStyle::UpdateThenInsert
     }
 
+    /// Where a merge goes into a copy swapped in after commit (DDL not transactional): one row
+    /// that changes whenever a row of `table` does (its rows and a hash of `columns`), read
+    /// with `locking` as a locking read, so that a write another session commits between the
+    /// copy and the swap is seen. None: the database needs none.
+    fn table_fingerprint(
+        &self,
+        _table: &TableRef,
+        _columns: &[String],
+        _locking: bool,
+    ) -> Option<String> {
+        None
+    }
+
     /// Where DDL is not transactional: an empty copy of `old` (keys, types) named `new`, for
     /// a merge that must add columns without altering the live table before commit.
     fn create_table_like(&self, _new: &TableRef, _old: &TableRef) -> Option<String> {
