@@ -10,7 +10,9 @@
 //! Where DDL is not transactional (MariaDB) a new column cannot be added inside the
 //! transaction, so the merge then goes into a copy of the target (created with the new
 //! columns beside the staging table, filled inside the transaction) that replaces the target
-//! by the same atomic rename as `replace`.
+//! by the same atomic rename as `replace`; a write another session committed to the target
+//! between the copy and the rename is caught by comparing the replaced table with what was
+//! copied, and the rename is then undone ([`check_swapped`]).
 
 use std::collections::HashMap;
 
