@@ -343,23 +343,22 @@ impl Dialect for MariaDb {
         format!("RENAME TABLE {from} TO {to}")
     }
 
-    /// Rows, and two hashes of every row (each cell as hex, `N` for NULL): CRC32 summed and
-    /// half an MD5 XORed, so that no single change leaves both as they were. `LOCK IN SHARE
-    /// MODE` reads what the copy's `INSERT … SELECT` locked, not an older snapshot.
-    fn table_fingerprint(
-        &self,
-        table: &TableRef,
-        columns: &[String],
-        locking: bool,
-    ) -> Option<String> {
+    /// Rows, and two hashes of every row (each cell's text as hex, exact for numbers too, `N`
+    /// for NULL): CRC32 summed and half an MD5 XORed, so that no single change leaves both as
+    /// they were.
+    fn table_fingerprint(&self, table: &TableRef, columns: &[String]) -> Option<String> {
         let cells: Vec<String> = columns
             .iter()
-            .map(|c| format!("COALESCE(HEX({}), 'N')", self.quote_ident(c)))
+            .map(|c| {
+                format!(
+                    "COALESCE(HEX(CAST({} AS BINARY)), 'N')",
+                    self.quote_ident(c)
+                )
+            })
             .collect();
         let row = format!("CONCAT_WS(',', {})", cells.join(", "));
-        let lock = if locking { " LOCK IN SHARE MODE" } else { "" };
         Some(format!(
-            "SELECT COUNT(*), COALESCE(SUM(CRC32({row})), 0), COALESCE(BIT_XOR(CAST(CONV(LEFT(MD5({row}), 16), 16, 10) AS UNSIGNED)), 0) FROM {table}{lock}"
+            "SELECT COUNT(*), COALESCE(SUM(CRC32({row})), 0), COALESCE(BIT_XOR(CAST(CONV(LEFT(MD5({row}), 16), 16, 10) AS UNSIGNED)), 0) FROM {table}"
         ))
     }
 }

@@ -418,15 +418,9 @@ pub trait Dialect: SessionSql + Send + Sync {
     }
 
     /// Where a merge goes into a copy swapped in after commit (DDL not transactional): one row
-    /// that changes whenever a row of `table` does (its rows and a hash of `columns`), read
-    /// with `locking` as a locking read, so that a write another session commits between the
-    /// copy and the swap is seen. None: the database needs none.
-    fn table_fingerprint(
-        &self,
-        _table: &TableRef,
-        _columns: &[String],
-        _locking: bool,
-    ) -> Option<String> {
+    /// that changes whenever a row of `table` does (its rows and a hash of `columns`), to tell
+    /// whether the replaced target is still what was copied. None: the database needs none.
+    fn table_fingerprint(&self, _table: &TableRef, _columns: &[String]) -> Option<String> {
         None
     }
 

@@ -216,7 +216,9 @@ pub async fn merge(
                     "INSERT INTO {copy} ({list}) SELECT {list} FROM {target}"
                 ))
                 .await?;
-            copied = match dialect.table_fingerprint(target, &plan.copied_columns(), true) {
+            // The copy itself, before anything is merged into it: exactly the rows copied,
+            // whatever the isolation level let other sessions do meanwhile.
+            copied = match dialect.table_fingerprint(copy, &plan.copied_columns()) {
                 Some(sql) => session
                     .query_in_load(
                         &sql,
@@ -361,7 +363,7 @@ pub async fn check_swapped(
     plan: &MergePlan,
     copied: &[String],
 ) -> Result<()> {
-    let Some(sql) = dialect.table_fingerprint(replaced, &plan.copied_columns(), false) else {
+    let Some(sql) = dialect.table_fingerprint(replaced, &plan.copied_columns()) else {
         return Ok(());
     };
     let Some(now) = session
