@@ -71,7 +71,7 @@ fn job(dir: &tempfile::TempDir, name: &str, p: &str, delta_key: &str) -> PathBuf
     path
 }
 
-fn run_job(db: &Db, job: &PathBuf, strategy: &str, since: &str) -> std::process::Output {
+fn run_job(db: &Db, job: &std::path::Path, strategy: &str, since: &str) -> std::process::Output {
     let job = job.display().to_string();
     let var = format!("since={since}");
     run(
@@ -298,5 +298,71 @@ fn preview_after_merge_is_labelled_by_the_table() {
             .map(str::trim)
             .collect();
         assert_eq!(row3, ["3", "M", "A"], "{shown}");
+    });
+}
+
+/// Issue 17.4: on MariaDB a merge that adds columns goes into a copy swapped in after commit.
+/// Another session's UPDATE committed between the copy and the swap must not be swapped away:
+/// the swap is undone and the merge refused, and the write is in the table.
+#[test]
+fn mariadb_write_between_copy_and_swap_is_kept() {
+    let db = mariadb();
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c: &mut dyn Backend = conn.as_mut();
+        let p = format!("mcw{}", std::process::id());
+        let (kv, wide) = (format!("{p}_kv"), format!("{p}_wide"));
+        for t in [&kv, &wide] {
+            drop_if_exists(c, t).await;
+        }
+        for sql in [
+            format!("CREATE TABLE {kv} (id INT, attr VARCHAR(20), val VARCHAR(40))"),
+            format!("INSERT INTO {kv} VALUES (1, 'a01', 'x'), (2, 'a01', 'y')"),
+        ] {
+            c.execute(&sql).await.expect(&sql);
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("w.yaml");
+        std::fs::write(
+            &path,
+            format!("name: w\nsource: {{table: {kv}, alias: s}}\nentity: s.id\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {wide}, if_exists: merge}}\n"),
+        )
+        .expect("write");
+        let job = path.display().to_string();
+        let args = ["run", job.as_str(), "--strategy", "pushdown"];
+        let first = run(&args, &db.url);
+        assert!(first.status.success(), "{}", stderr(&first));
+        // A new attribute: the merge goes into a copy with the new column.
+        c.execute(&format!("INSERT INTO {kv} VALUES (1, 'a02', 'new')"))
+            .await
+            .expect("insert");
+        let resume = dir.path().join("resume");
+        let (mut child, said) = start_resumable(&args, &db.url, "committed", Some(&resume));
+        c.execute(&format!("UPDATE {wide} SET a01 = 'APP-WRITE' WHERE id = 2"))
+            .await
+            .expect("the other session's write");
+        std::fs::write(&resume, b"").expect("resume");
+        let status = child.wait().expect("wait");
+        let err: Vec<String> = said.try_iter().collect();
+        assert_eq!(status.code(), Some(1), "{err:#?}");
+        assert!(
+            err.iter().any(|l| l.contains("another session wrote to")),
+            "{err:#?}"
+        );
+        let now = read_table(c, "mariadb", &wide).await;
+        assert_eq!(now[&2]["a01"], "APP-WRITE", "the write was swapped away");
+        assert!(!now[&1].contains_key("a02"), "the refused merge is in place");
+        let left = names(c, &(db.list_staging)(&p)).await;
+        assert!(left.is_empty(), "staging tables left: {left:?}");
+        // Run again: the merge goes through (and sets a01 from the source, as a merge does).
+        let again = run(&args, &db.url);
+        assert!(again.status.success(), "{}", stderr(&again));
+        let now = read_table(c, "mariadb", &wide).await;
+        assert_eq!(now[&1]["a02"], "new");
+        for t in [&kv, &wide] {
+            drop_if_exists(c, t).await;
+        }
     });
 }

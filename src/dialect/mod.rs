@@ -457,6 +457,13 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
         merge::UpsertStyle::UpdateThenInsert
     }
 
+    /// Where a merge goes into a copy swapped in after commit (DDL not transactional): one row
+    /// that changes whenever a row of `table` does (its rows and a hash of `columns`), to tell
+    /// whether the replaced target is still what was copied. None: the database needs none.
+    fn table_fingerprint(&self, _table: &TableRef, _columns: &[String]) -> Option<String> {
+        None
+    }
+
     /// Where DDL is not transactional: an empty copy of `old` (keys, types) named `new`, for
     /// a merge that must add columns without altering the live table before commit.
     fn create_table_like(&self, _new: &TableRef, _old: &TableRef) -> Option<String> {

@@ -10,7 +10,9 @@
 //! Where DDL is not transactional (MariaDB) a new column cannot be added inside the
 //! transaction, so the merge then goes into a copy of the target (created with the new
 //! columns beside the staging table, filled inside the transaction) that replaces the target
-//! by the same atomic rename as `replace`.
+//! by the same atomic rename as `replace`; a write another session committed to the target
+//! between the copy and the rename is caught by comparing the replaced table with what was
+//! copied, and the rename is then undone ([`check_swapped`]).
 
 use std::collections::HashMap;
 
@@ -139,6 +141,11 @@ impl MergePlan {
         self.scope_guard = delta_like.then(|| job.clone());
     }
 
+    /// The columns the copy takes from the target: keys, then the existing attributes.
+    fn copied_columns(&self) -> Vec<String> {
+        self.keys.iter().chain(&self.existing).cloned().collect()
+    }
+
     /// Each existing target column with the staging column it is set from (None: cleared).
     fn nulled_columns(&self, dialect: &dyn Dialect) -> Vec<(String, Option<String>)> {
         let key = |c: &str| dialect.ident_key(c);
@@ -198,11 +205,12 @@ pub async fn merge(
     dialect: &dyn Dialect,
     table: &Table,
     plan: &MergePlan,
-) -> Result<MergeStats> {
+) -> Result<Merged> {
     let target = &table.shape.table;
     let staging = &table.build;
     let into = plan.copy.as_ref().unwrap_or(target);
     let cols = plan.columns();
+    let mut copied = None;
     match &plan.copy {
         Some(copy) => {
             let list: Vec<String> = plan
@@ -217,6 +225,18 @@ pub async fn merge(
                     "INSERT INTO {copy} ({list}) SELECT {list} FROM {target}"
                 ))
                 .await?;
+            // The copy itself, before anything is merged into it: exactly the rows copied,
+            // whatever the isolation level let other sessions do meanwhile.
+            copied = match dialect.table_fingerprint(copy, &plan.copied_columns()) {
+                Some(sql) => session
+                    .query_in_load(
+                        &sql,
+                        "merge: the target as copied (checked again after the swap)",
+                    )
+                    .await?
+                    .map(|rows| fingerprint_texts(&rows)),
+                None => None,
+            };
         }
         None => {
             for (column, ty) in &plan.added {
@@ -291,14 +311,15 @@ pub async fn merge(
         (staging_counts, survey, untouched, merged)
     else {
         // A dry run: the statements are recorded, nothing is counted.
-        return Ok(MergeStats {
+        let stats = MergeStats {
             table: target.to_string(),
             added_columns,
             nulled,
             nulled_sample,
             column_types: plan.widening.column_types(),
             ..MergeStats::default()
-        });
+        };
+        return Ok(Merged { stats, copied });
     };
     let survey = row_counts(&survey);
     let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
@@ -322,7 +343,7 @@ pub async fn merge(
             "verification failed: after the merge {into} holds rows and cells {merged:?}, expected {expected:?} (untouched target rows plus the source's)"
         )));
     }
-    Ok(MergeStats {
+    let stats = MergeStats {
         table: target.to_string(),
         inserted,
         updated: staged_rows.saturating_sub(inserted + unchanged),
@@ -332,7 +353,57 @@ pub async fn merge(
         nulled,
         nulled_sample,
         column_types: plan.widening.column_types(),
-    })
+    };
+    Ok(Merged { stats, copied })
+}
+
+/// What one merge did, and where it went into a copy, the target's fingerprint as copied.
+pub struct Merged {
+    pub stats: MergeStats,
+    pub copied: Option<Vec<String>>,
+}
+
+fn fingerprint_texts(rows: &[Vec<Value>]) -> Vec<String> {
+    rows.iter()
+        .flatten()
+        .map(|v| v.as_text().unwrap_or_default())
+        .collect()
+}
+
+/// Right after the copy replaced the target (non-transactional DDL): the replaced table must
+/// be as the copy saw it. A write another session committed between the copy and the swap
+/// would otherwise be swapped away: then the swap is undone, so that write stays in the
+/// target, and the merge is refused.
+pub async fn check_swapped(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    (target, built, replaced): (&TableRef, &TableRef, &TableRef),
+    plan: &MergePlan,
+    copied: &[String],
+) -> Result<()> {
+    let Some(sql) = dialect.table_fingerprint(replaced, &plan.copied_columns()) else {
+        return Ok(());
+    };
+    let Some(now) = session
+        .query_in_load(&sql, "merge: the replaced table, unchanged since the copy?")
+        .await?
+    else {
+        return Ok(());
+    };
+    if fingerprint_texts(&now) == copied {
+        return Ok(());
+    }
+    let back = dialect.swap_in(replaced, target, Some(built));
+    if let Some(back) = back.first() {
+        session.change(back).await.map_err(|e| {
+            Error::Job(format!(
+                "another session wrote to {target} while the merge was put in place, and undoing the swap failed ({e}): the table as that session left it is {replaced}"
+            ))
+        })?;
+    }
+    Err(Error::Job(format!(
+        "another session wrote to {target} after the merge copied it (committed between the copy and the swap): the swap was undone so that write is kept; run the job again"
+    )))
 }
 
 /// Before the upsert: the cells of touched entities that go from a value to NULL, counted,
@@ -362,7 +433,7 @@ async fn nulled(
         return Ok((0, Vec::new()));
     }
     let held = match &plan.scope_guard {
-        Some(job) => outside_scope(session, dialect, job, &table_columns).await?,
+        Some(job) => outside_scope(session, dialect, job, table_columns).await?,
         None => HashMap::new(),
     };
     let mut sample = Vec::new();

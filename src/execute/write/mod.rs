@@ -146,6 +146,8 @@ pub struct Writes {
     /// error (an interrupt the commit was finished through, or a COMMIT that failed and was
     /// checked): what happened, said instead of "rolled back".
     settled: Option<String>,
+    /// Per merge into a copy, the target's fingerprint as copied: checked after the swap.
+    copied: Vec<(TableRef, Vec<String>)>,
 }
 
 impl Writes {
@@ -209,6 +211,7 @@ impl Writes {
             created_outside: Vec::new(),
             merged: Vec::new(),
             settled: None,
+            copied: Vec::new(),
         })
     }
 
@@ -275,7 +278,11 @@ impl Writes {
         let mut merged = Vec::new();
         for table in &self.tables.all {
             if let Some(plan) = &table.merge {
-                merged.push(merge::merge(session, dialect, table, plan).await?);
+                let done = merge::merge(session, dialect, table, plan).await?;
+                if let Some(copied) = done.copied {
+                    self.copied.push((table.shape.table.clone(), copied));
+                }
+                merged.push(done.stats);
             }
         }
         if tx_ddl {
@@ -432,6 +439,19 @@ impl Writes {
             if let (Some(swap), Some(built)) = (statements.next(), table.swapped_in()) {
                 session.change(&swap).await?;
                 self.created_outside.retain(|t| t != built);
+                let copied = self.copied.iter().find(|(t, _)| *t == table.shape.table);
+                if let (Some(plan), Some((_, copied))) = (&table.merge, copied) {
+                    let replaced = self
+                        .run
+                        .replaced_name(dialect, &table.shape.table, &table.tag);
+                    let names = (&table.shape.table, built, &replaced);
+                    if let Err(e) =
+                        merge::check_swapped(session, dialect, names, plan, copied).await
+                    {
+                        self.created_outside.push(built.clone());
+                        return Err(e);
+                    }
+                }
                 fault::pause_at("swapped");
             }
             // A merge's staging table held only the source's rows: they are in the target now.
