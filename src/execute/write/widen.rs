@@ -74,8 +74,7 @@ impl Widening {
         let key = |n: &str| dialect.ident_key(n);
         let mut columns = Vec::new();
         for c in &shape.columns {
-            let Some((_, declared)) = catalog.iter().find(|(n, _)| key(n) == key(&c.column))
-            else {
+            let Some((_, declared)) = catalog.iter().find(|(n, _)| key(n) == key(&c.column)) else {
                 continue;
             };
             let staged = c.sql_type(shape).to_string();
@@ -111,7 +110,10 @@ impl Widening {
             e.differs = old != new;
             let after = if holds(&old, &new) {
                 old
-            } else if dialect.alter_column_type(&shape.table, &c.column, &staged).is_none() {
+            } else if dialect
+                .alter_column_type(&shape.table, &c.column, &staged)
+                .is_none()
+            {
                 e.refuse = true;
                 old
             } else {
@@ -163,7 +165,9 @@ impl Widening {
                 }
             }
             if c.staging_to_text {
-                if let Some(alter) = dialect.alter_column_type(staging, &c.column, dialect.text_type()) {
+                if let Some(alter) =
+                    dialect.alter_column_type(staging, &c.column, dialect.text_type())
+                {
                     session.change(&alter).await?;
                 }
             }
@@ -207,7 +211,8 @@ impl Widening {
             "SELECT COUNT(*), MIN(x.bad) FROM (SELECT CASE {} ELSE 0 END AS bad FROM {from}) x WHERE x.bad > 0",
             first_bad.join(" ")
         );
-        let note = "merge: every merged cell equals its staging cell (as text, in the staging type)";
+        let note =
+            "merge: every merged cell equals its staging cell (as text, in the staging type)";
         let Some(rows) = session.query_in_load(&sql, note).await? else {
             return Ok(());
         };
@@ -248,7 +253,10 @@ impl Widening {
             Some(t) => shown(&t),
             None => "NULL".into(),
         };
-        let entity: Vec<String> = row[..n.min(row.len())].iter().map(Value::to_string).collect();
+        let entity: Vec<String> = row[..n.min(row.len())]
+            .iter()
+            .map(Value::to_string)
+            .collect();
         Err(Error::Job(format!(
             "verification failed: merged cell {}.{} of entity {} reads {} but this run's value is {} ({} merged cells differ; the merge would change values)",
             into,
@@ -299,7 +307,9 @@ impl Widening {
                     None => ColumnType {
                         column: c.column.clone(),
                         sql_type: c.declared.clone(),
-                        reason: format!("the target's type, which holds this run's values (this run: {run})"),
+                        reason: format!(
+                            "the target's type, which holds this run's values (this run: {run})"
+                        ),
                     },
                 }
             })
@@ -447,7 +457,10 @@ pub fn least_common(dialect: &dyn Dialect, a: &ColumnKind, b: &ColumnKind) -> Co
                 (Some(x), Some(y)) => {
                     let s = scale(a).max(scale(b));
                     let precision = x.max(y) + s;
-                    (precision <= MAX_PRECISION).then_some(Decimal { precision, scale: s })
+                    (precision <= MAX_PRECISION).then_some(Decimal {
+                        precision,
+                        scale: s,
+                    })
                 }
                 _ => None,
             },
@@ -499,15 +512,46 @@ mod tests {
         // Text as the last step, long enough for both.
         assert_eq!(least_common(pg, &dec(3, 1), &UnboundedText), UnboundedText);
         assert_eq!(
-            least_common(&MariaDb, &Date, &Text { chars: 4, utf16: 8, bytes: 16 }),
-            Text { chars: 10, utf16: 10, bytes: 16 }
+            least_common(
+                &MariaDb,
+                &Date,
+                &Text {
+                    chars: 4,
+                    utf16: 8,
+                    bytes: 16
+                }
+            ),
+            Text {
+                chars: 10,
+                utf16: 10,
+                bytes: 16
+            }
         );
         assert_eq!(
-            least_common(&MariaDb, &Int, &Text { chars: 2, utf16: 2, bytes: 2 }),
-            Text { chars: 11, utf16: 11, bytes: 11 }
+            least_common(
+                &MariaDb,
+                &Int,
+                &Text {
+                    chars: 2,
+                    utf16: 2,
+                    bytes: 2
+                }
+            ),
+            Text {
+                chars: 11,
+                utf16: 11,
+                bytes: 11
+            }
         );
         // SQLite stores integers only: a decimal widening is text there.
-        assert_eq!(least_common(&Sqlite, &BigInt, &dec(4, 2)), Text { chars: 20, utf16: 20, bytes: 20 });
+        assert_eq!(
+            least_common(&Sqlite, &BigInt, &dec(4, 2)),
+            Text {
+                chars: 20,
+                utf16: 20,
+                bytes: 20
+            }
+        );
     }
 
     #[test]
@@ -523,7 +567,21 @@ mod tests {
         assert!(!holds(&Date, &Timestamp { fraction: 0 }));
         assert!(!holds(&Int, &UnboundedText));
         assert!(holds(&UnboundedText, &dec(3, 1)));
-        assert!(holds(&Text { chars: 5, utf16: 10, bytes: 20 }, &dec(3, 1)));
-        assert!(!holds(&Text { chars: 4, utf16: 8, bytes: 16 }, &dec(3, 1)));
+        assert!(holds(
+            &Text {
+                chars: 5,
+                utf16: 10,
+                bytes: 20
+            },
+            &dec(3, 1)
+        ));
+        assert!(!holds(
+            &Text {
+                chars: 4,
+                utf16: 8,
+                bytes: 16
+            },
+            &dec(3, 1)
+        ));
     }
 }
