@@ -499,7 +499,17 @@ mod tests {
         assert_eq!(least_common(pg, &SmallInt, &Int), Int);
         assert_eq!(least_common(pg, &Int, &BigInt), BigInt);
         assert_eq!(least_common(pg, &Int, &dec(2, 1)), dec(11, 1));
-        assert_eq!(least_common(pg, &BigInt, &dec(30, 20)), UnboundedText);
+        // Beyond 38 digits: text, long enough for either (PostgreSQL spells it `text`).
+        let wide = least_common(pg, &BigInt, &dec(30, 20));
+        assert_eq!(
+            wide,
+            Text {
+                chars: 32,
+                utf16: 32,
+                bytes: 32
+            }
+        );
+        assert_eq!(pg.column_sql_type(&wide), "text");
         // Dates into timestamps; timestamps keep the finer fraction.
         assert_eq!(
             least_common(pg, &Date, &Timestamp { fraction: 0 }),
