@@ -48,6 +48,9 @@ struct Existing {
     staged: String,
     /// This run's kind differs from the target's: the report names the target's.
     differs: bool,
+    /// The staging and target types are not the same declared type: the upsert converts,
+    /// so [`Widening::check_cells`] compares these cells.
+    converted: bool,
 }
 
 /// The type decisions of one merge, read before any write ([`Widening::read`]).
@@ -91,6 +94,7 @@ impl Widening {
                 why: c.typed.as_ref().map(|t| t.why.clone()),
                 staged: staged.clone(),
                 differs: false,
+                converted: !same_declared_type(declared, &staged),
             };
             let (Some(old), Some(new)) = (old, new) else {
                 // A target type without a portable kind can only take values of that very
@@ -123,6 +127,7 @@ impl Widening {
                 kind
             };
             e.staging_to_text = dialect.transactional_ddl() && after.is_text() && !new.is_text();
+            e.converted |= e.widened.is_some() || e.staging_to_text;
             columns.push(e);
         }
         Ok(Widening { columns })
@@ -186,6 +191,17 @@ impl Widening {
         shape: &TableShape,
         set: &[String],
     ) -> Result<()> {
+        // Between identical declared types (the usual re-merge) the upsert converts nothing,
+        // so only the other columns are compared: on PostgreSQL the check costs about 0.6 s
+        // per million compared cells.
+        let set: Vec<String> = set
+            .iter()
+            .filter(|c| {
+                let existing = self.columns.iter().find(|e| e.column == **c);
+                existing.is_some_and(|e| e.converted)
+            })
+            .cloned()
+            .collect();
         if set.is_empty() {
             return Ok(());
         }
@@ -365,6 +381,28 @@ async fn refuse_unfit(
         )));
     }
     Ok(())
+}
+
+/// Two catalog spellings of one declared type (`numeric(4,2)` and `DECIMAL(4,2)`, MariaDB's
+/// `int(11)` and `INT`, `datetime` and `DATETIME(0)`).
+fn same_declared_type(a: &str, b: &str) -> bool {
+    fn normal(t: &str) -> String {
+        let t = t
+            .trim()
+            .to_ascii_lowercase()
+            .replace(" without time zone", "");
+        let t = match t.strip_prefix("numeric") {
+            Some(rest) => format!("decimal{rest}"),
+            None => t,
+        };
+        let base = t.split('(').next().unwrap_or_default().trim().to_string();
+        let int = ["tinyint", "smallint", "mediumint", "int", "bigint"].contains(&base.as_str());
+        if int || t == "datetime(0)" {
+            return base;
+        }
+        t
+    }
+    normal(a) == normal(b)
 }
 
 /// Integer digits a kind's values may have.
@@ -562,6 +600,20 @@ mod tests {
                 bytes: 20
             }
         );
+    }
+
+    #[test]
+    fn catalog_spellings_of_one_type_are_the_same_type() {
+        assert!(same_declared_type("numeric(4,2)", "DECIMAL(4,2)"));
+        assert!(same_declared_type("int(11)", "INT"));
+        assert!(same_declared_type("datetime", "DATETIME(0)"));
+        assert!(same_declared_type(
+            "timestamp(0) without time zone",
+            "TIMESTAMP(0)"
+        ));
+        assert!(!same_declared_type("real", "DOUBLE PRECISION"));
+        assert!(!same_declared_type("numeric(3,1)", "DECIMAL(4,2)"));
+        assert!(!same_declared_type("varchar(5)", "VARCHAR(6)"));
     }
 
     #[test]
