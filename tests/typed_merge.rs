@@ -516,3 +516,48 @@ fn postgres_round_trip_check_sees_only_the_selected_rows() {
 fn mariadb_round_trip_check_sees_only_the_selected_rows() {
     runtime().block_on(filtered_check_case(&mariadb()));
 }
+
+/// A typed merge across two databases: the source on one, the widened target on the other.
+#[test]
+fn typed_merges_across_databases_widen_the_target() {
+    let rt = runtime();
+    let dbs = [sqlite(), postgres(), mariadb()];
+    let mut conns = Vec::new();
+    for db in &dbs {
+        match rt.block_on(db.open()) {
+            Some(c) => conns.push(c),
+            None => return,
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (from, to) in [(0, 1), (1, 2)] {
+        let what = format!("{} -> {}", dbs[from].what, dbs[to].what);
+        let prefix = format!("typesxm{}_{from}{to}", std::process::id());
+        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
+        rt.block_on(async {
+            source_table(conns[from].as_mut(), &source, FIRST).await;
+            drop_if_exists(conns[to].as_mut(), &target).await;
+        });
+        let job = infer_job(dir.path(), &source, &target, "merge", "1 = 1");
+        let across = ["--target-connection", dbs[to].url.as_str()];
+        report(&run_json(&job, "stream", &dbs[from].url, &across));
+        rt.block_on(async {
+            let c = conns[from].as_mut();
+            c.execute(&format!("DELETE FROM {source}"))
+                .await
+                .expect("delete");
+            add_rows(c, &source, SECOND).await;
+        });
+        let r = report(&run_json(&job, "stream", &dbs[from].url, &across));
+        let why = column(&r, "w")["type_reason"].as_str().unwrap_or_default();
+        assert!(why.starts_with("widened from "), "{what}: {why}");
+        rt.block_on(async {
+            let c = conns[to].as_mut();
+            let cells = printed(c, dbs[to].what, &target, &COLUMNS).await;
+            assert_eq!(cells[&2], source_cells(SECOND), "{what}");
+            assert_old_values_kept(&cells[&1], &what);
+            drop_if_exists(c, &target).await;
+            drop_if_exists(conns[from].as_mut(), &source).await;
+        });
+    }
+}
