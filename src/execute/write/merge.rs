@@ -249,7 +249,9 @@ pub async fn merge(
     // Typed merges: refuse values that cannot fit, widen the target (widen.rs).
     let altered = plan.copy.is_none().then_some(target);
     let at_staging = (staging, &table.shape);
-    plan.widening.apply(session, dialect, altered, at_staging).await?;
+    plan.widening
+        .apply(session, dialect, altered, at_staging)
+        .await?;
     let staged = table.build_shape();
     let staging_counts = session
         .query_in_load(
@@ -290,7 +292,9 @@ pub async fn merge(
     }
     // Typed merges: every merged cell is its staging cell, so no rounding can commit.
     let tables = (into, staging);
-    plan.widening.check_cells(session, dialect, tables, &table.shape, &plan.set).await?;
+    plan.widening
+        .check_cells(session, dialect, tables, &table.shape, &plan.set)
+        .await?;
     let merged_shape = TableShape {
         table: into.clone(),
         columns: all.iter().map(|c| PivotColumn::text(c, c)).collect(),
