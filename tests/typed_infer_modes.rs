@@ -38,6 +38,8 @@ const ROWS: &[(i64, &str, &str)] = &[
     (1, "at", "2024-01-01 10:00:00"),
     (2, "at", "2024-01-01 10:00:00.5"),
     (3, "at", "2024-06-30 23:59:59.25"),
+    // The same instant as .5: a timestamp by value, text as written.
+    (4, "at", "2024-06-30 23:59:59.50"),
     (1, "blank", ""),
     (1, "name", "a name of exactly forty characters, long"),
 ];
@@ -134,11 +136,100 @@ async fn run_all(server: &servers::Db) {
         if let Err(e) = check_exact_text(db, what, &source, &target, strategy).await {
             failures.push(format!("{what} {strategy:?} exact/text: {e}"));
         }
+        if let Err(e) = check_merge_headroom(db, what, &source, strategy).await {
+            failures.push(format!("{what} {strategy:?} merge with headroom: {e}"));
+        }
     }
     for t in [&target, &source] {
         let _ = db.execute(&format!("DROP TABLE {t}")).await;
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The point of headroom: a first load with a counter at 6,771, a weight of 27.8 and an
+/// empty label, then a merge of 40,000, 128.5 and a longer label (more fractional digits than the first
+/// load is the merge widening of issue 21.2, not headroom). Exact widths would have
+/// made SMALLINT, DECIMAL(3,1) and MariaDB VARCHAR(1); with the defaults the delta fits the
+/// columns the first load created and every cell is kept (by value).
+async fn check_merge_headroom(
+    db: &mut dyn Backend,
+    dialect: &str,
+    source: &str,
+    strategy: StrategyName,
+) -> Result<(), String> {
+    let (table, wide) = (format!("{source}_m"), format!("{source}_mw"));
+    for t in [&table, &wide] {
+        let _ = db.execute(&format!("DROP TABLE {t}")).await;
+    }
+    let prefix = if dialect == "mssql" { "N" } else { "" };
+    let insert = |rows: &[(i64, &str, &str)]| {
+        let values: Vec<String> = rows
+            .iter()
+            .map(|(e, a, v)| format!("({e}, {prefix}'{a}', {prefix}'{v}')"))
+            .collect();
+        format!(
+            "INSERT INTO {table} (id, attr, val) VALUES {}",
+            values.join(", ")
+        )
+    };
+    let first = [
+        (1, "counter", "6771"),
+        (1, "weight", "27.8"),
+        (1, "label", ""),
+    ];
+    let delta = [
+        (2, "counter", "40000"),
+        (2, "weight", "128.5"),
+        (2, "label", "a label of some length"),
+    ];
+    db.execute(&format!(
+        "CREATE TABLE {table} (id INT, attr VARCHAR(50), val VARCHAR(100))"
+    ))
+    .await
+    .map_err(|e| e.to_string())?;
+    db.execute(&insert(&first))
+        .await
+        .map_err(|e| e.to_string())?;
+    let text = format!(
+        "name: infer_merge\nsource: {{ table: {table} }}\nentity: [id]\nattribute: attr\n\
+         value: val\npivot: {{ column_type: infer }}\ntarget: {{ table: {wide}, if_exists: merge }}\n"
+    );
+    let job = config::parse_job(&text, Path::new("infer_merge.yaml")).map_err(|e| e.to_string())?;
+    let mut result = Ok(());
+    for (run, rows) in [("first load", None), ("merge", Some(&delta))] {
+        if let Some(rows) = rows {
+            db.execute(&insert(rows)).await.map_err(|e| e.to_string())?;
+        }
+        if let Err(e) = run_job(&job, db, &options(strategy)).await {
+            result = Err(format!("{run} failed: {e}"));
+            break;
+        }
+    }
+    if result.is_ok() {
+        let columns: Vec<String> = ["counter", "weight", "label"].map(String::from).to_vec();
+        let got = printed(db, &wide, &columns).await;
+        let want: Vec<String> = first
+            .iter()
+            .chain(&delta)
+            .filter(|(e, a, v)| {
+                let cell = got.get(&(*e, a.to_string()));
+                cell.is_none_or(|c| by_value(c) != by_value(v))
+            })
+            .map(|(e, a, v)| {
+                format!(
+                    "({e}, {a}): source {v:?}, target {:?}",
+                    got.get(&(*e, a.to_string()))
+                )
+            })
+            .collect();
+        if !want.is_empty() {
+            result = Err(format!("cells differ: {}", want.join("; ")));
+        }
+    }
+    for t in [&table, &wide] {
+        let _ = db.execute(&format!("DROP TABLE {t}")).await;
+    }
+    result
 }
 
 /// The typed check in value mode counts exactly the values the column does not hold by

@@ -1,17 +1,23 @@
-//! `column_type: infer`: per attribute, the narrowest type of a fixed ladder such that every
-//! non-null value round-trips exactly (the canonical text of the typed value is the source
-//! text). Pure: [`Survey`] is fed every value by discovery's one scan, and [`Survey::decide`]
-//! gives the same answer for every database; a dialect only renders it
+//! `column_type: infer`: per attribute, a type of a fixed ladder that keeps every non-null
+//! value. Pure: [`Survey`] is fed every value by discovery's one scan, and
+//! [`Survey::decide_with`] gives the same answer for every database; a dialect only renders it
 //! ([`crate::dialect::Dialect::column_sql_type`]) or, where it cannot store a kind so that it
 //! prints back (SQLite decimals, booleans outside PostgreSQL), the plan keeps the text.
 //!
 //! The ladder: integer (SMALLINT/INT/BIGINT by range, then DECIMAL(p,0) up to 38 digits; no
-//! leading zeros, `+`, spaces or `-0`), exact decimal (no exponent, the same number of
-//! fractional digits in every value, since a DECIMAL(p,s) prints `s` digits), date
-//! (`YYYY-MM-DD`, years 1000–9999, real calendar days), timestamp without zone
-//! (`YYYY-MM-DD HH:MM:SS[.f…]`, the same 0–6 fractional digits in every value and no trailing
-//! zero, which PostgreSQL would drop), boolean (`true`/`false`), else text bounded by the
-//! longest value.
+//! leading zeros, `+`, spaces or `-0`), decimal (no exponent), date (`YYYY-MM-DD`, years
+//! 1000–9999, real calendar days), timestamp without zone (`YYYY-MM-DD HH:MM:SS[.f…]`, 0–6
+//! fractional digits and no trailing zero, which PostgreSQL would drop), boolean
+//! (`true`/`false`), else text bounded by the longest value.
+//!
+//! `pivot.infer` ([`Infer`]) says how. `numbers: value` (default) types decimals by value:
+//! the most integer digits and the most fractional digits of any value, integers among them
+//! included, and timestamps with the most fractional digits of any; the check then compares
+//! by value. `numbers: text` wants every value to print back as its exact text: one scale in
+//! every decimal (a DECIMAL(p,s) prints `s` digits), one fraction length in every timestamp.
+//! `widths: headroom` (default) widens the result for the next load (INTEGER before
+//! SMALLINT, DECIMAL precision 18 or more, text lengths in steps); `widths: exact` keeps the
+//! narrowest.
 
 use crate::config::{Infer, InferNumbers, InferWidths};
 use crate::dialect::ColumnKind;
@@ -242,7 +248,7 @@ impl Survey {
             _ => self.number.rule_out(text, entity),
         }
         match form {
-            Form::Timestamp { fraction } => {
+            Form::Timestamp { fraction, .. } => {
                 self.any_timestamp_fraction = self.any_timestamp_fraction.max(fraction);
             }
             _ => self.any_timestamp.rule_out(text, entity),
@@ -258,9 +264,10 @@ impl Survey {
             self.date.rule_out(text, entity);
         }
         match form {
-            Form::Timestamp { fraction }
-                if self.timestamp_fraction.is_none_or(|f| f == fraction) =>
-            {
+            Form::Timestamp {
+                fraction,
+                trailing_zero: false,
+            } if self.timestamp_fraction.is_none_or(|f| f == fraction) => {
                 self.timestamp_fraction = Some(fraction);
             }
             _ => self.timestamp.rule_out(text, entity),
@@ -381,7 +388,7 @@ impl Survey {
         let kind = match infer.widths {
             InferWidths::Exact => exact.clone(),
             InferWidths::Headroom => ColumnKind::Decimal {
-                precision: precision.max(DECIMAL_HEADROOM).min(MAX_DIGITS),
+                precision: precision.clamp(DECIMAL_HEADROOM, MAX_DIGITS),
                 scale,
             },
         };
@@ -607,7 +614,7 @@ pub fn converts(text: &str, kind: &ColumnKind) -> bool {
         },
         ColumnKind::Date => form == Form::Date,
         ColumnKind::Timestamp { fraction } => {
-            matches!(form, Form::Timestamp { fraction: f } if f <= *fraction)
+            matches!(form, Form::Timestamp { fraction: f, trailing_zero: false } if f <= *fraction)
         }
         ColumnKind::Boolean => form == Form::Boolean,
         ColumnKind::Text { chars, utf16, .. } => {

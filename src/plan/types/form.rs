@@ -13,8 +13,11 @@ pub(super) enum Form {
         scale: u32,
     },
     Date,
+    /// Fractional digits (0–6), and whether the last is a zero (`.50`): the same instant as
+    /// `.5`, but not the text PostgreSQL prints back.
     Timestamp {
         fraction: u32,
+        trailing_zero: bool,
     },
     Boolean,
     None,
@@ -35,16 +38,19 @@ impl Form {
         if b.len() >= 19 && is_date(&b[..10]) && b[10] == b' ' && is_clock(&b[11..19]) {
             let rest = &b[19..];
             if rest.is_empty() {
-                return Form::Timestamp { fraction: 0 };
+                return Form::Timestamp {
+                    fraction: 0,
+                    trailing_zero: false,
+                };
             }
             let frac = &rest[1.min(rest.len())..];
             if rest[0] == b'.'
                 && (1..=6).contains(&frac.len())
                 && frac.iter().all(u8::is_ascii_digit)
-                && frac.last() != Some(&b'0')
             {
                 return Form::Timestamp {
                     fraction: frac.len() as u32,
+                    trailing_zero: frac.last() == Some(&b'0'),
                 };
             }
         }

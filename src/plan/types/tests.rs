@@ -137,6 +137,12 @@ fn timestamps_by_value_take_the_largest_fraction() {
     assert!(decide(&["2024-01-01 10:00:00", "2024-01-01 10:00:00.5"])
         .0
         .is_text());
+    // By value `.50` is the instant `.5` is; as text PostgreSQL would print it back as `.5`.
+    assert_eq!(
+        decide_default(&["2024-01-01 10:00:00.50", "2024-01-01 10:00:00.125"]).0,
+        ColumnKind::Timestamp { fraction: 3 }
+    );
+    assert!(decide(&["2024-01-01 10:00:00.50"]).0.is_text());
 }
 
 fn kind(values: &[&str]) -> ColumnKind {
