@@ -150,8 +150,20 @@ struct Views {
     drop: &'static [&'static str],
 }
 
+/// Run `body`, then `cleanup` whether or not `body` panicked (a failing test must not leave
+/// its tables on the shared servers), then the panic, if any.
+fn cleaning_up<S: ?Sized, T>(
+    state: &mut S,
+    body: impl FnOnce(&mut S) -> T,
+    cleanup: impl FnOnce(&mut S),
+) -> T {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&mut *state)));
+    cleanup(state);
+    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
 /// The same database through two spellings, a view over a view over the source, and a second
-/// database on the same server (`other_db_url`: a URL whose default database is `other`).
+/// database on the same server (`other`, on the same server as `db`).
 fn server_case(db: Db, tag: &str, other: &str, views: Views) {
     let rt = runtime();
     let Some(mut conn) = rt.block_on(db.open()) else {
@@ -159,10 +171,18 @@ fn server_case(db: Db, tag: &str, other: &str, views: Views) {
     };
     let ks = format!("guard_{tag}_{}", std::process::id());
     let (v, vv) = (format!("{ks}_v"), format!("{ks}_vv"));
-    for sql in views.drop {
-        let _ = rt.block_on(conn.execute(&sql.replace("{v}", &vv)));
-        let _ = rt.block_on(conn.execute(&sql.replace("{v}", &v)));
-    }
+    let other_url = with_database(&db.url, other);
+    let drop_all = |conn: &mut dyn Backend| {
+        for sql in views.drop {
+            let _ = rt.block_on(conn.execute(&sql.replace("{v}", &vv)));
+            let _ = rt.block_on(conn.execute(&sql.replace("{v}", &v)));
+        }
+        rt.block_on(drop_if_exists(conn, &ks));
+        if let Some(mut o) = rt.block_on(connect_or_skip(db.what, &other_url)) {
+            rt.block_on(drop_if_exists(o.as_mut(), &ks));
+        }
+    };
+    drop_all(conn.as_mut());
     rt.block_on(fill(conn.as_mut(), &ks));
     rt.block_on(conn.execute(&format!("CREATE VIEW {v} AS SELECT * FROM {ks}")))
         .expect("view");
@@ -172,44 +192,37 @@ fn server_case(db: Db, tag: &str, other: &str, views: Views) {
     let dir = tempfile::tempdir().expect("temp dir");
     let j = job(dir.path(), &ks, &ks);
     let jv = job(dir.path(), &vv, &ks);
-    for target in [db.url.clone(), other_host(&db.url)] {
-        let out = run_to(&j, &db.url, Some(&target));
-        assert_refused(&out, &target, &format!("is the source table {ks}"));
-        let out = run_to(&jv, &db.url, Some(&target));
-        assert_refused(&out, &target, &format!("that the source view {vv} reads"));
-        assert_eq!(
-            rt.block_on(fingerprint(conn.as_mut(), &ks)),
-            before,
-            "{target}"
-        );
-    }
-    let out = run_to(&jv, &db.url, None);
-    assert_refused(
-        &out,
-        "view, one connection",
-        &format!("the source view {vv}"),
-    );
-    assert_eq!(rt.block_on(fingerprint(conn.as_mut(), &ks)), before);
+    cleaning_up(
+        conn.as_mut(),
+        |conn_ref| {
+            for target in [db.url.clone(), other_host(&db.url)] {
+                let out = run_to(&j, &db.url, Some(&target));
+                assert_refused(&out, &target, &format!("is the source table {ks}"));
+                let out = run_to(&jv, &db.url, Some(&target));
+                assert_refused(&out, &target, &format!("that the source view {vv} reads"));
+                let now = rt.block_on(fingerprint(conn_ref, &ks));
+                assert_eq!(now, before, "{target}");
+            }
+            let out = run_to(&jv, &db.url, None);
+            let needle = format!("the source view {vv}");
+            assert_refused(&out, "view, one connection", &needle);
+            assert_eq!(rt.block_on(fingerprint(conn_ref, &ks)), before);
 
-    // A second database on the same server is another database: the run writes there.
-    let other_url = with_database(&db.url, other);
-    let out = run_to(&j, &db.url, Some(&other_url));
-    assert!(out.status.success(), "{other}: {}", stderr(&out));
-    assert_eq!(rt.block_on(fingerprint(conn.as_mut(), &ks)), before);
-    let mut o = rt
-        .block_on(connect_or_skip(db.what, &other_url))
-        .expect("other database");
-    assert_eq!(
-        rt.block_on(fingerprint(o.as_mut(), &ks)).0,
-        2,
-        "pivot in {other}"
+            // A second database on the same server is another database: the run writes there.
+            let out = run_to(&j, &db.url, Some(&other_url));
+            assert!(out.status.success(), "{other}: {}", stderr(&out));
+            assert_eq!(rt.block_on(fingerprint(conn_ref, &ks)), before);
+            let mut o = rt
+                .block_on(connect_or_skip(db.what, &other_url))
+                .expect("other database");
+            assert_eq!(
+                rt.block_on(fingerprint(o.as_mut(), &ks)).0,
+                2,
+                "pivot in {other}"
+            );
+        },
+        |conn| drop_all(conn),
     );
-    rt.block_on(drop_if_exists(o.as_mut(), &ks));
-    for sql in views.drop {
-        let _ = rt.block_on(conn.execute(&sql.replace("{v}", &vv)));
-        let _ = rt.block_on(conn.execute(&sql.replace("{v}", &v)));
-    }
-    rt.block_on(drop_if_exists(conn.as_mut(), &ks));
 }
 
 #[test]
@@ -221,20 +234,18 @@ fn postgres_one_database_under_two_spellings_is_refused() {
     };
     let other = "eavpivot_guard_other";
     let _ = rt.block_on(conn.execute(&format!("CREATE DATABASE {other}")));
-    drop(conn);
-    server_case(
-        db,
-        "pg",
-        other,
-        Views {
-            drop: &["DROP VIEW IF EXISTS {v}"],
+    let views = Views {
+        drop: &["DROP VIEW IF EXISTS {v}"],
+    };
+    cleaning_up(
+        conn.as_mut(),
+        |_| server_case(db, "pg", other, views),
+        |conn| {
+            let sql = format!("DROP DATABASE IF EXISTS {other}");
+            rt.block_on(conn.execute(&sql))
+                .expect("drop the second database");
         },
     );
-    let Some(mut conn) = rt.block_on(connect_or_skip("postgres", &postgres().url)) else {
-        return;
-    };
-    rt.block_on(conn.execute(&format!("DROP DATABASE IF EXISTS {other}")))
-        .expect("drop the second database");
 }
 
 #[test]
@@ -248,36 +259,34 @@ fn mariadb_one_database_under_two_spellings_is_refused() {
     rt.block_on(conn.execute(&format!("CREATE DATABASE IF NOT EXISTS {other}")))
         .expect("second database");
     let url = db.url.clone();
-    server_case(
-        db,
-        "my",
-        other,
-        Views {
-            drop: &["DROP VIEW IF EXISTS {v}"],
+    let ks = format!("guard_myq_{}", std::process::id());
+    cleaning_up(
+        conn.as_mut(),
+        |conn_ref| {
+            let views = Views {
+                drop: &["DROP VIEW IF EXISTS {v}"],
+            };
+            server_case(db, "my", other, views);
+            // `test.t` written from another default database names the source.
+            rt.block_on(fill(conn_ref, &ks));
+            let before = rt.block_on(fingerprint(conn_ref, &ks));
+            let dir = tempfile::tempdir().expect("temp dir");
+            let parsed = url::Url::parse(&url).expect("url");
+            let database = parsed.path().trim_matches('/');
+            let j = job(dir.path(), &ks, &format!("{database}.{ks}"));
+            let elsewhere = with_database(&other_host(&url), other);
+            let out = run_to(&j, &url, Some(&elsewhere));
+            let needle = format!("is the source table {ks}");
+            assert_refused(&out, "db.t from another database", &needle);
+            assert_eq!(rt.block_on(fingerprint(conn_ref, &ks)), before);
+        },
+        |conn| {
+            rt.block_on(drop_if_exists(conn, &ks));
+            let sql = format!("DROP DATABASE IF EXISTS {other}");
+            rt.block_on(conn.execute(&sql))
+                .expect("drop the second database");
         },
     );
-    // `test.t` written from another default database names the source.
-    let ks = format!("guard_myq_{}", std::process::id());
-    rt.block_on(fill(conn.as_mut(), &ks));
-    let before = rt.block_on(fingerprint(conn.as_mut(), &ks));
-    let dir = tempfile::tempdir().expect("temp dir");
-    let database = url::Url::parse(&url)
-        .expect("url")
-        .path()
-        .trim_matches('/')
-        .to_string();
-    let j = job(dir.path(), &ks, &format!("{database}.{ks}"));
-    let elsewhere = with_database(&other_host(&url), other);
-    let out = run_to(&j, &url, Some(&elsewhere));
-    assert_refused(
-        &out,
-        "db.t from another database",
-        &format!("is the source table {ks}"),
-    );
-    assert_eq!(rt.block_on(fingerprint(conn.as_mut(), &ks)), before);
-    rt.block_on(drop_if_exists(conn.as_mut(), &ks));
-    rt.block_on(conn.execute(&format!("DROP DATABASE IF EXISTS {other}")))
-        .expect("drop the second database");
 }
 
 /// SQL Server (Babelfish here) when `EAVPIVOT_MSSQL_URL` names one: the same database under
