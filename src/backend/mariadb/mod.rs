@@ -46,6 +46,9 @@ pub struct MariaDbBackend {
     target: connect::MyTarget,
     /// Bytes one INSERT may carry: a fraction of the server's max_allowed_packet.
     statement_budget: usize,
+    /// The server's max_allowed_packet: a longer statement is refused before it is sent (the
+    /// server would drop the connection, and with it the chance to clean up).
+    max_packet: usize,
     /// The server accepts `LOAD DATA LOCAL INFILE`.
     local_infile: bool,
     /// The lock timeout and connection id, once [`Backend::set_lock_timeout`] ran.
@@ -71,6 +74,7 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Back
         conn,
         target,
         statement_budget: (packet as usize / 2).clamp(64 << 10, 64 << 20),
+        max_packet: packet as usize,
         local_infile,
         session: SessionWatch::default(),
     }))
@@ -83,6 +87,7 @@ impl Backend for MariaDbBackend {
     }
 
     async fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
+        self.fits(sql)?;
         let monitor = self.monitor();
         let rows: Vec<Row> =
             watched(&self.session, &monitor, sql, "query", self.conn.query(sql)).await?;
@@ -90,6 +95,7 @@ impl Backend for MariaDbBackend {
     }
 
     async fn execute(&mut self, sql: &str) -> Result<u64> {
+        self.fits(sql)?;
         let monitor = self.monitor();
         let request = self.conn.query_drop(sql);
         watched(&self.session, &monitor, sql, "statement", request).await?;
@@ -99,6 +105,7 @@ impl Backend for MariaDbBackend {
     async fn execute_script(&mut self, sql: &str) -> Result<()> {
         // The text protocol runs `;`-separated statements when multi-statements are enabled
         // (mysql_async enables them); every result set must be drained to see every error.
+        self.fits(sql)?;
         let monitor = self.monitor();
         let conn = &mut self.conn;
         let request = async move {
@@ -153,6 +160,23 @@ impl Backend for MariaDbBackend {
 }
 
 impl MariaDbBackend {
+    /// Refuse, unsent, a statement the server would refuse by dropping the connection
+    /// ("Packet is larger than max_allowed_packet"): the run stays able to roll back and
+    /// drop what it created.
+    fn fits(&self, sql: &str) -> Result<()> {
+        // The packet also carries the command byte; keep a little room.
+        if sql.len() + 1_024 <= self.max_packet {
+            return Ok(());
+        }
+        let start: String = sql.split_whitespace().take(4).collect::<Vec<_>>().join(" ");
+        let start: String = start.chars().take(80).collect();
+        Err(Error::Job(format!(
+            "a statement of {} bytes (`{start}…`) is over the server's max_allowed_packet of {} bytes and was not sent: a very long attribute, value or name in the job makes it so (exclude or map it, use the stream strategy, or raise max_allowed_packet)",
+            sql.len(),
+            self.max_packet
+        )))
+    }
+
     /// The ordered read, on a second connection (the first holds the load's transaction) and
     /// its own task, so it runs on while batches load. It waits for locks no longer than the
     /// first.
