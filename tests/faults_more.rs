@@ -648,3 +648,98 @@ fn mariadb_refuses_a_statement_over_max_allowed_packet_and_cleans_up() {
         }
     });
 }
+
+// ---------------------------------------------------------------------------------------
+// 17.9 (b): a double SIGINT during a long pushdown INSERT: before exiting, the run's session
+// is ended on the server (the INSERT stops) and its staging tables dropped, within 5 s.
+
+#[test]
+fn mariadb_double_sigint_ends_the_server_statement_and_drops_staging() {
+    runtime().block_on(async {
+        let db = mariadb();
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let prefix = format!("fm{}_my_dbl", std::process::id());
+        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
+        make_source(conn.as_mut(), &source, 300, 4).await;
+        drop_if_exists(conn.as_mut(), &target).await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let slow = job(
+            dir.path(),
+            "slow.yaml",
+            &source,
+            &target,
+            ", if_exists: replace",
+        );
+        let text = std::fs::read_to_string(&slow).expect("job");
+        std::fs::write(
+            &slow,
+            text.replace(
+                "value: s.val",
+                "value: \"IF(@@in_transaction = 1 AND SLEEP(0.02) = 0, s.val, s.val)\"",
+            ),
+        )
+        .expect("slow job");
+        let mut child = eavpivot(
+            &["run", slow.to_str().expect("path"), "--strategy", "pushdown"],
+            &db.url,
+        )
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+        let find = format!(
+            "SELECT id FROM information_schema.processlist WHERE info LIKE 'INSERT INTO {target}__eavpivot%' AND id <> CONNECTION_ID()"
+        );
+        let mut id = None;
+        for _ in 0..1_200 {
+            id = conn.query(&find).await.expect("processlist").first().and_then(|r| r[0].as_i64());
+            if id.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let id = id.expect("the pushdown INSERT runs");
+        // Keep the run's own rollback from finishing before the second signal: another
+        // session holds a metadata lock on the staging table, so its DROP waits.
+        let staging = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+        assert_eq!(staging.len(), 1, "{staging:?}");
+        let mut holder = db.open().await.expect("a second connection");
+        holder.execute("START TRANSACTION").await.expect("begin");
+        holder
+            .query(&format!("SELECT COUNT(*) FROM {}", staging[0]))
+            .await
+            .expect("read the staging table");
+        sigint(&child);
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        let started = Instant::now();
+        sigint(&child);
+        // The forced exit's own DROP waits for the lock too: release it.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        holder.execute("COMMIT").await.expect("release");
+        let status = child.wait().expect("exits");
+        let took = started.elapsed();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err)
+            .expect("stderr");
+        assert_eq!(status.code(), Some(130), "{err}");
+        assert!(took < Duration::from_secs(6), "bounded: {took:?}: {err}");
+        assert!(
+            err.contains(&format!("staging table {} was dropped", staging[0])),
+            "{err}"
+        );
+        let alive = conn
+            .query(&format!(
+                "SELECT COUNT(*) FROM information_schema.processlist WHERE id = {id}"
+            ))
+            .await
+            .expect("processlist")[0][0]
+            .as_i64();
+        assert_eq!(alive, Some(0), "the run's session is ended on the server: {err}");
+        let left = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+        assert!(left.is_empty(), "staging tables left: {left:?}: {err}");
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+    });
+}

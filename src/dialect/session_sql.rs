@@ -36,6 +36,12 @@ pub trait SessionSql {
         None
     }
 
+    /// A statement, sent on a second connection, that ends session `id` (its statement
+    /// stopped, its transaction rolled back, its locks released); `None` where not needed.
+    fn end_session(&self, _id: i64) -> Option<String> {
+        None
+    }
+
     /// A query giving one row `(command, seconds in it, state, statement start, client)`
     /// for session `id`: what a lock holder is doing, to say how to end it.
     fn session_activity(&self, _id: i64) -> Option<String> {
@@ -115,6 +121,10 @@ impl SessionSql for MariaDb {
 
     fn cancel_statement(&self, id: i64) -> Option<String> {
         Some(format!("KILL QUERY {id}"))
+    }
+
+    fn end_session(&self, id: i64) -> Option<String> {
+        Some(format!("KILL {id}"))
     }
 
     fn session_activity(&self, id: i64) -> Option<String> {

@@ -53,6 +53,9 @@ pub struct MariaDbBackend {
     local_infile: bool,
     /// The lock timeout and connection id, once [`Backend::set_lock_timeout`] ran.
     session: SessionWatch,
+    /// Ends this session on the server and drops the run's staging tables if the process
+    /// is made to exit at once (a second signal): the server would run the statement on.
+    _forced_exit: Option<crate::execute::progress::ExitHookGuard>,
 }
 
 pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
@@ -77,6 +80,7 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Back
         max_packet: packet as usize,
         local_infile,
         session: SessionWatch::default(),
+        _forced_exit: None,
     }))
 }
 
@@ -132,6 +136,12 @@ impl Backend for MariaDbBackend {
 
     async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
         self.session = watch::start_session(self, timeout).await?;
+        if let Some(end) = self.session.id.and_then(|id| MariaDb.end_session(id)) {
+            let target = self.target.clone();
+            self._forced_exit = Some(crate::execute::progress::on_forced_exit(move |budget| {
+                end_and_clean_up(&target, &end, budget)
+            }));
+        }
         Ok(self.session.statements.clone())
     }
 
@@ -191,6 +201,63 @@ impl MariaDbBackend {
             let outcome = read_rows(&target, &settings, &sql, &mut rows).await;
             (rows, outcome)
         })
+    }
+}
+
+/// Before a forced exit: on a connection of its own (a thread and runtime of its own: this
+/// runs on the signal thread), end the run's session (`end`: its statement stops, its
+/// transaction rolls back) and drop the run's staging tables, saying what was done; given up
+/// after `budget`.
+fn end_and_clean_up(target: &connect::MyTarget, end: &str, budget: std::time::Duration) {
+    let tables = crate::execute::progress::forced_cleanup();
+    let (target, end) = (target.clone(), end.to_string());
+    let (said, hear) = std::sync::mpsc::channel::<String>();
+    let worker = std::thread::Builder::new().spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        runtime.block_on(async move {
+            let mut conn = match connect::open(&target).await {
+                Ok(conn) => conn,
+                Err(e) => {
+                    let _ = said.send(format!("could not connect to clean up: {e}"));
+                    return;
+                }
+            };
+            if let Err(e) = conn.query_drop(&end).await {
+                let _ = said.send(format!("could not end the run's session ({e})"));
+            }
+            for (table, drop) in tables {
+                let line = match conn.query_drop(&drop).await {
+                    Ok(()) => format!("staging table {table} was dropped"),
+                    Err(e) => format!("staging table {table} could not be dropped ({e})"),
+                };
+                let _ = said.send(line);
+            }
+            let _ = said.send(String::new());
+        });
+    });
+    if worker.is_err() {
+        return;
+    }
+    let deadline = std::time::Instant::now() + budget;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match hear.recv_timeout(left) {
+            Ok(line) if line.is_empty() => return,
+            Ok(line) => eprintln!("{line}"),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                eprintln!(
+                    "cleanup not done within {} s: what is left is dropped by the next run of this job",
+                    budget.as_secs()
+                );
+                return;
+            }
+            Err(_) => return,
+        }
     }
 }
 

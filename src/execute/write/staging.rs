@@ -14,7 +14,7 @@
 use std::hash::{BuildHasher, Hasher};
 
 use crate::config::TableRef;
-use crate::dialect::{Dialect, SessionSql};
+use crate::dialect::Dialect;
 use crate::error::{Error, Result};
 use crate::value::Value;
 
