@@ -517,3 +517,229 @@ fn postgres_pushdown_says_each_statement() {
 fn mariadb_pushdown_says_each_statement() {
     runtime().block_on(pushdown_progress(&mariadb()));
 }
+
+// ---------------------------------------------------------------------------------------
+// 17.9 (c): a run killed with -9 during a long pushdown INSERT leaves the server running it,
+// holding the run lock: the next run says exactly what holds it and how to end it.
+
+#[test]
+fn mariadb_names_the_statement_a_killed_run_left_holding_the_lock() {
+    runtime().block_on(async {
+        let db = mariadb();
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let prefix = format!("fm{}_my_held", std::process::id());
+        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
+        make_source(conn.as_mut(), &source, 300, 4).await;
+        drop_if_exists(conn.as_mut(), &target).await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fast = job(dir.path(), "fast.yaml", &source, &target, ", if_exists: replace");
+        let slow = dir.path().join("slow.yaml");
+        let text = std::fs::read_to_string(&fast).expect("job");
+        std::fs::write(
+            &slow,
+            // Slow inside the load's transaction only: discovery outside it stays fast.
+            text.replace(
+                "value: s.val",
+                "value: \"IF(@@in_transaction = 1 AND SLEEP(0.02) = 0, s.val, s.val)\"",
+            ),
+        )
+        .expect("slow job");
+        let child = eavpivot(
+            &["run", slow.to_str().expect("path"), "--strategy", "pushdown"],
+            &db.url,
+        )
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+        let find = format!(
+            "SELECT id FROM information_schema.processlist WHERE info LIKE 'INSERT INTO {target}__eavpivot%' AND id <> CONNECTION_ID()"
+        );
+        let mut id = None;
+        for _ in 0..1_200 {
+            let rows = conn.query(&find).await.expect("processlist");
+            id = rows.first().and_then(|r| r[0].as_i64());
+            if id.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let id = id.expect("the pushdown INSERT runs");
+        kill_9(child);
+        let out = run(&["run", fast.to_str().expect("path")], &db.url);
+        let err = stderr(&out);
+        assert_eq!(exit_code(&out), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("connection {id}, running `INSERT INTO {target}__eavpivot_"))
+                && err.contains(&format!("end it with KILL {id}")),
+            "names the holder, its statement and how to end it: {err}"
+        );
+        conn.execute(&format!("KILL {id}")).await.expect("KILL");
+        let mut rerun = None;
+        for _ in 0..100 {
+            let out = run(&["run", fast.to_str().expect("path")], &db.url);
+            if out.status.success() {
+                rerun = Some(out);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let rerun = rerun.expect("a run after KILL succeeds");
+        assert!(stderr(&rerun).contains("dropped"), "{}", stderr(&rerun));
+        assert!(names(conn.as_mut(), &(db.list_staging)(&prefix)).await.is_empty());
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// 17.9 (e): a 10 MB attribute name under pushdown: the statement is over the server's
+// max_allowed_packet; it is refused unsent, the connection stays, the staging table is
+// dropped, one line names the limit.
+
+#[test]
+fn mariadb_refuses_a_statement_over_max_allowed_packet_and_cleans_up() {
+    runtime().block_on(async {
+        let db = mariadb();
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let prefix = format!("fm{}_my_pkt", std::process::id());
+        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
+        drop_if_exists(conn.as_mut(), &source).await;
+        drop_if_exists(conn.as_mut(), &target).await;
+        conn.execute(&format!(
+            "CREATE TABLE {source} (entity_id INT, attr LONGTEXT, val VARCHAR(40))"
+        ))
+        .await
+        .expect("source");
+        conn.execute(&format!(
+            "INSERT INTO {source} VALUES (1, 'a', 'x'), (2, 'b', 'y'), (1, REPEAT('n', 10485760), 'big')"
+        ))
+        .await
+        .expect("rows");
+        let packet = conn
+            .query("SELECT @@max_allowed_packet")
+            .await
+            .expect("packet")[0][0]
+            .as_i64()
+            .expect("number");
+        assert!(packet < 20 << 20, "the server's packet limit is below the statement");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = job(dir.path(), "j.yaml", &source, &target, ", if_exists: replace");
+        let out = run(
+            &["run", job.to_str().expect("path"), "--strategy", "pushdown"],
+            &db.url,
+        );
+        let err = stderr(&out);
+        assert_eq!(exit_code(&out), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("max_allowed_packet of {packet} bytes and was not sent"))
+                && err.contains("was dropped"),
+            "{}",
+            &err[..err.len().min(600)]
+        );
+        assert!(!exists(conn.as_mut(), &target).await);
+        assert!(names(conn.as_mut(), &(db.list_staging)(&prefix)).await.is_empty());
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// 17.9 (b): a double SIGINT during a long pushdown INSERT: before exiting, the run's session
+// is ended on the server (the INSERT stops) and its staging tables dropped, within 5 s.
+
+#[test]
+fn mariadb_double_sigint_ends_the_server_statement_and_drops_staging() {
+    runtime().block_on(async {
+        let db = mariadb();
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let prefix = format!("fm{}_my_dbl", std::process::id());
+        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
+        make_source(conn.as_mut(), &source, 300, 4).await;
+        drop_if_exists(conn.as_mut(), &target).await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let slow = job(
+            dir.path(),
+            "slow.yaml",
+            &source,
+            &target,
+            ", if_exists: replace",
+        );
+        let text = std::fs::read_to_string(&slow).expect("job");
+        std::fs::write(
+            &slow,
+            text.replace(
+                "value: s.val",
+                "value: \"IF(@@in_transaction = 1 AND SLEEP(0.02) = 0, s.val, s.val)\"",
+            ),
+        )
+        .expect("slow job");
+        let mut child = eavpivot(
+            &["run", slow.to_str().expect("path"), "--strategy", "pushdown"],
+            &db.url,
+        )
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+        let find = format!(
+            "SELECT id FROM information_schema.processlist WHERE info LIKE 'INSERT INTO {target}__eavpivot%' AND id <> CONNECTION_ID()"
+        );
+        let mut id = None;
+        for _ in 0..1_200 {
+            id = conn.query(&find).await.expect("processlist").first().and_then(|r| r[0].as_i64());
+            if id.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let id = id.expect("the pushdown INSERT runs");
+        // Keep the run's own rollback from finishing before the second signal: another
+        // session holds a metadata lock on the staging table, so its DROP waits.
+        let staging = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+        assert_eq!(staging.len(), 1, "{staging:?}");
+        let mut holder = db.open().await.expect("a second connection");
+        holder.execute("START TRANSACTION").await.expect("begin");
+        holder
+            .query(&format!("SELECT COUNT(*) FROM {}", staging[0]))
+            .await
+            .expect("read the staging table");
+        sigint(&child);
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        let started = Instant::now();
+        sigint(&child);
+        // The forced exit's own DROP waits for the lock too: release it.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        holder.execute("COMMIT").await.expect("release");
+        let status = child.wait().expect("exits");
+        let took = started.elapsed();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err)
+            .expect("stderr");
+        assert_eq!(status.code(), Some(130), "{err}");
+        assert!(took < Duration::from_secs(6), "bounded: {took:?}: {err}");
+        assert!(
+            err.contains(&format!("staging table {} was dropped", staging[0])),
+            "{err}"
+        );
+        let alive = conn
+            .query(&format!(
+                "SELECT COUNT(*) FROM information_schema.processlist WHERE id = {id}"
+            ))
+            .await
+            .expect("processlist")[0][0]
+            .as_i64();
+        assert_eq!(alive, Some(0), "the run's session is ended on the server: {err}");
+        let left = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+        assert!(left.is_empty(), "staging tables left: {left:?}: {err}");
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+    });
+}

@@ -35,6 +35,18 @@ pub trait SessionSql {
     fn cancel_statement(&self, _id: i64) -> Option<String> {
         None
     }
+
+    /// A statement, sent on a second connection, that ends session `id` (its statement
+    /// stopped, its transaction rolled back, its locks released); `None` where not needed.
+    fn end_session(&self, _id: i64) -> Option<String> {
+        None
+    }
+
+    /// A query giving one row `(command, seconds in it, state, statement start, client)`
+    /// for session `id`: what a lock holder is doing, to say how to end it.
+    fn session_activity(&self, _id: i64) -> Option<String> {
+        None
+    }
 }
 
 /// The busy timeout is a connection setting of the C API (`sqlite3_busy_timeout`), and SQLite
@@ -109,6 +121,16 @@ impl SessionSql for MariaDb {
 
     fn cancel_statement(&self, id: i64) -> Option<String> {
         Some(format!("KILL QUERY {id}"))
+    }
+
+    fn end_session(&self, id: i64) -> Option<String> {
+        Some(format!("KILL {id}"))
+    }
+
+    fn session_activity(&self, id: i64) -> Option<String> {
+        Some(format!(
+            "SELECT COMMAND, TIME, STATE, LEFT(INFO, 80), HOST FROM information_schema.PROCESSLIST WHERE ID = {id}"
+        ))
     }
 }
 

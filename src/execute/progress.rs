@@ -156,9 +156,18 @@ async fn listen(ready: std::sync::mpsc::Sender<()>) {
 fn on_signal(signal: Signal) {
     let label = signal.label();
     if ARMED.load(Ordering::SeqCst) == 0 || INTERRUPTED.swap(true, Ordering::SeqCst) {
-        eprintln!(
-            "\ninterrupted ({label}): exiting now; the database rolls back the open transaction"
-        );
+        let hooks = EXIT_HOOKS.lock().map(|h| h.len()).unwrap_or(0);
+        if hooks == 0 {
+            eprintln!(
+                "\ninterrupted ({label}): exiting now; the database rolls back the open transaction"
+            );
+        } else {
+            eprintln!(
+                "\ninterrupted ({label}): ending the run's session on the server and dropping its staging tables (at most {} s), then exiting",
+                FORCED_EXIT_BUDGET.as_secs()
+            );
+            run_exit_hooks();
+        }
         std::process::exit(i32::from(signal.exit_code()));
     }
     let _ = SIGNAL.compare_exchange(0, signal.number(), Ordering::SeqCst, Ordering::SeqCst);
@@ -177,6 +186,57 @@ fn run_hooks() {
             hook();
         }
     }
+}
+
+/// How long a forced exit (a second signal) may spend on its last-resort cleanup.
+pub const FORCED_EXIT_BUDGET: Duration = Duration::from_secs(5);
+/// Last-resort work before a forced exit, given the time it may take: a backend whose
+/// server runs on after the client is gone ends the run's session there, on a connection of
+/// its own, and drops what [`forced_cleanup`] lists.
+type ExitHook = Box<dyn Fn(Duration) + Send + Sync>;
+static EXIT_HOOKS: Mutex<Vec<(u64, ExitHook)>> = Mutex::new(Vec::new());
+/// The tables the running write would leave behind if the process ended now (name, DROP).
+static FORCED_CLEANUP: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+fn run_exit_hooks() {
+    if let Ok(hooks) = EXIT_HOOKS.lock() {
+        for (_, hook) in hooks.iter() {
+            hook(FORCED_EXIT_BUDGET);
+        }
+    }
+}
+
+/// Call `hook` before a forced exit while the returned guard lives.
+pub fn on_forced_exit(hook: impl Fn(Duration) + Send + Sync + 'static) -> ExitHookGuard {
+    let id = NEXT_HOOK.fetch_add(1, Ordering::SeqCst) as u64;
+    if let Ok(mut hooks) = EXIT_HOOKS.lock() {
+        hooks.push((id, Box::new(hook)));
+    }
+    ExitHookGuard(id)
+}
+
+/// Removes its forced-exit hook when dropped.
+pub struct ExitHookGuard(u64);
+
+impl Drop for ExitHookGuard {
+    fn drop(&mut self) {
+        if let Ok(mut hooks) = EXIT_HOOKS.lock() {
+            hooks.retain(|(id, _)| *id != self.0);
+        }
+    }
+}
+
+/// What the write path would leave behind now: `(table, DROP statement)` (the write path
+/// keeps it current; empty once nothing would be left).
+pub fn set_forced_cleanup(tables: Vec<(String, String)>) {
+    if let Ok(mut list) = FORCED_CLEANUP.lock() {
+        *list = tables;
+    }
+}
+
+/// The tables a forced exit should drop.
+pub fn forced_cleanup() -> Vec<(String, String)> {
+    FORCED_CLEANUP.lock().map(|l| l.clone()).unwrap_or_default()
 }
 
 /// Ask the running load to stop, as a signal does (for embedding programs and tests).

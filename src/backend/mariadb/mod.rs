@@ -46,10 +46,16 @@ pub struct MariaDbBackend {
     target: connect::MyTarget,
     /// Bytes one INSERT may carry: a fraction of the server's max_allowed_packet.
     statement_budget: usize,
+    /// The server's max_allowed_packet: a longer statement is refused before it is sent (the
+    /// server would drop the connection, and with it the chance to clean up).
+    max_packet: usize,
     /// The server accepts `LOAD DATA LOCAL INFILE`.
     local_infile: bool,
     /// The lock timeout and connection id, once [`Backend::set_lock_timeout`] ran.
     session: SessionWatch,
+    /// Ends this session on the server and drops the run's staging tables if the process
+    /// is made to exit at once (a second signal): the server would run the statement on.
+    _forced_exit: Option<crate::execute::progress::ExitHookGuard>,
 }
 
 pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
@@ -71,8 +77,10 @@ pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Back
         conn,
         target,
         statement_budget: (packet as usize / 2).clamp(64 << 10, 64 << 20),
+        max_packet: packet as usize,
         local_infile,
         session: SessionWatch::default(),
+        _forced_exit: None,
     }))
 }
 
@@ -83,6 +91,7 @@ impl Backend for MariaDbBackend {
     }
 
     async fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
+        self.fits(sql)?;
         let monitor = self.monitor();
         let rows: Vec<Row> =
             watched(&self.session, &monitor, sql, "query", self.conn.query(sql)).await?;
@@ -90,6 +99,7 @@ impl Backend for MariaDbBackend {
     }
 
     async fn execute(&mut self, sql: &str) -> Result<u64> {
+        self.fits(sql)?;
         let monitor = self.monitor();
         let request = self.conn.query_drop(sql);
         watched(&self.session, &monitor, sql, "statement", request).await?;
@@ -99,6 +109,7 @@ impl Backend for MariaDbBackend {
     async fn execute_script(&mut self, sql: &str) -> Result<()> {
         // The text protocol runs `;`-separated statements when multi-statements are enabled
         // (mysql_async enables them); every result set must be drained to see every error.
+        self.fits(sql)?;
         let monitor = self.monitor();
         let conn = &mut self.conn;
         let request = async move {
@@ -125,6 +136,12 @@ impl Backend for MariaDbBackend {
 
     async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
         self.session = watch::start_session(self, timeout).await?;
+        if let Some(end) = self.session.id.and_then(|id| MariaDb.end_session(id)) {
+            let target = self.target.clone();
+            self._forced_exit = Some(crate::execute::progress::on_forced_exit(move |budget| {
+                end_and_clean_up(&target, &end, budget)
+            }));
+        }
         Ok(self.session.statements.clone())
     }
 
@@ -153,6 +170,23 @@ impl Backend for MariaDbBackend {
 }
 
 impl MariaDbBackend {
+    /// Refuse, unsent, a statement the server would refuse by dropping the connection
+    /// ("Packet is larger than max_allowed_packet"): the run stays able to roll back and
+    /// drop what it created.
+    fn fits(&self, sql: &str) -> Result<()> {
+        // The packet also carries the command byte; keep a little room.
+        if sql.len() + 1_024 <= self.max_packet {
+            return Ok(());
+        }
+        let start: String = sql.split_whitespace().take(4).collect::<Vec<_>>().join(" ");
+        let start: String = start.chars().take(80).collect();
+        Err(Error::Job(format!(
+            "a statement of {} bytes (`{start}…`) is over the server's max_allowed_packet of {} bytes and was not sent: a very long attribute, value or name in the job makes it so (exclude or map it, use the stream strategy, or raise max_allowed_packet)",
+            sql.len(),
+            self.max_packet
+        )))
+    }
+
     /// The ordered read, on a second connection (the first holds the load's transaction) and
     /// its own task, so it runs on while batches load. It waits for locks no longer than the
     /// first.
@@ -167,6 +201,63 @@ impl MariaDbBackend {
             let outcome = read_rows(&target, &settings, &sql, &mut rows).await;
             (rows, outcome)
         })
+    }
+}
+
+/// Before a forced exit: on a connection of its own (a thread and runtime of its own: this
+/// runs on the signal thread), end the run's session (`end`: its statement stops, its
+/// transaction rolls back) and drop the run's staging tables, saying what was done; given up
+/// after `budget`.
+fn end_and_clean_up(target: &connect::MyTarget, end: &str, budget: std::time::Duration) {
+    let tables = crate::execute::progress::forced_cleanup();
+    let (target, end) = (target.clone(), end.to_string());
+    let (said, hear) = std::sync::mpsc::channel::<String>();
+    let worker = std::thread::Builder::new().spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        runtime.block_on(async move {
+            let mut conn = match connect::open(&target).await {
+                Ok(conn) => conn,
+                Err(e) => {
+                    let _ = said.send(format!("could not connect to clean up: {e}"));
+                    return;
+                }
+            };
+            if let Err(e) = conn.query_drop(&end).await {
+                let _ = said.send(format!("could not end the run's session ({e})"));
+            }
+            for (table, drop) in tables {
+                let line = match conn.query_drop(&drop).await {
+                    Ok(()) => format!("staging table {table} was dropped"),
+                    Err(e) => format!("staging table {table} could not be dropped ({e})"),
+                };
+                let _ = said.send(line);
+            }
+            let _ = said.send(String::new());
+        });
+    });
+    if worker.is_err() {
+        return;
+    }
+    let deadline = std::time::Instant::now() + budget;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match hear.recv_timeout(left) {
+            Ok(line) if line.is_empty() => return,
+            Ok(line) => eprintln!("{line}"),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                eprintln!(
+                    "cleanup not done within {} s: what is left is dropped by the next run of this job",
+                    budget.as_secs()
+                );
+                return;
+            }
+            Err(_) => return,
+        }
     }
 }
 

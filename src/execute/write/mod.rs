@@ -241,6 +241,9 @@ impl Writes {
     ) -> Result<F::Output> {
         let _interrupt = InterruptGuard::arm();
         let result = self.write(session, fill).await;
+        if result.is_ok() || self.settled.is_some() {
+            progress::set_forced_cleanup(Vec::new());
+        }
         if let Some(done) = self.settled.take() {
             // Past the COMMIT: nothing to roll back, and what happened is known.
             return match result {
@@ -390,7 +393,28 @@ impl Writes {
         }
     }
 
+    /// Tell a forced exit (a second signal) what this run would leave behind now.
+    fn publish_cleanup(&self, dialect: &dyn Dialect) {
+        progress::set_forced_cleanup(
+            self.created_outside
+                .iter()
+                .map(|t| (t.to_string(), dialect.drop_table(t)))
+                .collect(),
+        );
+    }
+
     async fn create_all(
+        &mut self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        in_transaction: bool,
+    ) -> Result<()> {
+        let created = self.create_each(session, dialect, in_transaction).await;
+        self.publish_cleanup(dialect);
+        created
+    }
+
+    async fn create_each(
         &mut self,
         session: &mut Session<'_>,
         dialect: &dyn Dialect,
@@ -408,6 +432,7 @@ impl Writes {
             session.change(&create).await?;
             if !in_transaction && !session.dry_run {
                 self.created_outside.push(table.build.clone());
+                self.publish_cleanup(dialect);
             }
             if let Some(copy) = table.merge.as_ref().and_then(|m| m.copy.as_ref()) {
                 let plan = table.merge.as_ref().map(|m| {
@@ -449,9 +474,11 @@ impl Writes {
                         merge::check_swapped(session, dialect, names, plan, copied).await
                     {
                         self.created_outside.push(built.clone());
+                        self.publish_cleanup(dialect);
                         return Err(e);
                     }
                 }
+                self.publish_cleanup(dialect);
                 fault::pause_at("swapped");
             }
             // A merge's staging table held only the source's rows: they are in the target now.
@@ -489,13 +516,16 @@ impl Writes {
             };
             self.began = false;
         }
-        for table in std::mem::take(&mut self.created_outside) {
+        // Each table stays on the forced exit's list until it is dropped.
+        while let Some(table) = self.created_outside.first().cloned() {
             match session.backend.execute(&dialect.drop_table(&table)).await {
                 Ok(_) => said.push_str(&format!("; staging table {table} was dropped")),
                 Err(e) => said.push_str(&format!(
                     "; staging table {table} could not be dropped ({e}): the next run of this job drops it"
                 )),
             }
+            self.created_outside.remove(0);
+            self.publish_cleanup(dialect);
         }
         said
     }

@@ -82,12 +82,14 @@ impl Run {
         if row.first().and_then(Value::as_i64) == Some(1) {
             return Ok(());
         }
-        let holder = row.get(1).and_then(Value::as_i64).map_or_else(
-            || "another session".to_string(),
-            |id| format!("connection {id}"),
-        );
+        let Some(id) = row.get(1).and_then(Value::as_i64) else {
+            return Err(Error::Job(format!(
+                "another eavpivot run (another session) is writing {table} right now: wait for it to finish or stop it; nothing was written"
+            )));
+        };
+        let doing = holder_activity(session, dialect, id).await;
         Err(Error::Job(format!(
-            "another eavpivot run ({holder}) is writing {table} right now: wait for it to finish or stop it; nothing was written"
+            "another eavpivot run (connection {id}{doing}) is writing {table} right now: wait for it to finish or stop it; if no run is going (a run killed with -9 leaves its statement running on the server until it ends), end it with KILL {id}; nothing was written"
         )))
     }
 
@@ -169,6 +171,30 @@ impl Run {
         (run_of(comment).as_deref() == Some(rest))
             .then_some("the staging table of an earlier run of this job that did not finish")
     }
+}
+
+/// What the lock holder is doing, as the server says (`, running `INSERT INTO …` for 42 s
+/// from 127.0.0.1:50312`), or nothing where it cannot say.
+async fn holder_activity(session: &mut Session<'_>, dialect: &dyn Dialect, id: i64) -> String {
+    let Some(sql) = dialect.session_activity(id) else {
+        return String::new();
+    };
+    let Ok(rows) = session.inspect_target(&sql).await else {
+        return String::new();
+    };
+    let Some(row) = rows.first() else {
+        return String::new();
+    };
+    let text = |i: usize| row.get(i).and_then(Value::as_text).unwrap_or_default();
+    let secs = row.get(1).and_then(Value::as_i64).unwrap_or(0);
+    let doing = match text(3) {
+        statement if !statement.is_empty() => {
+            let statement: String = statement.split_whitespace().collect::<Vec<_>>().join(" ");
+            format!("running `{statement}…`")
+        }
+        _ => format!("{} ({})", text(0), text(2)),
+    };
+    format!(", {doing} for {secs} s, from {}", text(4))
 }
 
 /// The job part of a mark: plain characters only, so that it needs no escaping wherever the
