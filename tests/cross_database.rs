@@ -1,4 +1,5 @@
-//! Source and target in two databases: every ordered pair of SQLite, PostgreSQL and MariaDB
+//! Source and target in two databases: every ordered pair of SQLite, PostgreSQL, MariaDB
+//! and SQL Server (when `EAVPIVOT_MSSQL_URL` is set)
 //! (the real binary, `--connection` for the source, `--target-connection` for the target)
 //! gives, cell by cell, the same table as the single-database run on the target's database,
 //! from the same source data, under names that need quoting, Unicode, empty strings and
@@ -13,25 +14,33 @@ use servers::*;
 
 const ATTRIBUTES: [&str; 5] = ["Color", "Size", "it's", "naïve ☃", "with space"];
 
-async fn fill_source(db: &mut dyn Backend, table: &str) {
+async fn fill_source(db: &mut dyn Backend, what: &str, table: &str, attributes: &[&str]) {
     drop_if_exists(db, table).await;
+    // SQL Server keeps Unicode only in N types and N'' literals.
+    let (text, n) = match what {
+        "mssql" => ("NVARCHAR(40)", "N"),
+        _ => ("VARCHAR(40)", ""),
+    };
     db.execute(&format!(
-        "CREATE TABLE {table} (id INT, attr VARCHAR(40), val VARCHAR(40))"
+        "CREATE TABLE {table} (id INT, attr {text}, val {text})"
     ))
     .await
     .expect("create source");
     let mut rows = Vec::new();
     for id in 1..=40 {
-        for (a, attr) in ATTRIBUTES.iter().enumerate() {
+        for (a, attr) in attributes.iter().enumerate() {
             if (id + a) % 3 == 0 {
                 continue; // sparse
             }
             let value = match (id + a) % 7 {
                 0 => "NULL".to_string(),
-                1 => "''".to_string(),
-                n => format!("'v{id}-{n} ü'"),
+                1 => format!("{n}''"),
+                k => format!("{n}'v{id}-{k} ü'"),
             };
-            rows.push(format!("({id}, '{}', {value})", attr.replace('\'', "''")));
+            rows.push(format!(
+                "({id}, {n}'{}', {value})",
+                attr.replace('\'', "''")
+            ));
         }
     }
     db.execute(&format!("INSERT INTO {table} VALUES {}", rows.join(", ")))
@@ -53,7 +62,10 @@ fn job(dir: &std::path::Path, source: &str, target: &str) -> String {
 
 #[test]
 fn every_pair_of_databases_gives_the_single_database_table() {
-    let dbs = [sqlite(), postgres(), mariadb()];
+    // SQL Server (Babelfish in CI) joins when EAVPIVOT_MSSQL_URL is set: as source and as
+    // target with each of the others.
+    let mut dbs = vec![sqlite(), postgres(), mariadb()];
+    dbs.extend(mssql());
     let rt = runtime();
     let mut conns = Vec::new();
     for db in &dbs {
@@ -62,13 +74,23 @@ fn every_pair_of_databases_gives_the_single_database_table() {
             None => return, // skipped with the reason printed
         }
     }
+    let mut attributes = ATTRIBUTES.to_vec();
+    for (db, conn) in conns.iter_mut() {
+        if db.what == "mssql" && rt.block_on(is_babelfish(conn.as_mut())) {
+            attributes.retain(|a| a.chars().all(|c| u32::from(c) <= 0xFF));
+            known_babelfish_gap(
+                "cross_database: the attribute 'naïve ☃' left out",
+                "Babelfish 4.2's sys.columns returns names in the database code page: '☃' comes back as '?', so the table cannot be read back by its catalog names",
+            );
+        }
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let tag = format!("xdb{}", std::process::id());
     let source = format!("{tag}_kv");
     let single = format!("{tag}_single");
     let mut expected = Vec::new();
     for (db, conn) in conns.iter_mut() {
-        rt.block_on(fill_source(conn.as_mut(), &source));
+        rt.block_on(fill_source(conn.as_mut(), db.what, &source, &attributes));
         let out = run(&["run", &job(dir.path(), &source, &single)], &db.url);
         assert!(out.status.success(), "{} single: {}", db.what, stderr(&out));
         expected.push(rt.block_on(read_table(conn.as_mut(), db.what, &single)));
@@ -107,7 +129,7 @@ fn every_pair_of_databases_gives_the_single_database_table() {
             pairs += 1;
         }
     }
-    assert_eq!(pairs, 6);
+    assert_eq!(pairs, n * (n - 1));
 
     // A forced pushdown cannot cross databases; a dry run says where each statement runs.
     let (pg, maria) = (&dbs[1], &dbs[2]);

@@ -7,6 +7,9 @@
 //! binary, and the wide table is compared cell by cell with the same job run on embedded
 //! SQLite. The standalone `script` output is run the same way and compared too.
 
+#[path = "support/servers.rs"]
+mod servers;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -18,13 +21,7 @@ use eavpivot::dialect::mssql_script::{self, Aggregation};
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 fn server() -> Option<String> {
-    match std::env::var("EAVPIVOT_MSSQL_URL") {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ => {
-            eprintln!("SKIPPED: EAVPIVOT_MSSQL_URL is not set, so no SQL Server was used (see README, SQL Server)");
-            None
-        }
-    }
+    servers::mssql_url()
 }
 
 fn repo() -> PathBuf {
@@ -87,13 +84,25 @@ impl Scratch {
         Scratch { admin, name }
     }
 
+    /// Drops the database without `ALTER DATABASE … SET SINGLE_USER` (Babelfish has no
+    /// ALTER DATABASE): every connection of this test into it is closed by then; should one
+    /// linger, this login's own sessions in it are killed and the DROP tried once more.
     async fn drop_now(mut self) {
-        let sql = format!(
-            "ALTER DATABASE [{0}] SET SINGLE_USER WITH ROLLBACK IMMEDIATE; DROP DATABASE [{0}]",
+        let drop = format!("DROP DATABASE [{}]", self.name);
+        if self.admin.execute(&drop).await.is_ok() {
+            return;
+        }
+        let sessions = format!(
+            "SELECT session_id FROM sys.dm_exec_sessions WHERE database_id = DB_ID(N'{}') AND session_id <> @@SPID AND login_name = SUSER_SNAME()",
             self.name
         );
-        if let Err(e) = self.admin.execute(&sql).await {
-            eprintln!("could not drop test database {}: {e}", self.name);
+        for row in self.admin.query(&sessions).await.unwrap_or_default() {
+            if let Some(id) = row.first().and_then(|v| v.as_i64()) {
+                let _ = self.admin.execute(&format!("KILL {id}")).await;
+            }
+        }
+        if let Err(e) = self.admin.execute(&drop).await {
+            panic!("could not drop test database {}: {e}", self.name);
         }
     }
 }
@@ -202,13 +211,21 @@ async fn bundled_jobs_match_sqlite_cell_by_cell() {
 #[tokio::test]
 async fn standalone_script_matches_sqlite_cell_by_cell() {
     let Some(url) = server() else { return };
+    let babelfish = servers::is_babelfish(connect(&url).await.as_mut()).await;
     for path in bundled_jobs() {
         let job = config::load_job(&path).expect("job");
         if !job.transforms.is_empty() {
             continue;
         }
         let (columns, want) = sqlite_reference(&path, &job).await;
-        for aggregation in [Aggregation::StringAgg, Aggregation::ForXmlPath] {
+        for aggregation in [Aggregation::Ordered, Aggregation::ForXmlPath] {
+            if aggregation == Aggregation::ForXmlPath && babelfish {
+                servers::known_babelfish_gap(
+                    &format!("script {} --for-xml-path", job.name),
+                    "FOR XML PATH('') with .value() is not supported by Babelfish 4.2",
+                );
+                continue;
+            }
             let scratch = Scratch::new(&url).await;
             let conn = with_database(&url, &scratch.name);
             let mut db = connect(&conn).await;
@@ -227,6 +244,13 @@ async fn standalone_script_matches_sqlite_cell_by_cell() {
             };
             drop(db);
             scratch.drop_now().await;
+            if babelfish && got.as_ref().is_err_and(|e| e.contains("spi_printtup")) {
+                servers::known_babelfish_gap(
+                    &format!("script {} {aggregation:?}", job.name),
+                    "Babelfish 4.2 cannot INSERT … EXEC sp_describe_first_result_set (improper call to spi_printtup) and has no sys.dm_exec_describe_first_result_set, so the script cannot read the key columns' declared types",
+                );
+                continue;
+            }
             // The script orders columns by binary name, so compare by name, not position.
             let got =
                 got.unwrap_or_else(|e| panic!("{} {aggregation:?}: script failed: {e}", job.name));

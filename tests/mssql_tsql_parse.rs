@@ -203,13 +203,18 @@ fn script_output_parses_in_both_variants() {
         .into_iter()
         .filter(|j| j.transforms.is_empty())
     {
-        for aggregation in [Aggregation::StringAgg, Aggregation::ForXmlPath] {
+        for aggregation in [Aggregation::Ordered, Aggregation::ForXmlPath] {
             let script = mssql_script::render(&job, aggregation).expect("script renders");
             assert!(
                 !script.lines().any(|l| l.trim().eq_ignore_ascii_case("GO")),
                 "no GO"
             );
-            let (prelude, body, catch) = split_try_catch(&script);
+            // sqlparser reads no `INSERT … EXEC`; the EXEC alone is checked.
+            let parseable = script.replace(
+                "INSERT INTO @described EXEC sp_describe_first_result_set",
+                "EXEC sp_describe_first_result_set",
+            );
+            let (prelude, body, catch) = split_try_catch(&parseable);
             parse("script prelude", &prelude);
             parse("script body", &body);
             parse("script catch", &catch);
@@ -229,8 +234,12 @@ fn script_output_parses_in_both_variants() {
                 );
             }
             match aggregation {
-                Aggregation::StringAgg => {
-                    assert!(script.contains("STRING_AGG") && !script.contains("FOR XML"))
+                Aggregation::Ordered => {
+                    assert!(
+                        script.contains("WHILE @ord IS NOT NULL")
+                            && !script.contains("FOR XML")
+                            && !script.contains("STRING_AGG")
+                    )
                 }
                 Aggregation::ForXmlPath => {
                     assert!(script.contains("FOR XML PATH('')") && !script.contains("STRING_AGG"))
@@ -263,7 +272,7 @@ fn script_output_matches_its_golden_files() {
     let mut failures = Vec::new();
     for job in bundled_jobs() {
         for (aggregation, suffix) in [
-            (Aggregation::StringAgg, ""),
+            (Aggregation::Ordered, ""),
             (Aggregation::ForXmlPath, ".for_xml_path"),
         ] {
             let Ok(got) = mssql_script::render(&job, aggregation) else {

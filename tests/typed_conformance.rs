@@ -102,13 +102,9 @@ fn mariadb_typed() {
 
 #[test]
 fn mssql_typed() {
-    let Ok(url) = std::env::var("EAVPIVOT_MSSQL_URL") else {
-        eprintln!("skipped: EAVPIVOT_MSSQL_URL is not set");
+    let Some(db) = servers::mssql() else {
         return;
     };
-    let mut db = servers::sqlite();
-    db.what = "mssql";
-    db.url = url;
     runtime().block_on(run_all(&db));
 }
 

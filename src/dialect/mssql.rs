@@ -23,6 +23,41 @@ impl MsSql {
             self.quote_literal(query)
         )
     }
+
+    /// [`Dialect::insert_values`] for `rows` whose NULL cells (`is_null(row, column)`) are
+    /// written as the literal `NULL` instead of a parameter; the others are `@P1, @P2, …` in
+    /// row order. tiberius sends a `None` parameter as the untyped TDS NULLTYPE (0x1F), which
+    /// Babelfish answers by dropping the connection; a literal NULL is typed by its column on
+    /// every server.
+    pub fn insert_values_nulls_inline(
+        &self,
+        table: &TableRef,
+        columns: &[String],
+        rows: usize,
+        is_null: impl Fn(usize, usize) -> bool,
+    ) -> String {
+        let cols: Vec<String> = columns.iter().map(|c| self.quote_ident(c)).collect();
+        let mut index = 0;
+        let tuples: Vec<String> = (0..rows)
+            .map(|r| {
+                let cells: Vec<String> = (0..columns.len())
+                    .map(|c| {
+                        if is_null(r, c) {
+                            return "NULL".to_string();
+                        }
+                        index += 1;
+                        self.placeholder(index)
+                    })
+                    .collect();
+                format!("({})", cells.join(", "))
+            })
+            .collect();
+        format!(
+            "INSERT INTO {table} ({}) VALUES {}",
+            cols.join(", "),
+            tuples.join(", ")
+        )
+    }
 }
 
 /// Appended to every attribute name before comparison so trailing spaces count.
@@ -127,7 +162,7 @@ impl Dialect for MsSql {
     ) -> crate::error::Result<String> {
         let aggregation = match options.for_xml_path {
             true => super::mssql_script::Aggregation::ForXmlPath,
-            false => super::mssql_script::Aggregation::StringAgg,
+            false => super::mssql_script::Aggregation::Ordered,
         };
         super::mssql_script::render(job, aggregation)
     }
@@ -256,7 +291,8 @@ impl Dialect for MsSql {
 
     fn rename_table(&self, from: &TableRef, to: &TableRef) -> String {
         format!(
-            "EXEC sp_rename {}, {}",
+            // `@objtype`: Babelfish requires it; SQL Server accepts it.
+            "EXEC sp_rename {}, {}, N'OBJECT'",
             self.quote_literal(&from.sql()),
             self.quote_literal(&to.name())
         )

@@ -23,11 +23,27 @@ use super::Dialect;
 /// Which server-side string aggregation builds the column lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Aggregation {
-    /// `STRING_AGG … WITHIN GROUP` (SQL Server 2017 and later).
-    StringAgg,
+    /// A `WHILE` loop over the attributes in column order, one concatenation per attribute:
+    /// SQL Server 2008 and later, and Babelfish (which has neither `STRING_AGG … WITHIN
+    /// GROUP` before 4.3 nor `FOR XML PATH('')` with `.value()`).
+    Ordered,
     /// `FOR XML PATH('')` with `.value()` (SQL Server 2008 and later).
     ForXmlPath,
 }
+
+/// The result set of `EXEC sp_describe_first_result_set` (SQL Server 2012 and later, and
+/// Babelfish; the `sys.dm_exec_describe_first_result_set` function is missing from
+/// Babelfish), declared so that `INSERT … EXEC` can keep it: the key columns' types.
+const DESCRIBED: &str = "DECLARE @described TABLE (is_hidden BIT, column_ordinal INT, name NVARCHAR(128), is_nullable BIT, \
+system_type_id INT, system_type_name NVARCHAR(256), max_length SMALLINT, precision TINYINT, scale TINYINT, \
+collation_name NVARCHAR(128), user_type_id INT, user_type_database NVARCHAR(128), user_type_schema NVARCHAR(128), \
+user_type_name NVARCHAR(128), assembly_qualified_type_name NVARCHAR(4000), xml_collection_id INT, \
+xml_collection_database NVARCHAR(128), xml_collection_schema NVARCHAR(128), xml_collection_name NVARCHAR(128), \
+is_xml_document BIT, is_case_sensitive BIT, is_fixed_length_clr_type BIT, source_server NVARCHAR(128), \
+source_database NVARCHAR(128), source_schema NVARCHAR(128), source_table NVARCHAR(128), source_column NVARCHAR(128), \
+is_identity_column BIT, is_part_of_unique_key BIT, is_updateable BIT, is_computed_column BIT, is_sparse_column_set BIT, \
+ordinal_in_order_by_list SMALLINT, order_by_is_descending SMALLINT, order_by_list_length SMALLINT, tds_type_id INT, \
+tds_length INT, tds_collation_id INT, tds_collation_sort_id TINYINT);\n";
 
 /// The whole script for `job`.
 pub fn render(job: &Job, aggregation: Aggregation) -> Result<String> {
@@ -39,8 +55,9 @@ pub fn render(job: &Job, aggregation: Aggregation) -> Result<String> {
     out.push_str(
         "DECLARE @attrs TABLE (ord INT IDENTITY(1, 1) PRIMARY KEY, a NVARCHAR(MAX) NOT NULL, col NVARCHAR(MAX) NULL);\n\
          DECLARE @cols NVARCHAR(MAX), @names NVARCHAR(MAX), @cases NVARCHAR(MAX), @create NVARCHAR(MAX), @insert NVARCHAR(MAX);\n\
-         DECLARE @bad NVARCHAR(200), @n_cols INT, @want BIGINT, @before BIGINT = 0, @got BIGINT;\n",
+         DECLARE @bad NVARCHAR(200), @n_cols INT, @want BIGINT, @before BIGINT = 0, @got BIGINT, @ord INT;\n",
     );
+    out.push_str(DESCRIBED);
     for i in 0..job.entity.len() {
         out.push_str(&format!("DECLARE @type_e{i} NVARCHAR(256);\n"));
     }
@@ -64,8 +81,8 @@ pub fn render(job: &Job, aggregation: Aggregation) -> Result<String> {
 
 fn header(job: &Job, aggregation: Aggregation) -> String {
     let server = match aggregation {
-        Aggregation::StringAgg => "SQL Server 2017 or later (STRING_AGG)",
-        Aggregation::ForXmlPath => "SQL Server 2008 or later (FOR XML PATH)",
+        Aggregation::Ordered => "SQL Server 2012 or later, or Babelfish",
+        Aggregation::ForXmlPath => "SQL Server 2012 or later (FOR XML PATH)",
     };
     let order = super::script::order_text(job);
     format!(
@@ -181,11 +198,14 @@ fn guards(d: &MsSql, job: &Job) -> String {
         max = MAX_COLUMNS_PER_TABLE,
         keys = entity_names.join(" UNION ALL "),
     );
+    out.push_str(&format!(
+        "  INSERT INTO @described EXEC sp_describe_first_result_set @tsql = {};\n",
+        d.quote_literal(&super::entity_probe_query(d, job)),
+    ));
     for i in 0..job.entity.len() {
         out.push_str(&format!(
-            "  SET @type_e{i} = (SELECT system_type_name FROM sys.dm_exec_describe_first_result_set({}, NULL, 0) WHERE column_ordinal = {});\n  \
+            "  SET @type_e{i} = (SELECT system_type_name FROM @described WHERE column_ordinal = {});\n  \
              IF @type_e{i} IS NULL\n    RAISERROR(N'eavpivot: the type of entity key {} could not be determined', 16, 1);\n",
-            d.quote_literal(&super::entity_probe_query(d, job)),
             i + 1,
             raise_text(&job.entity[i].name),
         ));
@@ -210,15 +230,16 @@ fn aggregate_lists(d: &MsSql, job: &Job, aggregation: Aggregation) -> String {
     let sep = "N',' + NCHAR(10) + N'  '";
     let mut out = String::new();
     match aggregation {
-        Aggregation::StringAgg => {
+        Aggregation::Ordered => {
             let parts: Vec<String> = items
                 .iter()
-                .map(|(var, expr)| {
-                    format!("    {var} = STRING_AGG(CAST(N'' AS NVARCHAR(MAX)) + {expr}, {sep}) WITHIN GROUP (ORDER BY ord)")
-                })
+                .map(|(var, expr)| format!("      {var} = COALESCE({var} + {sep}, N'') + {expr}"))
                 .collect();
             out.push_str(&format!(
-                "  SELECT\n{}\n  FROM @attrs;\n",
+                "  SET @ord = (SELECT MIN(ord) FROM @attrs);\n  \
+                 WHILE @ord IS NOT NULL\n  BEGIN\n    \
+                 SELECT\n{}\n    FROM @attrs WHERE ord = @ord;\n    \
+                 SET @ord = (SELECT MIN(ord) FROM @attrs WHERE ord > @ord);\n  END;\n",
                 parts.join(",\n")
             ));
         }

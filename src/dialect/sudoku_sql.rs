@@ -80,13 +80,24 @@ impl Flavor {
         }
     }
 
-    /// The ordered concatenation of `expr` over a group.
-    fn string_agg(self, expr: &str, order: &str) -> String {
+    /// The concatenation of `expr` over a group, in the order of `index` (1..=`count`, each
+    /// once per group).
+    ///
+    /// T-SQL's ordered aggregation (`STRING_AGG … WITHIN GROUP`, SQL Server 2017) is missing
+    /// from Babelfish before 4.3, and `FOR XML PATH('')` with `.value()` from Babelfish
+    /// altogether; a concatenation of one `MAX(CASE)` per position runs on both and on SQL
+    /// Server 2008.
+    fn cells_in_order(self, expr: &str, index: &str, count: usize) -> String {
         match self {
-            Flavor::Sqlite => format!("group_concat({expr}, '' ORDER BY {order})"),
-            Flavor::Postgres => format!("string_agg({expr}, '' ORDER BY {order})"),
-            Flavor::MariaDb => format!("GROUP_CONCAT({expr} ORDER BY {order} SEPARATOR '')"),
-            Flavor::TSql => format!("STRING_AGG({expr}, '') WITHIN GROUP (ORDER BY {order})"),
+            Flavor::Sqlite => format!("group_concat({expr}, '' ORDER BY {index})"),
+            Flavor::Postgres => format!("string_agg({expr}, '' ORDER BY {index})"),
+            Flavor::MariaDb => format!("GROUP_CONCAT({expr} ORDER BY {index} SEPARATOR '')"),
+            Flavor::TSql => {
+                let cells: Vec<String> = (1..=count)
+                    .map(|k| format!("MAX(CASE WHEN {index} = {k} THEN {expr} END)"))
+                    .collect();
+                cells.join("\n    + ")
+            }
         }
     }
 
@@ -242,7 +253,7 @@ fn start_cte(f: Flavor, b: usize) -> String {
          FROM {} CROSS JOIN {}) cell\n  \
          LEFT JOIN (SELECT p, r, c, MAX(v) AS v FROM sdk_givens WHERE v IS NOT NULL GROUP BY p, r, c) g\n    \
          ON g.p = q.p AND g.r = cell.r AND g.c = cell.c\n  GROUP BY q.p\n)",
-        f.grid_text(&f.string_agg(&format!("COALESCE({symbol}, '.')"), "cell.i"), n * n),
+        f.grid_text(&f.cells_in_order(&format!("COALESCE({symbol}, '.')"), "cell.i", n * n), n * n),
         f.numbers(n, "rr"),
         f.numbers(n, "cc"),
     )

@@ -198,17 +198,30 @@ fn login_error(target: &Target, addr: &str, err: TdsError) -> Error {
             e.code(),
             e.message()
         ),
-        TdsError::Tls(m) => format!(
-            "TLS with SQL Server {addr} failed: {m} (an untrusted certificate: name its CA with ca=FILE or TrustServerCertificateCA=FILE, \
-             or skip the check with trust_cert=true; a certificate for another name: hostname_in_certificate=NAME; \
-             servers limited to TLS 1.0/1.1 need patching or encrypt=not_supported)"
-        ),
+        TdsError::Tls(m) => tls_failure(addr, &m),
         other if other.to_string().to_lowercase().contains("encryption") => format!(
             "SQL Server {addr} does not accept the requested encryption: {other} (try encrypt=off, or encrypt=not_supported for a server without TLS)"
         ),
         other => format!("login to SQL Server {addr} failed: {other}"),
     };
     Error::Connect(line)
+}
+
+/// One line for a failed TLS handshake: eavpivot's remedies (connection-string keys) first,
+/// then only the first sentence of tiberius's reason — the rest of its text is advice for
+/// tiberius's API (`Config::trust_cert_ca`, cargo features), meaningless to an operator.
+fn tls_failure(addr: &str, tiberius_text: &str) -> String {
+    let reason = tiberius_text
+        .split(". ")
+        .next()
+        .unwrap_or(tiberius_text)
+        .trim_end_matches('.');
+    let reason: String = reason.chars().take(160).collect();
+    format!(
+        "TLS with SQL Server {addr} failed (an untrusted certificate: name its CA with ca=FILE or TrustServerCertificateCA=FILE, \
+         or skip the check with trust_cert=true; a certificate for another name: hostname_in_certificate=NAME; \
+         servers limited to TLS 1.0/1.1 need patching or encrypt=not_supported): {reason}"
+    )
 }
 
 /// A statement the server rejected: its number, severity, state, line and message.
@@ -272,9 +285,15 @@ impl MsSqlBackend {
         let per_statement = (MAX_PARAMS / width).clamp(1, MAX_VALUES_ROWS);
         let mut loaded = 0;
         for chunk in rows.chunks(per_statement) {
-            let sql = MsSql.insert_values(&target.table, &target.columns, chunk.len());
+            let is_null = |r: usize, c: usize| chunk[r].get(c).is_none_or(Value::is_null);
+            let sql = MsSql.insert_values_nulls_inline(
+                &target.table,
+                &target.columns,
+                chunk.len(),
+                is_null,
+            );
             let mut query = Query::new(sql);
-            for value in chunk.iter().flatten() {
+            for value in chunk.iter().flatten().filter(|v| !v.is_null()) {
                 query.bind(values::to_column(value));
             }
             let context = format!("loading rows into {} (by INSERT: {why})", target.table);
@@ -462,4 +481,26 @@ async fn read_rows(
     // Closing politely is a courtesy; the rows are already read.
     let _ = reader.close().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tls_tests {
+    /// tiberius 0.13's text for an unknown issuer, verbatim.
+    const TIBERIUS: &str = "the server's certificate was rejected during the TLS handshake: UnknownIssuer. To connect anyway you can: (1) trust a specific CA certificate with `Config::trust_cert_ca(path)`, or an in-memory CA bundle with `Config::trust_cert_ca_bundle(bytes)`; (2) if the OS trust store is unusable, base trust on the bundled Mozilla roots with `Config::trust_webpki_roots()` (requires the `rustls-webpki-roots` feature); (3) skip certificate validation entirely with `Config::trust_cert()` (accepts any certificate and also disables hostname verification — only safe on a trusted network); or (4) build tiberius with the `native-tls` backend, which is more lenient toward legacy certificates. Note: SQL Server always performs a TLS handshake during login even when `Encrypt=false`, so this can occur regardless of the encryption setting.";
+
+    #[test]
+    fn a_refused_certificate_is_one_short_line_with_our_advice_first() {
+        let line = super::tls_failure("db:1433", TIBERIUS);
+        assert!(!line.contains('\n'));
+        assert!(line.len() < 400, "{} characters: {line}", line.len());
+        assert!(line.starts_with("TLS with SQL Server db:1433 failed (an untrusted certificate: name its CA with ca=FILE"));
+        assert!(
+            line.ends_with("rejected during the TLS handshake: UnknownIssuer"),
+            "{line}"
+        );
+        assert!(
+            !line.contains("Config::") && !line.contains("native-tls"),
+            "{line}"
+        );
+    }
 }

@@ -338,7 +338,10 @@ pub async fn merge(
         let from_source = staged
             .columns
             .iter()
-            .position(|c| c.column == *column && plan.set.contains(column))
+            .position(|c| {
+                dialect.ident_key(&c.column) == dialect.ident_key(column)
+                    && plan.set.contains(&c.column)
+            })
             .map_or(0, |p| at(&staging_counts, p + 1));
         expected.push(kept(i + 1) + from_source);
     }
