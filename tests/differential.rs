@@ -71,8 +71,12 @@ fn run_cases(cases: u64, seed: u64) {
                     stats.either_refused += s.either_refused;
                 }
                 Err(finding) => {
+                    eprintln!("seed {} on {}: {} — shrinking", case.seed, check::config_name(config), finding.what);
+                    let kind = finding.kind();
                     let mut fails = |c: &gen::Case| {
-                        check::run_config(&rt, &mut dbs, dir.path(), c, config, &tag(i, config)).err()
+                        check::run_config(&rt, &mut dbs, dir.path(), c, config, &tag(i, config))
+                            .err()
+                            .filter(|f| f.kind() == kind)
                     };
                     let (small, f) = shrink::shrink(&case, budget, &mut fails);
                     let repro = shrink::reproduction(&small, config, f.as_ref().unwrap_or(&finding));

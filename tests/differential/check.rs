@@ -17,6 +17,15 @@ pub struct Finding {
     pub what: String,
 }
 
+impl Finding {
+    /// What kind of discrepancy this is, without names and numbers: a shrink step must
+    /// keep the kind, not just fail somehow.
+    pub fn kind(&self) -> String {
+        let head: String = self.what.chars().filter(|c| !c.is_ascii_digit()).take(40).collect();
+        head.split(" (").next().unwrap_or("").to_string()
+    }
+}
+
 #[derive(Default, Debug)]
 pub struct Stats {
     pub runs: usize,

@@ -115,6 +115,9 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, cross: bool) -> Out
     let in_scope = |r: &Row| step.where_g.is_none_or(|g| r.grp >= g);
     let scope: Vec<&Row> = step.rows.iter().filter(|r| in_scope(r)).collect();
     let pivot = pivot(&scope, job.aggregate);
+    if pivot.attrs.is_empty() {
+        return Outcome::Refused("no attribute names in scope: nothing to pivot".into());
+    }
     if job.aggregate == Agg::Error && pivot.conflicts > 0 {
         return Outcome::Refused(format!("aggregate: error with {} conflicts", pivot.conflicts));
     }
