@@ -7,6 +7,7 @@
 //!   the `--ignored` run does `EAVPIVOT_DIFF_LONG_CASES` (default 400) from a seed of the clock.
 //! - `EAVPIVOT_DIFF_FEATURES`: `all` (default), `base`, or `base` plus a comma list of
 //!   families (`gen::FAMILIES`), to leave out what a product build does not have yet.
+//! - At most `EAVPIVOT_DIFF_MAX_FAILURES` (default 3) failing cases are shrunk and shown.
 //! - A failing case shrinks (`EAVPIVOT_DIFF_SHRINK` tries, default 200) and is printed as a
 //!   reproduction: source SQL, job file, command line, expected table.
 //! - The named regression cases (`differential/regress.rs`) are issue 21's part-1 defects
@@ -60,7 +61,7 @@ fn run_cases(cases: u64, seed: u64) {
         for family in &case.uses {
             *covered.entry(family.to_string()).or_default() += 1;
         }
-        for config in check::configs(&case) {
+        for config in check::configs(&case, dbs.len()) {
             *covered.entry(check::config_name(config)).or_default() += 1;
             let result = check::run_config(&rt, &mut dbs, dir.path(), &case, config, &tag(i, config));
             match result {
@@ -86,7 +87,7 @@ fn run_cases(cases: u64, seed: u64) {
                 }
             }
         }
-        if failures.len() >= 3 {
+        if failures.len() as u64 >= env_u64("EAVPIVOT_DIFF_MAX_FAILURES", 3) {
             break;
         }
     }

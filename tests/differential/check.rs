@@ -35,10 +35,14 @@ pub struct Stats {
     pub either_refused: usize,
 }
 
-/// (source, target) database indices a case runs on: each database alone, and its pair.
-pub fn configs(case: &Case) -> Vec<(usize, usize)> {
-    let mut c = vec![(0, 0), (1, 1), (2, 2)];
+/// (source, target) database indices a case runs on: each of the `dbs` databases alone,
+/// its pair, and with SQL Server its pair's source into SQL Server.
+pub fn configs(case: &Case, dbs: usize) -> Vec<(usize, usize)> {
+    let mut c: Vec<(usize, usize)> = (0..dbs).map(|i| (i, i)).collect();
     c.extend(case.cross);
+    if let (Some((s, _)), true) = (case.cross, dbs > 3) {
+        c.push((s, 3));
+    }
     c
 }
 

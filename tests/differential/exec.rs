@@ -14,14 +14,15 @@ use super::gen::Case;
 use super::model::{Cell, Row, Step, K};
 use super::servers;
 
-/// SQLite, PostgreSQL, MariaDB (indices 0, 1, 2 in `Case::cross`).
-pub const WHAT: [&str; 3] = ["sqlite", "postgres", "mariadb"];
+/// SQLite, PostgreSQL, MariaDB (indices 0, 1, 2 in `Case::cross`), and SQL Server (3)
+/// when `EAVPIVOT_MSSQL_URL` names one (password in `EAVPIVOT_PASSWORD`; Babelfish works).
+pub const WHAT: [&str; 4] = ["sqlite", "postgres", "mariadb", "mssql"];
 
 pub struct Db {
     pub what: &'static str,
     pub url: String,
     pub conn: Box<dyn Backend>,
-    _keep: servers::Db,
+    _keep: Option<servers::Db>,
 }
 
 /// Every backend, connected; None when a server is unreachable (a failure under
@@ -30,7 +31,18 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
     let mut dbs = Vec::new();
     for s in [servers::sqlite(), servers::postgres(), servers::mariadb()] {
         let conn = rt.block_on(s.open())?;
-        dbs.push(Db { what: s.what, url: s.url.clone(), conn, _keep: s });
+        dbs.push(Db { what: s.what, url: s.url.clone(), conn, _keep: Some(s) });
+    }
+    if let Some(url) = std::env::var("EAVPIVOT_MSSQL_URL").ok().filter(|u| !u.trim().is_empty()) {
+        let spec = eavpivot::backend::ConnectionSpec::parse(Some(&url)).expect("EAVPIVOT_MSSQL_URL");
+        let options = eavpivot::backend::ConnectOptions {
+            password: std::env::var("EAVPIVOT_PASSWORD").ok(),
+            ..eavpivot::backend::ConnectOptions::default()
+        };
+        let conn = rt
+            .block_on(eavpivot::backend::connect(&spec, &options))
+            .unwrap_or_else(|e| panic!("EAVPIVOT_MSSQL_URL is set but unreachable: {e}"));
+        dbs.push(Db { what: "mssql", url, conn, _keep: None });
     }
     Some(dbs)
 }
@@ -38,13 +50,17 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
 /// A SQL string literal, written for `what` (MariaDB reads backslashes as escapes).
 pub fn literal(what: &str, s: &str) -> String {
     let s = s.replace('\'', "''");
-    let s = if what == "mariadb" { s.replace('\\', "\\\\") } else { s };
-    format!("'{s}'")
+    match what {
+        "mariadb" => format!("'{}'", s.replace('\\', "\\\\")),
+        "mssql" => format!("N'{s}'"),
+        _ => format!("'{s}'"),
+    }
 }
 
 pub fn quote(what: &str, ident: &str) -> String {
     match what {
         "mariadb" => format!("`{}`", ident.replace('`', "``")),
+        "mssql" => format!("[{}]", ident.replace(']', "]]")),
         _ => format!("\"{}\"", ident.replace('"', "\"\"")),
     }
 }
@@ -80,18 +96,22 @@ pub fn source_sql(case: &Case, step: &Step, n: &Names, what: &str) -> Vec<String
     let keys: Vec<String> = case
         .keys
         .iter()
-        .map(|k| format!("{} {}", k.name, if k.text { "VARCHAR(40)" } else { "INT" }))
+        .map(|k| match k.text {
+            true => format!("{} {}VARCHAR(40)", k.name, if what == "mssql" { "N" } else { "" }),
+            false => format!("{} INT", k.name),
+        })
         .collect();
-    let attr_col = if case.join { "aid INT" } else { "attr VARCHAR(100)" };
+    let n_ = if what == "mssql" { "N" } else { "" };
+    let attr_col = if case.join { "aid INT".to_string() } else { format!("attr {n_}VARCHAR(100)") };
     let mut sql = vec![format!(
-        "CREATE TABLE {} ({}, {attr_col}, val VARCHAR(200), grp INT, modified INT)",
+        "CREATE TABLE {} ({}, {attr_col}, val {n_}VARCHAR(200), grp INT, modified INT)",
         n.source,
         keys.join(", ")
     )];
     let ids = attr_ids(case);
     let lit = |v: &Option<String>| v.as_deref().map_or("NULL".to_string(), |s| literal(what, s));
     if case.join {
-        sql.push(format!("CREATE TABLE {} (aid INT, name VARCHAR(100))", n.attrs));
+        sql.push(format!("CREATE TABLE {} (aid INT, name {n_}VARCHAR(100))", n.attrs));
         let values: Vec<String> = ids.iter().map(|(a, id)| format!("({id}, {})", lit(a))).collect();
         sql.push(format!("INSERT INTO {} VALUES {}", n.attrs, values.join(", ")));
     }
@@ -251,6 +271,7 @@ async fn catalog_columns(db: &mut dyn Backend, what: &str, table: &str) -> Resul
             "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = {} ORDER BY ordinal_position",
             literal(what, &table.to_lowercase())
         ),
+        "mssql" => format!("SELECT name FROM sys.columns WHERE object_id = OBJECT_ID({t}) ORDER BY column_id"),
         _ => format!(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND LOWER(table_name) = LOWER({t}) ORDER BY ordinal_position"
         ),
@@ -309,6 +330,7 @@ pub async fn read_target(
         let mut list: Vec<String> = case.keys.iter().map(|k| k.name.clone()).collect();
         list.extend(attrs.iter().map(|(c, _)| match what {
             "postgres" => format!("CAST({} AS TEXT)", quote(what, c)),
+            "mssql" => format!("CAST({} AS NVARCHAR(MAX))", quote(what, c)),
             _ => quote(what, c),
         }));
         let sql = format!("SELECT {} FROM {table}", list.join(", "));

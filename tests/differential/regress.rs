@@ -157,7 +157,7 @@ pub fn run_all() {
             eprintln!("skipped (family {off} switched off): {name}");
             continue;
         }
-        for config in check::configs(&case) {
+        for config in check::configs(&case, dbs.len()) {
             let tag = format!("{}r{n}x{}{}", std::process::id() % 100_000, config.0, config.1);
             if let Err(f) = check::run_config(&rt, &mut dbs, dir.path(), &case, config, &tag) {
                 failures.push(format!("{name} — {}\n{}", config_name(config), reproduction(&case, config, &f)));

@@ -135,7 +135,12 @@ pub fn reproduction(case: &Case, config: (usize, usize), finding: &Finding) -> S
             let _ = writeln!(out, "{sql};");
         }
         let _ = writeln!(out, "-- job.yaml:\n{}", exec::job_yaml(case, step, &names));
-        let urls = ["sqlite:d.db", "postgres://postgres@127.0.0.1:5432/test", "mariadb://root@127.0.0.1:3306/test"];
+        let urls = [
+            "sqlite:d.db",
+            "postgres://postgres@127.0.0.1:5432/test",
+            "mariadb://root@127.0.0.1:3306/test",
+            "mssql://bbf_admin@127.0.0.1:1433/master?trust_cert=true",
+        ];
         let args = exec::args(step, "job.yaml", urls[s], (s != t).then_some(urls[t]));
         let _ = writeln!(out, "$ eavpivot {}", args.iter().map(|a| shell(a)).collect::<Vec<_>>().join(" "));
         let outcome = model::expect(&case.job, step, prev.as_ref(), s != t);
