@@ -69,12 +69,8 @@ impl Side<'_> {
     fn drop(&mut self, i: usize, table: &str) {
         self.rt.block_on(servers::drop_if_exists(self.dbs[i].conn.as_mut(), table));
     }
-    fn fingerprint(&mut self, i: usize, table: &str) -> Option<(usize, u64)> {
-        let db = self.dbs[i].conn.as_mut();
-        if !self.rt.block_on(servers::exists(db, table)) {
-            return None;
-        }
-        Some(self.rt.block_on(servers::fingerprint(db, table)))
+    fn fingerprint(&mut self, i: usize, table: &str) -> Option<Result<(usize, u64), String>> {
+        self.rt.block_on(exec::checksum(self.dbs[i].conn.as_mut(), table))
     }
 }
 

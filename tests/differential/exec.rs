@@ -350,3 +350,23 @@ pub async fn read_target(
     }
     Ok(actual)
 }
+
+/// Row count and an order-independent checksum of a table's rows; None when it does not
+/// exist, the error text when it cannot be read.
+pub async fn checksum(db: &mut dyn Backend, table: &str) -> Option<Result<(usize, u64), String>> {
+    use std::hash::{Hash, Hasher};
+    if !servers::exists(db, table).await {
+        return None;
+    }
+    let rows = match db.query(&format!("SELECT * FROM {table}")).await {
+        Ok(rows) => rows,
+        Err(e) => return Some(Err(format!("reading {table}: {e}"))),
+    };
+    let mut sum = 0u64;
+    for row in &rows {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        format!("{row:?}").hash(&mut h);
+        sum = sum.wrapping_add(h.finish());
+    }
+    Some(Ok((rows.len(), sum)))
+}

@@ -180,13 +180,13 @@ fn same_database_guard(rt: &tokio::runtime::Runtime, dbs: &mut [exec::Db], dir: 
         for sql in exec::source_sql(&case, &case.steps[0], &names, WHAT[i]) {
             rt.block_on(c.execute(&sql)).expect("create the source");
         }
-        let before = rt.block_on(servers::fingerprint(c, &names.source));
+        let before = rt.block_on(exec::checksum(c, &names.source));
         let job = dir.join(format!("guard{i}.yaml"));
         let yaml = exec::job_yaml(&case, &case.steps[0], &names).replace(&names.target, &names.source);
         std::fs::write(&job, yaml).expect("write job");
         let args = exec::args(&case.steps[0], &job.display().to_string(), &db.url, Some(&db.url));
         let ran = exec::run(&args);
-        let after = rt.block_on(servers::fingerprint(c, &names.source));
+        let after = rt.block_on(exec::checksum(c, &names.source));
         if ran.code != Some(2) || before != after {
             failures.push(format!(
                 "issue 17 defect 1 — {}: --target-connection = --connection with the source as the target: exit {:?}, source unchanged: {} ({})",
