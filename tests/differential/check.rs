@@ -1,0 +1,240 @@
+//! One case on one database (or pair): every step run for real and compared with the model
+//! cell by cell, with the exit code, the report's counts, the source checksum and, for
+//! refusals, the untouched target checked. Also the shrinker and the printed reproduction.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::exec::{self, Db, Names, WHAT};
+use super::gen::Case;
+use super::model::{self, Outcome, Target};
+use super::servers;
+
+/// A discrepancy between the model and the product.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub step: usize,
+    pub what: String,
+}
+
+impl Finding {
+    /// What kind of discrepancy this is, without names and numbers: a shrink step must
+    /// keep the kind, not just fail somehow.
+    pub fn kind(&self) -> String {
+        let head: String = self.what.chars().filter(|c| !c.is_ascii_digit()).take(40).collect();
+        head.split(" (").next().unwrap_or("").to_string()
+    }
+}
+
+#[derive(Default, Debug)]
+pub struct Stats {
+    pub runs: usize,
+    pub written: usize,
+    pub refused: usize,
+    /// Typed merges the product refused where the model allowed it.
+    pub either_refused: usize,
+}
+
+/// (source, target) database indices a case runs on: each of the `dbs` databases alone,
+/// its pair, and with SQL Server its pair's source into SQL Server.
+pub fn configs(case: &Case, dbs: usize) -> Vec<(usize, usize)> {
+    let mut c: Vec<(usize, usize)> = (0..dbs).map(|i| (i, i)).collect();
+    c.extend(case.cross);
+    if let (Some((s, _)), true) = (case.cross, dbs > 3) {
+        c.push((s, 3));
+    }
+    c
+}
+
+pub fn config_name((s, t): (usize, usize)) -> String {
+    match s == t {
+        true => WHAT[s].to_string(),
+        false => format!("{} -> {}", WHAT[s], WHAT[t]),
+    }
+}
+
+struct Side<'a> {
+    rt: &'a tokio::runtime::Runtime,
+    dbs: &'a mut [Db],
+}
+
+impl Side<'_> {
+    fn exec(&mut self, i: usize, sql: &str) -> Result<(), String> {
+        let db = &mut self.dbs[i];
+        self.rt
+            .block_on(db.conn.execute(sql))
+            .map(|_| ())
+            .map_err(|e| format!("{} setup `{sql}`: {e}", db.what))
+    }
+    fn drop(&mut self, i: usize, table: &str) {
+        self.rt.block_on(servers::drop_if_exists(self.dbs[i].conn.as_mut(), table));
+    }
+    fn fingerprint(&mut self, i: usize, table: &str) -> Option<Result<(usize, u64), String>> {
+        self.rt.block_on(exec::checksum(self.dbs[i].conn.as_mut(), table))
+    }
+}
+
+fn target_tables(names: &Names) -> Vec<String> {
+    let mut t = vec![names.target.clone()];
+    t.extend((2..=8).map(|i| format!("{}_{i}", names.target)));
+    t
+}
+
+fn cleanup(side: &mut Side, names: &Names, (s, t): (usize, usize)) {
+    side.drop(s, &names.source);
+    side.drop(s, &names.attrs);
+    for table in target_tables(names) {
+        side.drop(t, &table);
+    }
+}
+
+/// Runs every step of `case` on `(s, t)`; the first discrepancy ends it.
+pub fn run_config(
+    rt: &tokio::runtime::Runtime,
+    dbs: &mut [Db],
+    dir: &Path,
+    case: &Case,
+    (s, t): (usize, usize),
+    tag: &str,
+) -> Result<Stats, Finding> {
+    let names = Names::new(tag, case.uses.contains("idcase"));
+    let mut side = Side { rt, dbs };
+    cleanup(&mut side, &names, (s, t));
+    let result = steps(&mut side, dir, case, (s, t), &names);
+    cleanup(&mut side, &names, (s, t));
+    result
+}
+
+fn steps(side: &mut Side, dir: &Path, case: &Case, (s, t): (usize, usize), names: &Names) -> Result<Stats, Finding> {
+    let mut stats = Stats::default();
+    let mut prev: Option<Target> = None;
+    let mut tables: Vec<String> = Vec::new();
+    let mut map = BTreeMap::new();
+    let (source_url, target_url) = (side.dbs[s].url.clone(), side.dbs[t].url.clone());
+    let cross = s != t;
+    for (i, step) in case.steps.iter().enumerate() {
+        let fail = |what: String| Finding { step: i, what };
+        side.drop(s, &names.source);
+        side.drop(s, &names.attrs);
+        for sql in exec::source_sql(case, step, names, WHAT[s]) {
+            side.exec(s, &sql).map_err(fail)?;
+        }
+        let source_before = (side.fingerprint(s, &names.source), side.fingerprint(s, &names.attrs));
+        let known: Vec<String> = target_tables(names);
+        let target_before: Vec<_> = known.iter().map(|x| side.fingerprint(t, x)).collect();
+        let job = dir.join(format!("{}_{i}.yaml", names.target));
+        std::fs::write(&job, exec::job_yaml(case, step, names)).expect("write job");
+        let args = exec::args(step, &job.display().to_string(), &source_url, cross.then_some(target_url.as_str()));
+        let expected = model::expect(&case.job, step, prev.as_ref(), cross);
+        let ran = exec::run(&args);
+        stats.runs += 1;
+        let said = ran.stderr.trim().lines().last().unwrap_or("").to_string();
+        if ran.stderr.contains("panicked at") {
+            return Err(fail(format!("the binary panicked: {}", ran.stderr.trim())));
+        }
+        let source_after = (side.fingerprint(s, &names.source), side.fingerprint(s, &names.attrs));
+        if source_before != source_after {
+            return Err(fail(format!("the source changed (exit {:?}: {said})", ran.code)));
+        }
+        let unchanged = |side: &mut Side| -> Result<(), Finding> {
+            let after: Vec<_> = known.iter().map(|x| side.fingerprint(t, x)).collect();
+            match after == target_before {
+                true => Ok(()),
+                false => Err(fail(format!("refused (exit {:?}: {said}) but the target changed", ran.code))),
+            }
+        };
+        let (target, conflicts, nulled, either) = match expected {
+            Outcome::Refused(why) => {
+                if ran.code == Some(0) {
+                    return Err(fail(format!("expected a refusal ({why}), got exit 0")));
+                }
+                if ran.code.is_none() {
+                    return Err(fail(format!("expected a refusal ({why}); the run hung or was killed")));
+                }
+                unchanged(side)?;
+                stats.refused += 1;
+                continue;
+            }
+            Outcome::WrittenOrRefused(target) if ran.code != Some(0) => {
+                unchanged(side)?;
+                let _ = target;
+                stats.either_refused += 1;
+                continue;
+            }
+            Outcome::WrittenOrRefused(target) => (target, None, None, true),
+            Outcome::Written { target, conflicts, nulled } => (target, conflicts, nulled, false),
+        };
+        if ran.code != Some(0) {
+            return Err(fail(format!("expected success, got exit {:?}: {said}", ran.code)));
+        }
+        let _ = either;
+        let report = &ran.report;
+        if let Some(list) = report["tables"].as_array() {
+            tables = list.iter().filter_map(|v| v.as_str().map(String::from)).collect();
+        }
+        map.extend(exec::column_map(report));
+        let actual = side
+            .rt
+            .block_on(exec::read_target(side.dbs[t].conn.as_mut(), WHAT[t], case, &tables, &map))
+            .map_err(|e| fail(format!("reading the target back: {e}")))?;
+        compare(case, &target, &actual).map_err(fail)?;
+        if let Some(n) = conflicts {
+            let got = report["conflicts"].as_u64();
+            if got != Some(n) {
+                return Err(fail(format!("--json conflicts: expected {n}, got {got:?}")));
+            }
+        }
+        if let (Some(n), true) = (nulled, case.uses.contains("nulled")) {
+            let got = report["merged"][0]["nulled"].as_u64();
+            if got != Some(n) {
+                return Err(fail(format!("--json merged[0].nulled: expected {n}, got {got:?}")));
+            }
+        }
+        stats.written += 1;
+        prev = Some(target);
+    }
+    Ok(stats)
+}
+
+fn compare(case: &Case, expected: &Target, actual: &exec::Actual) -> Result<(), String> {
+    let mut diffs = Vec::new();
+    for c in expected.columns.difference(&actual.columns) {
+        diffs.push(format!("column for attribute {c:?} missing"));
+    }
+    for c in actual.columns.difference(&expected.columns) {
+        diffs.push(format!("unexpected column for attribute {c:?}"));
+    }
+    for key in expected.rows.keys().filter(|k| !actual.rows.contains_key(*k)) {
+        diffs.push(format!("row {} missing", show_key(key)));
+    }
+    for key in actual.rows.keys().filter(|k| !expected.rows.contains_key(*k)) {
+        diffs.push(format!("unexpected row {}", show_key(key)));
+    }
+    for (key, want) in &expected.rows {
+        let Some(got) = actual.rows.get(key) else { continue };
+        for attr in expected.columns.iter().filter(|c| actual.columns.contains(*c)) {
+            let typed = case.job.infer || case.job.types.contains_key(attr);
+            match (want.get(attr), got.get(attr)) {
+                (None, None) => {}
+                (Some(w), Some(g)) if model::same(w, g, typed) => {}
+                (w, g) => diffs.push(format!(
+                    "{} {attr:?}: expected {}, got {}",
+                    show_key(key),
+                    w.map_or("NULL".into(), |w| format!("{w:?}")),
+                    g.map_or("NULL".into(), |g| g.to_string())
+                )),
+            }
+        }
+    }
+    if diffs.is_empty() {
+        return Ok(());
+    }
+    let n = diffs.len();
+    diffs.truncate(12);
+    Err(format!("{n} cell/row differences: {}", diffs.join("; ")))
+}
+
+fn show_key(key: &[model::K]) -> String {
+    let parts: Vec<String> = key.iter().map(ToString::to_string).collect();
+    format!("({})", parts.join(", "))
+}

@@ -1,0 +1,372 @@
+//! Running a case for real: the source tables written with this file's own SQL, the job
+//! file, the binary (`--json`), and the target read back through the report's column map
+//! with this file's own catalog queries. Nothing here comes from eavpivot's dialects.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use eavpivot::backend::Backend;
+use eavpivot::value::Value;
+
+use super::gen::Case;
+use super::model::{Cell, Row, Step, K};
+use super::servers;
+
+/// SQLite, PostgreSQL, MariaDB (indices 0, 1, 2 in `Case::cross`), and SQL Server (3)
+/// when `EAVPIVOT_MSSQL_URL` names one (password in `EAVPIVOT_PASSWORD`; Babelfish works).
+pub const WHAT: [&str; 4] = ["sqlite", "postgres", "mariadb", "mssql"];
+
+pub struct Db {
+    pub what: &'static str,
+    pub url: String,
+    pub conn: Box<dyn Backend>,
+    _keep: Option<servers::Db>,
+}
+
+/// Every backend, connected; None when a server is unreachable (a failure under
+/// EAVPIVOT_REQUIRE_SERVERS=1, see servers.rs).
+pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
+    let mut dbs = Vec::new();
+    for s in [servers::sqlite(), servers::postgres(), servers::mariadb()] {
+        let conn = rt.block_on(s.open())?;
+        dbs.push(Db { what: s.what, url: s.url.clone(), conn, _keep: Some(s) });
+    }
+    if let Some(url) = std::env::var("EAVPIVOT_MSSQL_URL").ok().filter(|u| !u.trim().is_empty()) {
+        let spec = eavpivot::backend::ConnectionSpec::parse(Some(&url)).expect("EAVPIVOT_MSSQL_URL");
+        let options = eavpivot::backend::ConnectOptions {
+            password: std::env::var("EAVPIVOT_PASSWORD").ok(),
+            ..eavpivot::backend::ConnectOptions::default()
+        };
+        let conn = rt
+            .block_on(eavpivot::backend::connect(&spec, &options))
+            .unwrap_or_else(|e| panic!("EAVPIVOT_MSSQL_URL is set but unreachable: {e}"));
+        dbs.push(Db { what: "mssql", url, conn, _keep: None });
+    }
+    Some(dbs)
+}
+
+/// A SQL string literal, written for `what` (MariaDB reads backslashes as escapes).
+pub fn literal(what: &str, s: &str) -> String {
+    let s = s.replace('\'', "''");
+    match what {
+        "mariadb" => format!("'{}'", s.replace('\\', "\\\\")),
+        "mssql" => format!("N'{s}'"),
+        _ => format!("'{s}'"),
+    }
+}
+
+pub fn quote(what: &str, ident: &str) -> String {
+    match what {
+        "mariadb" => format!("`{}`", ident.replace('`', "``")),
+        "mssql" => format!("[{}]", ident.replace(']', "]]")),
+        _ => format!("\"{}\"", ident.replace('"', "\"\"")),
+    }
+}
+
+/// The names one case uses on one database; every one starts with `diff_`.
+#[derive(Clone)]
+pub struct Names {
+    pub source: String,
+    pub attrs: String,
+    pub target: String,
+}
+
+impl Names {
+    pub fn new(tag: &str, idcase: bool) -> Names {
+        let (s, n, w) = if idcase { ("Src", "Names", "Wide") } else { ("src", "names", "wide") };
+        Names {
+            source: format!("diff_{tag}_{s}"),
+            attrs: format!("diff_{tag}_{n}"),
+            target: format!("diff_{tag}_{w}"),
+        }
+    }
+}
+
+/// Attribute name -> join id, in a stable order.
+pub fn attr_ids(case: &Case) -> BTreeMap<Option<String>, i64> {
+    let all: BTreeSet<Option<String>> =
+        case.steps.iter().flat_map(|s| s.rows.iter().map(|r| r.attr.clone())).collect();
+    all.into_iter().zip(1..).collect()
+}
+
+/// The statements that create and fill the source of `step` on `what`.
+pub fn source_sql(case: &Case, step: &Step, n: &Names, what: &str) -> Vec<String> {
+    let keys: Vec<String> = case
+        .keys
+        .iter()
+        .map(|k| match k.text {
+            true => format!("{} {}VARCHAR(40)", k.name, if what == "mssql" { "N" } else { "" }),
+            false => format!("{} INT", k.name),
+        })
+        .collect();
+    let n_ = if what == "mssql" { "N" } else { "" };
+    let attr_col = if case.join { "aid INT".to_string() } else { format!("attr {n_}VARCHAR(100)") };
+    let mut sql = vec![format!(
+        "CREATE TABLE {} ({}, {attr_col}, val {n_}VARCHAR(200), grp INT, modified INT)",
+        n.source,
+        keys.join(", ")
+    )];
+    let ids = attr_ids(case);
+    let lit = |v: &Option<String>| v.as_deref().map_or("NULL".to_string(), |s| literal(what, s));
+    if case.join {
+        sql.push(format!("CREATE TABLE {} (aid INT, name {n_}VARCHAR(100))", n.attrs));
+        let values: Vec<String> = ids.iter().map(|(a, id)| format!("({id}, {})", lit(a))).collect();
+        sql.push(format!("INSERT INTO {} VALUES {}", n.attrs, values.join(", ")));
+    }
+    let values: Vec<String> = step
+        .rows
+        .iter()
+        .map(|r: &Row| {
+            let key: Vec<String> = r
+                .key
+                .iter()
+                .map(|k| match k {
+                    K::I(i) => i.to_string(),
+                    K::T(t) => literal(what, t),
+                })
+                .collect();
+            let attr = if case.join { ids[&r.attr].to_string() } else { lit(&r.attr) };
+            format!("({}, {attr}, {}, {}, {})", key.join(", "), lit(&r.val), r.grp, r.modified)
+        })
+        .collect();
+    if !values.is_empty() {
+        sql.push(format!("INSERT INTO {} VALUES {}", n.source, values.join(", ")));
+    }
+    sql
+}
+
+fn yaml_str(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
+}
+
+/// The job file for `step`.
+pub fn job_yaml(case: &Case, step: &Step, n: &Names) -> String {
+    let j = &case.job;
+    let mut source = format!("table: {}, alias: s", n.source);
+    if case.join {
+        source += &format!(", joins: [{{table: {}, alias: n, on: \"s.aid = n.aid\"}}]", n.attrs);
+    }
+    if step.where_g.is_some() {
+        source += ", where: \"s.grp >= ${g}\"";
+    }
+    if step.changed.is_some() {
+        source += ", changed: \"s.modified >= ${since}\"";
+    }
+    let entity: Vec<String> = case.keys.iter().map(|k| format!("s.{}", k.name)).collect();
+    let types: Vec<String> =
+        j.types.iter().map(|(a, t)| format!("{}: {}", yaml_str(a), yaml_str(t))).collect();
+    let aggregate = format!("{:?}", j.aggregate).to_lowercase();
+    let on_new = format!("{:?}", j.on_new).to_lowercase();
+    let mut target = format!(
+        "table: {}, if_exists: {}",
+        n.target,
+        if step.merge { "merge" } else { "replace" }
+    );
+    if step.merge {
+        target += if j.on_missing_delete { ", on_missing: delete" } else { ", on_missing: keep" };
+    }
+    if let Some(split) = j.split {
+        target += &format!(", split: {split}");
+    }
+    format!(
+        "name: diff\nsource: {{{source}}}\nentity: [{}]\nattribute: {}\nvalue: s.val\npivot: {{aggregate: {aggregate}, column_type: {}, types: {{{}}}, on_new_attributes: {on_new}}}\ntarget: {{{target}}}\nstrategy: {}\n",
+        entity.join(", "),
+        if case.join { "n.name" } else { "s.attr" },
+        if j.infer { "infer" } else { "text" },
+        types.join(", "),
+        if j.pushdown { "pushdown" } else { "stream" },
+    )
+}
+
+/// The command line of `step` (for running and for the printed reproduction).
+pub fn args(step: &Step, job: &str, source_url: &str, target_url: Option<&str>) -> Vec<String> {
+    let mut a: Vec<String> = ["run", job, "--json", "--preview", "0", "--connection", source_url]
+        .map(String::from)
+        .to_vec();
+    if let Some(t) = target_url {
+        a.extend(["--target-connection".into(), t.into()]);
+    }
+    if let Some(g) = step.where_g {
+        a.extend(["--var".into(), format!("g={g}")]);
+    }
+    if let Some(since) = step.changed {
+        a.extend(["--var".into(), format!("since={since}")]);
+    }
+    a
+}
+
+pub struct Ran {
+    pub code: Option<i32>,
+    pub report: serde_json::Value,
+    pub stderr: String,
+}
+
+/// The binary, killed after two minutes (a hang is a finding, not a stuck test run).
+pub fn run(args: &[String]) -> Ran {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_eavpivot"))
+        .args(args)
+        .env_remove("EAVPIVOT_CONNECTION")
+        .env_remove("EAVPIVOT_TARGET_CONNECTION")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn eavpivot");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let mut stdout = String::new();
+    let _ = out.read_to_string(&mut stdout);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break Some(s);
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stderr = reader.join().unwrap_or_default();
+    Ran {
+        code: status.and_then(|s| s.code()),
+        report: serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null),
+        stderr,
+    }
+}
+
+/// attribute -> (table, column), from a report's `columns`.
+pub fn column_map(report: &serde_json::Value) -> BTreeMap<String, (String, String)> {
+    let mut map = BTreeMap::new();
+    for c in report["columns"].as_array().into_iter().flatten() {
+        if let (Some(a), Some(col), Some(t)) =
+            (c["attribute"].as_str(), c["column"].as_str(), c["table"].as_str())
+        {
+            map.insert(a.to_string(), (t.to_string(), col.to_string()));
+        }
+    }
+    map
+}
+
+/// The target as read back: key -> attribute -> cell, and every attribute column found.
+#[derive(Debug, Default)]
+pub struct Actual {
+    pub columns: BTreeSet<String>,
+    pub rows: BTreeMap<Vec<K>, BTreeMap<String, Cell>>,
+}
+
+async fn catalog_columns(db: &mut dyn Backend, what: &str, table: &str) -> Result<Vec<String>, String> {
+    let t = literal(what, table);
+    let sql = match what {
+        "sqlite" => format!("SELECT name FROM pragma_table_info({t})"),
+        "postgres" => format!(
+            "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = {} ORDER BY ordinal_position",
+            literal(what, &table.to_lowercase())
+        ),
+        "mssql" => format!("SELECT name FROM sys.columns WHERE object_id = OBJECT_ID({t}) ORDER BY column_id"),
+        _ => format!(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND LOWER(table_name) = LOWER({t}) ORDER BY ordinal_position"
+        ),
+    };
+    let rows = db.query(&sql).await.map_err(|e| format!("{sql}: {e}"))?;
+    Ok(rows.into_iter().filter_map(|r| r.first().and_then(Value::as_text)).collect())
+}
+
+fn cell(v: &Value) -> Option<Cell> {
+    match v {
+        Value::Null => None,
+        Value::Int(i) => Some(Cell::Int(*i)),
+        Value::Float(f) => Some(Cell::Real(*f)),
+        Value::Text(t) => Some(Cell::Text(t.clone())),
+        Value::Bytes(b) | Value::TextBytes(b) => Some(match std::str::from_utf8(b) {
+            Ok(t) => Cell::Text(t.to_string()),
+            Err(_) => Cell::Bytes(b.clone()),
+        }),
+    }
+}
+
+fn key_of(v: &Value, text: bool) -> Option<K> {
+    match text {
+        true => v.text_bytes().map(|b| K::T(String::from_utf8_lossy(b).into_owned())),
+        false => v.as_i64().map(K::I),
+    }
+}
+
+/// Every table of `tables`, keyed by the job's (unquoted) key names, columns by `map`.
+pub async fn read_target(
+    db: &mut dyn Backend,
+    what: &str,
+    case: &Case,
+    tables: &[String],
+    map: &BTreeMap<String, (String, String)>,
+) -> Result<Actual, String> {
+    let mut actual = Actual::default();
+    let keys: BTreeSet<String> = case.keys.iter().map(|k| k.name.to_lowercase()).collect();
+    for table in tables {
+        let present = catalog_columns(db, what, table).await?;
+        let by_column: BTreeMap<&str, &str> = map
+            .iter()
+            .filter(|(_, (t, _))| t.eq_ignore_ascii_case(table))
+            .map(|(a, (_, c))| (c.as_str(), a.as_str()))
+            .collect();
+        let mut attrs = Vec::new();
+        for c in &present {
+            if keys.contains(&c.to_lowercase()) {
+                continue;
+            }
+            match by_column.get(c.as_str()) {
+                Some(a) => attrs.push((c.clone(), a.to_string())),
+                None => return Err(format!("{table}: column {c:?} is in no report's column map")),
+            }
+        }
+        let mut list: Vec<String> = case.keys.iter().map(|k| k.name.clone()).collect();
+        list.extend(attrs.iter().map(|(c, _)| match what {
+            "postgres" => format!("CAST({} AS TEXT)", quote(what, c)),
+            "mssql" => format!("CAST({} AS NVARCHAR(MAX))", quote(what, c)),
+            _ => quote(what, c),
+        }));
+        let sql = format!("SELECT {} FROM {table}", list.join(", "));
+        let rows = db.query(&sql).await.map_err(|e| format!("{sql}: {e}"))?;
+        for row in rows {
+            let key: Option<Vec<K>> =
+                case.keys.iter().zip(&row).map(|(k, v)| key_of(v, k.text)).collect();
+            let key = key.ok_or_else(|| format!("{table}: a key that is NULL or not readable: {row:?}"))?;
+            let cells = actual.rows.entry(key).or_default();
+            for ((_, attr), v) in attrs.iter().zip(&row[case.keys.len()..]) {
+                if let Some(c) = cell(v) {
+                    cells.insert(attr.clone(), c);
+                }
+            }
+        }
+        actual.columns.extend(attrs.into_iter().map(|(_, a)| a));
+    }
+    Ok(actual)
+}
+
+/// Row count and an order-independent checksum of a table's rows; None when it does not
+/// exist, the error text when it cannot be read.
+pub async fn checksum(db: &mut dyn Backend, table: &str) -> Option<Result<(usize, u64), String>> {
+    use std::hash::{Hash, Hasher};
+    if !servers::exists(db, table).await {
+        return None;
+    }
+    let rows = match db.query(&format!("SELECT * FROM {table}")).await {
+        Ok(rows) => rows,
+        Err(e) => return Some(Err(format!("reading {table}: {e}"))),
+    };
+    let mut sum = 0u64;
+    for row in &rows {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        format!("{row:?}").hash(&mut h);
+        sum = sum.wrapping_add(h.finish());
+    }
+    Some(Ok((rows.len(), sum)))
+}
