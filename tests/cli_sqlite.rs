@@ -440,3 +440,100 @@ fn json_failure_is_an_object_too() {
     let report: serde_json::Value = serde_json::from_slice(&ok).expect("report");
     assert_eq!(report["ok"], true);
 }
+
+/// `${min}` in `where`: check, inspect and script take `--var` as run does (issue 21.8), and
+/// refuse an undefined variable or a malformed `--var` with the same line and exit code.
+#[test]
+fn var_jobs_check_inspect_and_script_like_run() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = sample_db(dir.path());
+    let job = job_file(dir.path(), &[("where: null", "where: \"ID.ITEM_ID > ${min}\"")]);
+    let job = job.to_str().expect("utf-8 path");
+    let conn = format!("sqlite:{}", db.display());
+    let with = |cmd: &[&str], extra: &[&str]| {
+        let mut args: Vec<&str> = cmd.to_vec();
+        args.push(job);
+        args.extend_from_slice(extra);
+        eavpivot(dir.path()).args(args).assert()
+    };
+    let before = snapshot(&db);
+    for cmd in [
+        &["check"][..],
+        &["inspect", "--connection", &conn],
+        &["script", "--dialect", "postgres"],
+        &["run", "--dry-run", "--connection", &conn],
+    ] {
+        with(cmd, &[])
+            .code(2)
+            .stderr(predicate::str::contains("${min}").and(predicate::str::contains(
+                "variable ${min} is not defined: pass --var min=VALUE",
+            )));
+        with(cmd, &["--var", "min"])
+            .code(2)
+            .stderr(predicate::str::contains("--var min: expected NAME=VALUE"));
+    }
+    with(&["check"], &["--var", "min=1002"])
+        .success()
+        .stderr(predicate::str::contains(": ok (job item_detail"));
+    let out = with(&["inspect", "--json", "--connection", &conn], &["--var", "min=1002"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: serde_json::Value = serde_json::from_slice(&out).expect("inspect json");
+    assert_eq!(report["entities"], 3, "{report}");
+    let out = with(&["script", "--dialect", "postgres"], &["--var", "min=1002"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let script = String::from_utf8(out).expect("utf-8 script");
+    assert!(script.contains("ID.ITEM_ID > 1002"), "{script}");
+    assert!(!script.contains("${min}"), "{script}");
+    assert_eq!(snapshot(&db), before, "the source database changed");
+    assert!(!dir.path().join("eavpivot.db").exists());
+}
+
+/// `inspect` reads the database the job's `source.connection` names, as `run` does, and
+/// `--connection` wins over it (issue 21.8: it fell back to the embedded SQLite file).
+#[test]
+fn inspect_reads_the_jobs_source_connection() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = sample_db(dir.path());
+    let other = dir.path().join("other.db");
+    let conn = Connection::open(&other).expect("other db");
+    conn.execute_batch(
+        "CREATE TABLE ITEM_DETAIL (ITEM_ID INT, ELEMENT_ID INT, LIST_ID INT, DETAIL_VALUE TEXT);
+         CREATE TABLE ATTRIBUTE_ELEMENT (ELEMENT_ID INT, ELEMENT_DESC TEXT);
+         CREATE TABLE ELEMENT_LIST (ELEMENT_ID INT, LIST_ID INT, LIST_DESC TEXT);
+         INSERT INTO ITEM_DETAIL VALUES (7, 1, NULL, 'x');
+         INSERT INTO ATTRIBUTE_ELEMENT VALUES (1, 'Only');",
+    )
+    .expect("other data");
+    drop(conn);
+    let job = job_file(
+        dir.path(),
+        &[(
+            "  where: null",
+            &format!("  where: null\n  connection: \"sqlite:{}\"", db.display()),
+        )],
+    );
+    let job = job.to_str().expect("utf-8 path");
+    let inspect = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["inspect", job, "--json"];
+        args.extend_from_slice(extra);
+        let out = eavpivot(dir.path()).args(args).assert().success();
+        serde_json::from_slice(&out.get_output().stdout).expect("inspect json")
+    };
+    let from_job = inspect(&[]);
+    assert_eq!(from_job["entities"], 5, "{from_job}");
+    assert_eq!(
+        from_job["connection"],
+        format!("sqlite:{}", db.display()),
+        "{from_job}"
+    );
+    let other_conn = format!("sqlite:{}", other.display());
+    let from_flag = inspect(&["--connection", &other_conn]);
+    assert_eq!(from_flag["entities"], 1, "{from_flag}");
+    assert!(!dir.path().join("eavpivot.db").exists());
+}

@@ -12,10 +12,10 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::job::{load_job, load_sample_data};
+use super::job::load_sample_data;
 use super::output::print_stdout;
 use super::run::connect_options;
-use super::{ConnectionArgs, Verbosity};
+use super::{ConnectionArgs, VarArgs, Verbosity};
 use crate::backend::{self, Backend, RowPipeline};
 use crate::config::{ColumnType, Job};
 use crate::dialect::Dialect;
@@ -27,11 +27,13 @@ use crate::value::Value;
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// The job file (YAML).
+    /// The job file (YAML), or a bundled job: `item_detail`, `builtin:item_detail`.
     pub job: PathBuf,
     /// Print the survey as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub vars: VarArgs,
     #[command(flatten)]
     pub connection: ConnectionArgs,
 }
@@ -40,9 +42,9 @@ pub struct InspectArgs {
 const TOP: usize = 10;
 
 pub fn run(args: &InspectArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
-    let loaded = load_job(&args.job)?;
+    let loaded = args.vars.load_job(&args.job)?;
     let job = &loaded.job;
-    let spec = backend::ConnectionSpec::parse(args.connection.connection.as_deref())?;
+    let spec = args.connection.source_spec(job)?;
     let options = connect_options(&args.connection)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
