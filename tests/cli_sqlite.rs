@@ -447,7 +447,10 @@ fn json_failure_is_an_object_too() {
 fn var_jobs_check_inspect_and_script_like_run() {
     let dir = tempfile::tempdir().expect("tmp");
     let db = sample_db(dir.path());
-    let job = job_file(dir.path(), &[("where: null", "where: \"ID.ITEM_ID > ${min}\"")]);
+    let job = job_file(
+        dir.path(),
+        &[("where: null", "where: \"ID.ITEM_ID > ${min}\"")],
+    );
     let job = job.to_str().expect("utf-8 path");
     let conn = format!("sqlite:{}", db.display());
     let with = |cmd: &[&str], extra: &[&str]| {
@@ -465,9 +468,11 @@ fn var_jobs_check_inspect_and_script_like_run() {
     ] {
         with(cmd, &[])
             .code(2)
-            .stderr(predicate::str::contains("${min}").and(predicate::str::contains(
-                "variable ${min} is not defined: pass --var min=VALUE",
-            )));
+            .stderr(
+                predicate::str::contains("${min}").and(predicate::str::contains(
+                    "variable ${min} is not defined: pass --var min=VALUE",
+                )),
+            );
         with(cmd, &["--var", "min"])
             .code(2)
             .stderr(predicate::str::contains("--var min: expected NAME=VALUE"));
@@ -475,11 +480,14 @@ fn var_jobs_check_inspect_and_script_like_run() {
     with(&["check"], &["--var", "min=1002"])
         .success()
         .stderr(predicate::str::contains(": ok (job item_detail"));
-    let out = with(&["inspect", "--json", "--connection", &conn], &["--var", "min=1002"])
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = with(
+        &["inspect", "--json", "--connection", &conn],
+        &["--var", "min=1002"],
+    )
+    .success()
+    .get_output()
+    .stdout
+    .clone();
     let report: serde_json::Value = serde_json::from_slice(&out).expect("inspect json");
     assert_eq!(report["entities"], 3, "{report}");
     let out = with(&["script", "--dialect", "postgres"], &["--var", "min=1002"])

@@ -7,6 +7,7 @@
 //! Everything that comes from the data (attribute names, values) reaches SQL only through
 //! [`Dialect::quote_ident`] and [`Dialect::quote_literal`].
 
+mod ident_case;
 mod mariadb;
 pub mod mariadb_script;
 mod mssql;
@@ -20,6 +21,7 @@ pub mod sudoku_join;
 pub mod sudoku_sql;
 mod typed;
 
+pub use ident_case::{entity_column_name, UnquotedCase};
 pub use mariadb::MariaDb;
 pub use mssql::MsSql;
 pub use postgres::Postgres;
@@ -237,6 +239,12 @@ pub trait Dialect: SessionSql + Send + Sync {
             )),
             _ => None,
         }
+    }
+
+    /// What this database does with an identifier written without quotes: the rule every
+    /// name the job writes follows ([`entity_column_name`]; table names are written as given).
+    fn unquoted_case(&self) -> UnquotedCase {
+        UnquotedCase::Kept
     }
 
     /// Two column names with the same key are the same identifier to this database.

@@ -21,7 +21,7 @@ mod staging;
 use async_trait::async_trait;
 
 use crate::config::{IfExists, Job, OnMissing, OnNewAttributes, TableRef};
-use crate::dialect::{Dialect, TableShape};
+use crate::dialect::{Dialect, TableShape, UnquotedCase};
 use crate::error::{Error, Result};
 use crate::report::MergeStats;
 
@@ -137,6 +137,8 @@ pub struct Writes {
     created_outside: Vec<TableRef>,
     /// What each merge did, once the run has committed.
     merged: Vec<MergeStats>,
+    /// Plan notes from matching existing targets (an older key column's case).
+    notes: Vec<String>,
 }
 
 impl Writes {
@@ -155,11 +157,17 @@ impl Writes {
         let run = staging::Run::new(job_name);
         let n_targets = targets.len();
         let mut all = Vec::new();
+        let mut notes = Vec::new();
         for (index, shape) in targets.into_iter().chain(companions).enumerate() {
             run.lock(session, dialect, &shape.table).await?;
             run.clean_leftovers(session, dialect, &shape.table).await?;
             let tag = run.tag(index);
-            all.push(plan_table(session, dialect, &run, tag, policy.if_exists, shape).await?);
+            let mut table =
+                plan_table(session, dialect, &run, tag, policy.if_exists, shape).await?;
+            if table.exists && matches!(policy.if_exists, IfExists::Append | IfExists::Merge) {
+                notes.extend(match_existing_keys(session, dialect, &mut table.shape).await?);
+            }
+            all.push(table);
         }
         refuse_writing_sources(session, dialect, sources, &all).await?;
         let if_exists = policy.if_exists;
@@ -199,7 +207,13 @@ impl Writes {
             committed: false,
             created_outside: Vec::new(),
             merged: Vec::new(),
+            notes,
         })
+    }
+
+    /// Notes for the plan: decisions made on meeting the existing tables.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// What each merge did (empty unless the run merged into existing tables).
@@ -379,6 +393,29 @@ fn swap_statements(dialect: &dyn Dialect, run: &staging::Run, table: &Table) -> 
         .exists
         .then(|| run.replaced_name(dialect, &table.shape.table, &table.tag));
     dialect.swap_in(built, &table.shape.table, replaced.as_ref())
+}
+
+/// An existing table about to take rows keeps its own key columns' names: where the
+/// database folds unquoted names, a table built before key columns were folded has them
+/// with their case kept ([`crate::plan::naming::match_existing_keys`]).
+async fn match_existing_keys(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    shape: &mut TableShape,
+) -> Result<Vec<String>> {
+    if dialect.unquoted_case() == UnquotedCase::Kept {
+        return Ok(Vec::new());
+    }
+    let rows = session
+        .inspect_target(&dialect.table_columns(&shape.table))
+        .await?;
+    let columns: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.first().and_then(crate::value::Value::as_text))
+        .collect();
+    Ok(crate::plan::naming::match_existing_keys(
+        dialect, shape, &columns,
+    ))
 }
 
 /// Existence check and `if_exists` for one table: where it is built and what must happen.
