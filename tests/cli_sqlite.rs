@@ -545,3 +545,41 @@ fn inspect_reads_the_jobs_source_connection() {
     assert_eq!(from_flag["entities"], 1, "{from_flag}");
     assert!(!dir.path().join("eavpivot.db").exists());
 }
+
+/// `examples init` keeps the files that exist (the operator's edits), writes the missing
+/// ones and names what it kept; `--force` overwrites (issue 19.11: it refused everything).
+#[test]
+fn examples_init_keeps_existing_files_and_writes_the_rest() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let init = |extra: &[&str]| {
+        let mut args = vec!["examples", "init", "ex"];
+        args.extend_from_slice(extra);
+        let out = eavpivot(dir.path()).args(args).assert().success();
+        String::from_utf8_lossy(&out.get_output().stderr).into_owned()
+    };
+    let err = init(&[]);
+    assert!(err.contains("wrote 16 files into ex"), "{err}");
+    let edited = dir.path().join("ex/config/item_detail.yaml");
+    let missing = dir.path().join("ex/sql/postgres/sudoku.sql");
+    std::fs::write(&edited, "# my edits\n").expect("edit");
+    std::fs::remove_file(&missing).expect("remove");
+    let err = init(&[]);
+    assert!(
+        err.contains("kept 15 existing files (--force overwrites them): ")
+            && err.contains("ex/config/item_detail.yaml")
+            && err.contains("wrote 1 files into ex"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&edited).expect("edited"),
+        "# my edits\n"
+    );
+    assert!(missing.is_file());
+    let err = init(&["--force"]);
+    assert!(
+        err.contains("wrote 16 files into ex") && !err.contains("kept"),
+        "{err}"
+    );
+    let bundled = std::fs::read_to_string(repo().join("config/item_detail.yaml")).expect("job");
+    assert_eq!(std::fs::read_to_string(&edited).expect("edited"), bundled);
+}
