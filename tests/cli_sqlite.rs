@@ -583,3 +583,48 @@ fn examples_init_keeps_existing_files_and_writes_the_rest() {
     let bundled = std::fs::read_to_string(repo().join("config/item_detail.yaml")).expect("job");
     assert_eq!(std::fs::read_to_string(&edited).expect("edited"), bundled);
 }
+
+/// `inspect --json` carries the report's version fields, and on failure prints the same
+/// object `run --json` does, with the exit code (issue 19.12: it printed nothing).
+#[test]
+fn inspect_json_is_versioned_and_an_object_on_failure() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = sample_db(dir.path());
+    let conn = format!("sqlite:{}", db.display());
+    let inspect = |job: &Path, code: i32| -> serde_json::Value {
+        let out = eavpivot(dir.path())
+            .args(["inspect", job.to_str().expect("path"), "--json"])
+            .args(["--connection", &conn])
+            .assert()
+            .code(code);
+        serde_json::from_slice(&out.get_output().stdout).expect("stdout is one JSON object")
+    };
+    let ok = inspect(&job_file(dir.path(), &[]), 0);
+    assert_eq!(ok["ok"], true, "{ok}");
+    assert_eq!(ok["schema_version"], 1, "{ok}");
+    assert_eq!(ok["eavpivot_version"], env!("CARGO_PKG_VERSION"), "{ok}");
+    assert_eq!(ok["entities"], 5, "{ok}");
+    let missing = job_file(
+        dir.path(),
+        &[("  table: ITEM_DETAIL", "  table: ITEM_DETAILS")],
+    );
+    let failed = inspect(&missing, 1);
+    assert_eq!(failed["ok"], false, "{failed}");
+    assert_eq!(failed["schema_version"], 1, "{failed}");
+    assert_eq!(failed["exit_code"], 1, "{failed}");
+    assert!(
+        failed["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("ITEM_DETAILS")),
+        "{failed}"
+    );
+    let undefined = job_file(dir.path(), &[("where: null", "where: \"x > ${since}\"")]);
+    let refused = inspect(&undefined, 2);
+    assert_eq!(refused["exit_code"], 2, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("--var since=VALUE")),
+        "{refused}"
+    );
+}

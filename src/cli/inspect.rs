@@ -13,7 +13,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::job::load_sample_data;
-use super::output::print_stdout;
+use super::output::{print_stdout, with_json_failure};
 use super::run::connect_options;
 use super::{ConnectionArgs, VarArgs, Verbosity};
 use crate::backend::{self, Backend, RowPipeline};
@@ -41,7 +41,21 @@ pub struct InspectArgs {
 /// Attributes listed in each of the widest / rarest / problem sections.
 const TOP: usize = 10;
 
+/// `inspect --json`: the survey under the same version fields as `run --json`'s report.
+#[derive(serde::Serialize)]
+struct InspectJson<'a> {
+    ok: bool,
+    schema_version: u32,
+    eavpivot_version: &'static str,
+    #[serde(flatten)]
+    inspection: &'a Inspection,
+}
+
 pub fn run(args: &InspectArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
+    with_json_failure(args.json, survey(args, verbosity))
+}
+
+fn survey(args: &InspectArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
     let loaded = args.vars.load_job(&args.job)?;
     let job = &loaded.job;
     let spec = args.connection.source_spec(job)?;
@@ -70,7 +84,13 @@ pub fn run(args: &InspectArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode>
         inspect(db.as_mut(), job, spec.display()).await
     })?;
     if args.json {
-        print_stdout(&format!("{}\n", serde_json::to_string_pretty(&inspection)?))?;
+        let json = InspectJson {
+            ok: true,
+            schema_version: crate::report::SCHEMA_VERSION,
+            eavpivot_version: crate::report::EAVPIVOT_VERSION,
+            inspection: &inspection,
+        };
+        print_stdout(&format!("{}\n", serde_json::to_string_pretty(&json)?))?;
     } else {
         print_stdout(&render(&inspection))?;
     }

@@ -9,7 +9,7 @@ use clap::Args;
 
 use super::conflicts;
 use super::job::{load_sample_data, source_exists, LoadedJob};
-use super::output::{print_stdout, write_output};
+use super::output::{print_stdout, with_json_failure, write_output};
 use super::verbose::Logged;
 use super::{CheckArgs, ConnectionArgs, StrategyArg, VarArgs, Verbosity};
 use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver};
@@ -92,20 +92,7 @@ pub fn check(args: &CheckArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode>
 }
 
 pub fn run(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
-    let result = run_job_file(args, verbosity);
-    if let (true, Err(err)) = (args.json, &result) {
-        // Scripts reading --json get an object on failure too; the error line still goes to stderr.
-        let code = super::exit_code_of(err);
-        let object = serde_json::json!({
-            "ok": false,
-            "schema_version": report::SCHEMA_VERSION,
-            "eavpivot_version": report::EAVPIVOT_VERSION,
-            "exit_code": code,
-            "error": format!("{err:#}"),
-        });
-        print_stdout(&format!("{object}\n"))?;
-    }
-    result
+    with_json_failure(args.json, run_job_file(args, verbosity))
 }
 
 fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
