@@ -109,29 +109,31 @@ pub fn all_files() -> impl Iterator<Item = &'static Embedded> {
     JOBS.iter().map(|j| &j.file).chain(SQL.iter())
 }
 
+/// What [`write_all`] did: the files written, and the existing ones it left alone.
+#[derive(Debug, Default)]
+pub struct Written {
+    pub written: Vec<PathBuf>,
+    pub kept: Vec<PathBuf>,
+}
+
 /// Write every embedded file under `dir`, keeping the repository layout (`config/`, `sql/`),
-/// so the jobs run from `dir` as they do from a clone. Existing files are not overwritten
-/// unless `force`; returns the files written.
-pub fn write_all(dir: &Path, force: bool) -> std::io::Result<Vec<PathBuf>> {
-    let targets: Vec<(PathBuf, &Embedded)> = all_files().map(|f| (dir.join(f.path), f)).collect();
-    if !force {
-        if let Some((existing, _)) = targets.iter().find(|(p, _)| p.exists()) {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                format!(
-                    "{} exists already (use --force to overwrite the bundled files)",
-                    existing.display()
-                ),
-            ));
+/// so the jobs run from `dir` as they do from a clone. A file that exists already is kept
+/// (it may hold the operator's edits) unless `force`; the rest are written.
+pub fn write_all(dir: &Path, force: bool) -> std::io::Result<Written> {
+    let mut done = Written::default();
+    for file in all_files() {
+        let path = dir.join(file.path);
+        if !force && path.exists() {
+            done.kept.push(path);
+            continue;
         }
-    }
-    for (path, file) in &targets {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        std::fs::write(path, file.text)?;
+        std::fs::write(&path, file.text)?;
+        done.written.push(path);
     }
-    Ok(targets.into_iter().map(|(p, _)| p).collect())
+    Ok(done)
 }
 
 #[cfg(test)]
@@ -195,13 +197,22 @@ mod tests {
     }
 
     #[test]
-    fn write_all_refuses_to_overwrite_without_force() {
+    fn write_all_keeps_existing_files_and_writes_the_rest() {
         let dir = tempfile::tempdir().unwrap();
-        let written = write_all(dir.path(), false).unwrap();
-        assert_eq!(written.len(), JOBS.len() + SQL.len());
-        assert!(dir.path().join("sql/mssql/sudoku.sql").is_file());
-        let err = write_all(dir.path(), false).unwrap_err();
-        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
-        assert!(write_all(dir.path(), true).is_ok());
+        let first = write_all(dir.path(), false).unwrap();
+        assert_eq!(first.written.len(), JOBS.len() + SQL.len());
+        assert!(first.kept.is_empty());
+        let edited = dir.path().join("config/item_detail.yaml");
+        let missing = dir.path().join("sql/mssql/sudoku.sql");
+        std::fs::write(&edited, "# mine\n").unwrap();
+        std::fs::remove_file(&missing).unwrap();
+        let again = write_all(dir.path(), false).unwrap();
+        assert_eq!(again.written, [missing.clone()]);
+        assert_eq!(again.kept.len(), JOBS.len() + SQL.len() - 1);
+        assert_eq!(std::fs::read_to_string(&edited).unwrap(), "# mine\n");
+        assert!(missing.is_file());
+        let forced = write_all(dir.path(), true).unwrap();
+        assert!(forced.kept.is_empty());
+        assert_eq!(std::fs::read_to_string(&edited).unwrap(), JOBS[0].file.text);
     }
 }

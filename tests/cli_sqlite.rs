@@ -440,3 +440,191 @@ fn json_failure_is_an_object_too() {
     let report: serde_json::Value = serde_json::from_slice(&ok).expect("report");
     assert_eq!(report["ok"], true);
 }
+
+/// `${min}` in `where`: check, inspect and script take `--var` as run does (issue 21.8), and
+/// refuse an undefined variable or a malformed `--var` with the same line and exit code.
+#[test]
+fn var_jobs_check_inspect_and_script_like_run() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = sample_db(dir.path());
+    let job = job_file(
+        dir.path(),
+        &[("where: null", "where: \"ID.ITEM_ID > ${min}\"")],
+    );
+    let job = job.to_str().expect("utf-8 path");
+    let conn = format!("sqlite:{}", db.display());
+    let with = |cmd: &[&str], extra: &[&str]| {
+        let mut args: Vec<&str> = cmd.to_vec();
+        args.push(job);
+        args.extend_from_slice(extra);
+        eavpivot(dir.path()).args(args).assert()
+    };
+    let before = snapshot(&db);
+    for cmd in [
+        &["check"][..],
+        &["inspect", "--connection", &conn],
+        &["script", "--dialect", "postgres"],
+        &["run", "--dry-run", "--connection", &conn],
+    ] {
+        with(cmd, &[])
+            .code(2)
+            .stderr(
+                predicate::str::contains("${min}").and(predicate::str::contains(
+                    "variable ${min} is not defined: pass --var min=VALUE",
+                )),
+            );
+        with(cmd, &["--var", "min"])
+            .code(2)
+            .stderr(predicate::str::contains("--var min: expected NAME=VALUE"));
+    }
+    with(&["check"], &["--var", "min=1002"])
+        .success()
+        .stderr(predicate::str::contains(": ok (job item_detail"));
+    let out = with(
+        &["inspect", "--json", "--connection", &conn],
+        &["--var", "min=1002"],
+    )
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let report: serde_json::Value = serde_json::from_slice(&out).expect("inspect json");
+    assert_eq!(report["entities"], 3, "{report}");
+    let out = with(&["script", "--dialect", "postgres"], &["--var", "min=1002"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let script = String::from_utf8(out).expect("utf-8 script");
+    assert!(script.contains("ID.ITEM_ID > 1002"), "{script}");
+    assert!(!script.contains("${min}"), "{script}");
+    assert_eq!(snapshot(&db), before, "the source database changed");
+    assert!(!dir.path().join("eavpivot.db").exists());
+}
+
+/// `inspect` reads the database the job's `source.connection` names, as `run` does, and
+/// `--connection` wins over it (issue 21.8: it fell back to the embedded SQLite file).
+#[test]
+fn inspect_reads_the_jobs_source_connection() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = sample_db(dir.path());
+    let other = dir.path().join("other.db");
+    let conn = Connection::open(&other).expect("other db");
+    conn.execute_batch(
+        "CREATE TABLE ITEM_DETAIL (ITEM_ID INT, ELEMENT_ID INT, LIST_ID INT, DETAIL_VALUE TEXT);
+         CREATE TABLE ATTRIBUTE_ELEMENT (ELEMENT_ID INT, ELEMENT_DESC TEXT);
+         CREATE TABLE ELEMENT_LIST (ELEMENT_ID INT, LIST_ID INT, LIST_DESC TEXT);
+         INSERT INTO ITEM_DETAIL VALUES (7, 1, NULL, 'x');
+         INSERT INTO ATTRIBUTE_ELEMENT VALUES (1, 'Only');",
+    )
+    .expect("other data");
+    drop(conn);
+    let job = job_file(
+        dir.path(),
+        &[(
+            "  where: null",
+            &format!("  where: null\n  connection: \"sqlite:{}\"", db.display()),
+        )],
+    );
+    let job = job.to_str().expect("utf-8 path");
+    let inspect = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["inspect", job, "--json"];
+        args.extend_from_slice(extra);
+        let out = eavpivot(dir.path()).args(args).assert().success();
+        serde_json::from_slice(&out.get_output().stdout).expect("inspect json")
+    };
+    let from_job = inspect(&[]);
+    assert_eq!(from_job["entities"], 5, "{from_job}");
+    assert_eq!(
+        from_job["connection"],
+        format!("sqlite:{}", db.display()),
+        "{from_job}"
+    );
+    let other_conn = format!("sqlite:{}", other.display());
+    let from_flag = inspect(&["--connection", &other_conn]);
+    assert_eq!(from_flag["entities"], 1, "{from_flag}");
+    assert!(!dir.path().join("eavpivot.db").exists());
+}
+
+/// `examples init` keeps the files that exist (the operator's edits), writes the missing
+/// ones and names what it kept; `--force` overwrites (issue 19.11: it refused everything).
+#[test]
+fn examples_init_keeps_existing_files_and_writes_the_rest() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let init = |extra: &[&str]| {
+        let mut args = vec!["examples", "init", "ex"];
+        args.extend_from_slice(extra);
+        let out = eavpivot(dir.path()).args(args).assert().success();
+        String::from_utf8_lossy(&out.get_output().stderr).into_owned()
+    };
+    let err = init(&[]);
+    assert!(err.contains("wrote 16 files into ex"), "{err}");
+    let edited = dir.path().join("ex/config/item_detail.yaml");
+    let missing = dir.path().join("ex/sql/postgres/sudoku.sql");
+    std::fs::write(&edited, "# my edits\n").expect("edit");
+    std::fs::remove_file(&missing).expect("remove");
+    let err = init(&[]);
+    assert!(
+        err.contains("kept 15 existing files (--force overwrites them): ")
+            && err.contains("ex/config/item_detail.yaml")
+            && err.contains("wrote 1 files into ex"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&edited).expect("edited"),
+        "# my edits\n"
+    );
+    assert!(missing.is_file());
+    let err = init(&["--force"]);
+    assert!(
+        err.contains("wrote 16 files into ex") && !err.contains("kept"),
+        "{err}"
+    );
+    let bundled = std::fs::read_to_string(repo().join("config/item_detail.yaml")).expect("job");
+    assert_eq!(std::fs::read_to_string(&edited).expect("edited"), bundled);
+}
+
+/// `inspect --json` carries the report's version fields, and on failure prints the same
+/// object `run --json` does, with the exit code (issue 19.12: it printed nothing).
+#[test]
+fn inspect_json_is_versioned_and_an_object_on_failure() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = sample_db(dir.path());
+    let conn = format!("sqlite:{}", db.display());
+    let inspect = |job: &Path, code: i32| -> serde_json::Value {
+        let out = eavpivot(dir.path())
+            .args(["inspect", job.to_str().expect("path"), "--json"])
+            .args(["--connection", &conn])
+            .assert()
+            .code(code);
+        serde_json::from_slice(&out.get_output().stdout).expect("stdout is one JSON object")
+    };
+    let ok = inspect(&job_file(dir.path(), &[]), 0);
+    assert_eq!(ok["ok"], true, "{ok}");
+    assert_eq!(ok["schema_version"], 1, "{ok}");
+    assert_eq!(ok["eavpivot_version"], env!("CARGO_PKG_VERSION"), "{ok}");
+    assert_eq!(ok["entities"], 5, "{ok}");
+    let missing = job_file(
+        dir.path(),
+        &[("  table: ITEM_DETAIL", "  table: ITEM_DETAILS")],
+    );
+    let failed = inspect(&missing, 1);
+    assert_eq!(failed["ok"], false, "{failed}");
+    assert_eq!(failed["schema_version"], 1, "{failed}");
+    assert_eq!(failed["exit_code"], 1, "{failed}");
+    assert!(
+        failed["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("ITEM_DETAILS")),
+        "{failed}"
+    );
+    let undefined = job_file(dir.path(), &[("where: null", "where: \"x > ${since}\"")]);
+    let refused = inspect(&undefined, 2);
+    assert_eq!(refused["exit_code"], 2, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("--var since=VALUE")),
+        "{refused}"
+    );
+}

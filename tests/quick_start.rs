@@ -218,9 +218,13 @@ fn examples_init_writes_files_that_run_and_a_real_file_wins() {
     let (_, err) = app.ok(&["examples", "init", "ex"]);
     assert!(err.contains("wrote 16 files into ex"), "{err}");
     assert!(app.cwd.join("ex/sql/mssql/item_detail.sql").is_file());
-    let again = app.run(&["examples", "init", "ex"]);
-    assert_eq!(again.status.code(), Some(2), "no silent overwrite");
-    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    // Again: no silent overwrite; every existing file is kept, and it says so.
+    let (_, err) = app.ok(&["examples", "init", "ex"]);
+    assert!(
+        err.contains("kept 16 existing files (--force overwrites them)")
+            && err.contains("wrote 0 files into ex"),
+        "{err}"
+    );
 
     // Run from the written files: the setup path resolves next to the job, not to builtin:.
     let (out, err) = app.ok(&["run", "ex/config/item_detail.yaml"]);

@@ -114,12 +114,17 @@ fn case_and_trailing_space_variants_get_their_own_columns() {
         cols[3]
     );
     assert_eq!(renamed.len(), 3);
-    // PostgreSQL keeps case apart, so only the entity clash is renamed... and it is case-sensitive too.
+    // PostgreSQL keeps quoted attribute names apart by case; the entity `ID`, written
+    // unquoted, is the column `id` there (as in the operator's own SQL), so `id` collides.
     let (pg, _) = name_columns(&job, &dialect::Postgres, &attrs).expect("names");
     assert_eq!(
-        pg.iter().map(|c| c.column.as_str()).collect::<Vec<_>>(),
-        ["Color", "color", "Color ", "id"]
+        pg.iter()
+            .take(3)
+            .map(|c| c.column.as_str())
+            .collect::<Vec<_>>(),
+        ["Color", "color", "Color "]
     );
+    assert!(pg[3].column.starts_with("id~"), "{:?}", pg[3]);
 }
 
 #[test]

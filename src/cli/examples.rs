@@ -8,7 +8,6 @@ use clap::{Args, Subcommand};
 
 use super::output::print_stdout;
 use super::Verbosity;
-use crate::error::Error;
 use crate::examples::{self, BUILTIN_PREFIX};
 
 #[derive(Debug, Args)]
@@ -24,7 +23,7 @@ pub enum ExamplesAction {
         /// Created when missing; the files keep the repository layout.
         #[arg(default_value = ".")]
         dir: PathBuf,
-        /// Overwrite bundled files that exist already.
+        /// Overwrite bundled files that exist already (otherwise they are kept).
         #[arg(long)]
         force: bool,
     },
@@ -34,21 +33,22 @@ pub fn run(args: &ExamplesArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
     match &args.action {
         None => print_stdout(&listing())?,
         Some(ExamplesAction::Init { dir, force }) => {
-            let written = match examples::write_all(dir, *force) {
-                // Refusing to overwrite is the command line's to fix (--force): exit 2.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    return Err(Error::Usage(format!("examples init: {e}")).into())
-                }
-                other => {
-                    other.with_context(|| format!("writing the examples into {}", dir.display()))?
-                }
-            };
-            for path in &written {
+            let done = examples::write_all(dir, *force)
+                .with_context(|| format!("writing the examples into {}", dir.display()))?;
+            for path in &done.written {
                 verbosity.detail(&format!("wrote {}\n", path.display()));
+            }
+            if !done.kept.is_empty() {
+                let kept: Vec<String> = done.kept.iter().map(|p| p.display().to_string()).collect();
+                verbosity.note(&format!(
+                    "kept {} existing files (--force overwrites them): {}\n",
+                    kept.len(),
+                    kept.join(", ")
+                ));
             }
             verbosity.note(&format!(
                 "wrote {} files into {}: run one with `eavpivot run {}`\n",
-                written.len(),
+                done.written.len(),
                 dir.display(),
                 dir.join(examples::JOBS[0].file.path).display()
             ));

@@ -12,10 +12,10 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::job::{load_job, load_sample_data};
-use super::output::print_stdout;
+use super::job::load_sample_data;
+use super::output::{print_stdout, with_json_failure};
 use super::run::connect_options;
-use super::{ConnectionArgs, Verbosity};
+use super::{ConnectionArgs, VarArgs, Verbosity};
 use crate::backend::{self, Backend, RowPipeline};
 use crate::config::{ColumnType, Job};
 use crate::dialect::Dialect;
@@ -27,11 +27,13 @@ use crate::value::Value;
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// The job file (YAML).
+    /// The job file (YAML), or a bundled job: `item_detail`, `builtin:item_detail`.
     pub job: PathBuf,
     /// Print the survey as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub vars: VarArgs,
     #[command(flatten)]
     pub connection: ConnectionArgs,
 }
@@ -39,10 +41,24 @@ pub struct InspectArgs {
 /// Attributes listed in each of the widest / rarest / problem sections.
 const TOP: usize = 10;
 
+/// `inspect --json`: the survey under the same version fields as `run --json`'s report.
+#[derive(serde::Serialize)]
+struct InspectJson<'a> {
+    ok: bool,
+    schema_version: u32,
+    eavpivot_version: &'static str,
+    #[serde(flatten)]
+    inspection: &'a Inspection,
+}
+
 pub fn run(args: &InspectArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
-    let loaded = load_job(&args.job)?;
+    with_json_failure(args.json, survey(args, verbosity))
+}
+
+fn survey(args: &InspectArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
+    let loaded = args.vars.load_job(&args.job)?;
     let job = &loaded.job;
-    let spec = backend::ConnectionSpec::parse(args.connection.connection.as_deref())?;
+    let spec = args.connection.source_spec(job)?;
     let options = connect_options(&args.connection)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -68,7 +84,13 @@ pub fn run(args: &InspectArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode>
         inspect(db.as_mut(), job, spec.display()).await
     })?;
     if args.json {
-        print_stdout(&format!("{}\n", serde_json::to_string_pretty(&inspection)?))?;
+        let json = InspectJson {
+            ok: true,
+            schema_version: crate::report::SCHEMA_VERSION,
+            eavpivot_version: crate::report::EAVPIVOT_VERSION,
+            inspection: &inspection,
+        };
+        print_stdout(&format!("{}\n", serde_json::to_string_pretty(&json)?))?;
     } else {
         print_stdout(&render(&inspection))?;
     }

@@ -14,12 +14,13 @@ mod verbose;
 
 pub use job::load_job;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::StrategyName;
+use crate::backend::ConnectionSpec;
+use crate::config::{ConfigError, Job, StrategyName, Vars};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -86,13 +87,33 @@ pub enum Command {
 pub struct CheckArgs {
     /// The job file (YAML), or a bundled job: `item_detail`, `builtin:item_detail`.
     pub job: PathBuf,
+    #[command(flatten)]
+    pub vars: VarArgs,
+}
+
+/// `--var NAME=VALUE`: shared by every command that loads a job, so a `${NAME}` job can be
+/// checked, inspected and scripted exactly as it runs.
+#[derive(Debug, Clone, Default, Args)]
+pub struct VarArgs {
+    /// A value for `${NAME}` in the job's operator SQL (where, on, expressions); repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE", value_parser = crate::config::parse_var)]
+    pub vars: Vec<(String, String)>,
+}
+
+impl VarArgs {
+    /// Load the job `arg` names (a file or a bundled job) with these values for its `${NAME}`s.
+    pub fn load_job(&self, arg: &Path) -> std::result::Result<job::LoadedJob, ConfigError> {
+        let vars: Vars = self.vars.iter().cloned().collect();
+        job::load_job_with_vars(arg, &vars)
+    }
 }
 
 /// Where to connect; shared by every command that touches a database.
 #[derive(Debug, Clone, Args)]
 pub struct ConnectionArgs {
     /// sqlite:PATH, postgres://…, mysql://…, mariadb://…, mssql://… or an ADO.NET string.
-    /// Default: the embedded SQLite file eavpivot.db in the working directory.
+    /// Default: the job's source.connection, else the embedded SQLite file eavpivot.db in the
+    /// working directory.
     #[arg(long, env = "EAVPIVOT_CONNECTION", hide_env_values = true)]
     pub connection: Option<String>,
     /// Seconds to wait for a server to accept the connection, negotiate TLS and log in
@@ -103,6 +124,15 @@ pub struct ConnectionArgs {
     /// none; before EAVPIVOT_PASSWORD and each server's own variables (README "Connecting").
     #[arg(long, value_name = "FILE")]
     pub password_file: Option<PathBuf>,
+}
+
+impl ConnectionArgs {
+    /// The source database: `--connection` (or `EAVPIVOT_CONNECTION`) wins over the job's
+    /// `source.connection`; neither means the embedded default.
+    pub fn source_spec(&self, job: &Job) -> crate::error::Result<ConnectionSpec> {
+        let given = self.connection.as_deref();
+        ConnectionSpec::parse(given.or(job.source.connection.as_deref()))
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

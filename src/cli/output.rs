@@ -26,6 +26,26 @@ pub fn write_output(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// A command run with `--json` that failed: scripts reading stdout get one object on failure
+/// too (`ok: false`, the exit code, the error); the error line still goes to stderr. The same
+/// object for every command with `--json`.
+pub fn with_json_failure(
+    json: bool,
+    result: anyhow::Result<std::process::ExitCode>,
+) -> anyhow::Result<std::process::ExitCode> {
+    if let (true, Err(err)) = (json, &result) {
+        let object = serde_json::json!({
+            "ok": false,
+            "schema_version": crate::report::SCHEMA_VERSION,
+            "eavpivot_version": crate::report::EAVPIVOT_VERSION,
+            "exit_code": super::exit_code_of(err),
+            "error": format!("{err:#}"),
+        });
+        print_stdout(&format!("{object}\n"))?;
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

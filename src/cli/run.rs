@@ -8,10 +8,10 @@ use anyhow::Context;
 use clap::Args;
 
 use super::conflicts;
-use super::job::{load_job, load_sample_data, source_exists, LoadedJob};
-use super::output::{print_stdout, write_output};
+use super::job::{load_sample_data, source_exists, LoadedJob};
+use super::output::{print_stdout, with_json_failure, write_output};
 use super::verbose::Logged;
-use super::{CheckArgs, ConnectionArgs, StrategyArg, Verbosity};
+use super::{CheckArgs, ConnectionArgs, StrategyArg, VarArgs, Verbosity};
 use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver};
 use crate::error::{Error, Result};
 use crate::execute::{self, RunOptions};
@@ -67,9 +67,8 @@ pub struct RunArgs {
         value_name = "URL"
     )]
     pub target_connection: Option<String>,
-    /// A value for `${NAME}` in the job's operator SQL (where, on, expressions); repeatable.
-    #[arg(long = "var", value_name = "NAME=VALUE", value_parser = crate::config::parse_var)]
-    pub vars: Vec<(String, String)>,
+    #[command(flatten)]
+    pub vars: VarArgs,
     /// Seconds any statement may wait for a lock before the run fails and rolls back
     /// (overrides the job's lock_timeout; default 30).
     #[arg(long, value_name = "SECONDS")]
@@ -79,7 +78,7 @@ pub struct RunArgs {
 }
 
 pub fn check(args: &CheckArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
-    let job = load_job(&args.job)?.job;
+    let job = args.vars.load_job(&args.job)?.job;
     verbosity.note(&format!(
         "{}: ok (job {}, source {}, target {}, {} entity key(s), {} transform(s))\n",
         args.job.display(),
@@ -93,32 +92,17 @@ pub fn check(args: &CheckArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode>
 }
 
 pub fn run(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
-    let result = run_job_file(args, verbosity);
-    if let (true, Err(err)) = (args.json, &result) {
-        // Scripts reading --json get an object on failure too; the error line still goes to stderr.
-        let code = super::exit_code_of(err);
-        let object = serde_json::json!({
-            "ok": false,
-            "schema_version": report::SCHEMA_VERSION,
-            "eavpivot_version": report::EAVPIVOT_VERSION,
-            "exit_code": code,
-            "error": format!("{err:#}"),
-        });
-        print_stdout(&format!("{object}\n"))?;
-    }
-    result
+    with_json_failure(args.json, run_job_file(args, verbosity))
 }
 
 fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> {
-    let vars: crate::config::Vars = args.vars.iter().cloned().collect();
-    let mut job = super::job::load_job_with_vars(&args.job, &vars)?;
+    let mut job = args.vars.load_job(&args.job)?;
     if let Some(secs) = args.lock_timeout {
         job.job.lock_timeout = crate::config::validate_lock_timeout(Some(secs))
             .map_err(|m| Error::Usage(format!("--lock-timeout: {m}")))?;
     }
     // The command line wins over the job file, for the source as for the target.
-    let source = (args.connection.connection.clone()).or_else(|| job.job.source.connection.clone());
-    let spec = ConnectionSpec::parse(source.as_deref())?;
+    let spec = args.connection.source_spec(&job.job)?;
     let target = (args.target_connection.clone()).or_else(|| job.job.target.connection.clone());
     let target = target
         .as_deref()

@@ -13,13 +13,13 @@ use anyhow::Context;
 use clap::Args;
 
 use super::output::print_stdout;
-use crate::config;
+use super::VarArgs;
 use crate::dialect::{self, script};
 use crate::error::Error;
 
 #[derive(Debug, Args)]
 pub struct ScriptArgs {
-    /// The job file (YAML).
+    /// The job file (YAML), or a bundled job: `item_detail`, `builtin:item_detail`.
     pub job: PathBuf,
     /// The SQL dialect of the script: mssql (T-SQL), postgres (PL/pgSQL DO block) or mariadb
     /// (compound statement). sqlite has no dynamic SQL and is refused.
@@ -31,10 +31,12 @@ pub struct ScriptArgs {
     /// Write the script to this file instead of stdout.
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub vars: VarArgs,
 }
 
 pub fn run(args: &ScriptArgs) -> anyhow::Result<ExitCode> {
-    let job = config::load_job(&args.job)?;
+    let job = args.vars.load_job(&args.job)?.job;
     let Some(dialect) = dialect::by_name(&args.dialect) else {
         return Err(Error::Usage(format!(
             "--dialect {}: unknown dialect (use mssql, postgres, mariadb or sqlite)",

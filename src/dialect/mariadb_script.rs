@@ -185,7 +185,7 @@ fn guards(d: &MariaDb, job: &Job) -> String {
         .map(|e| {
             format!(
                 " UNION ALL SELECT CONVERT({} USING utf8mb4) COLLATE utf8mb4_bin",
-                lit(&e.name)
+                lit(&super::entity_column_name(d, e))
             )
         })
         .collect();
@@ -242,7 +242,11 @@ fn lists(_d: &MariaDb, job: &Job) -> String {
 fn build(d: &MariaDb, job: &Job) -> String {
     let target = &job.target.table;
     let staging = target.with_suffix(STAGING_SUFFIX);
-    let keys: Vec<String> = job.entity.iter().map(|e| d.quote_ident(&e.name)).collect();
+    let keys: Vec<String> = job
+        .entity
+        .iter()
+        .map(|e| d.quote_ident(&super::entity_column_name(d, e)))
+        .collect();
     let refs = super::entity_refs(job, "s");
     let exists = format!("({}) > 0", d.table_exists(target));
     let fill = |table: &str| {

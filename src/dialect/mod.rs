@@ -8,6 +8,7 @@
 //! [`Dialect::quote_ident`] and [`Dialect::quote_literal`].
 
 mod identity;
+mod ident_case;
 mod mariadb;
 pub mod mariadb_script;
 mod mssql;
@@ -22,6 +23,7 @@ pub mod sudoku_sql;
 mod typed;
 
 pub use identity::Identity;
+pub use ident_case::{entity_column_name, UnquotedCase};
 pub use mariadb::MariaDb;
 pub use mssql::MsSql;
 pub use postgres::Postgres;
@@ -240,6 +242,12 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
             )),
             _ => None,
         }
+    }
+
+    /// What this database does with an identifier written without quotes: the rule every
+    /// name the job writes follows ([`entity_column_name`]; table names are written as given).
+    fn unquoted_case(&self) -> UnquotedCase {
+        UnquotedCase::Kept
     }
 
     /// Two column names with the same key are the same identifier to this database.

@@ -180,7 +180,12 @@ fn guards(d: &MsSql, job: &Job) -> String {
     let entity_names: Vec<String> = job
         .entity
         .iter()
-        .map(|e| format!("SELECT {}", d.quote_literal(&e.name)))
+        .map(|e| {
+            format!(
+                "SELECT {}",
+                d.quote_literal(&super::entity_column_name(d, e))
+            )
+        })
         .collect();
     let mut out = format!(
         "  SET @n_cols = (SELECT COUNT(*) FROM @attrs);\n  \
@@ -265,7 +270,10 @@ fn build_statements(d: &MsSql, job: &Job) -> String {
     let mut create = vec![d.quote_literal(&format!("CREATE TABLE {table} ("))];
     for (i, e) in job.entity.iter().enumerate() {
         create.push(nl.into());
-        create.push(d.quote_literal(&format!("  {} ", d.quote_ident(&e.name))));
+        create.push(d.quote_literal(&format!(
+            "  {} ",
+            d.quote_ident(&super::entity_column_name(d, e))
+        )));
         create.push(format!("@type_e{i}"));
         create.push("N','".into());
     }
@@ -276,7 +284,11 @@ fn build_statements(d: &MsSql, job: &Job) -> String {
         nl.into(),
         "N')'".into(),
     ]);
-    let keys: Vec<String> = job.entity.iter().map(|e| d.quote_ident(&e.name)).collect();
+    let keys: Vec<String> = job
+        .entity
+        .iter()
+        .map(|e| d.quote_ident(&super::entity_column_name(d, e)))
+        .collect();
     let refs = super::entity_refs(job, "s");
     let insert = [
         d.quote_literal(&format!("INSERT INTO {table} ({}, ", keys.join(", "))),

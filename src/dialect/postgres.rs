@@ -26,7 +26,7 @@ impl Postgres {
         let mut name = if written.starts_with('"') {
             table.name()
         } else {
-            written.to_ascii_lowercase()
+            self.unquoted_case().fold(written)
         };
         while name.len() + "_pkey".len() > 63 {
             name.pop();
@@ -127,6 +127,11 @@ impl Dialect for Postgres {
             "json", "xml", "point", "line", "lseg", "box", "path", "polygon", "circle",
         ];
         (!unkeyable.contains(&base.as_str())).then_some(0)
+    }
+
+    /// Unquoted identifiers fold to lower case (ASCII letters only in a UTF-8 database).
+    fn unquoted_case(&self) -> super::UnquotedCase {
+        super::UnquotedCase::Lower
     }
 
     /// Quoted identifiers are case-sensitive: only identical names collide.

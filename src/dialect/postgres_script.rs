@@ -142,7 +142,7 @@ fn guards(d: &Postgres, job: &Job) -> String {
     let keys: Vec<String> = job
         .entity
         .iter()
-        .map(|e| d.quote_literal(&e.name))
+        .map(|e| d.quote_literal(&super::entity_column_name(d, e)))
         .collect();
     let max = d.max_columns().unwrap_or(1_600);
     let mut out = format!(
@@ -175,7 +175,11 @@ fn guards(d: &Postgres, job: &Job) -> String {
 fn build(d: &Postgres, job: &Job) -> String {
     let table = &job.target.table;
     let (column_type, agg) = column_type_and_aggregate(d, job);
-    let keys: Vec<String> = job.entity.iter().map(|e| d.quote_ident(&e.name)).collect();
+    let keys: Vec<String> = job
+        .entity
+        .iter()
+        .map(|e| d.quote_ident(&super::entity_column_name(d, e)))
+        .collect();
     let refs = super::entity_refs(job, "s");
     let create = format!(
         "  EXECUTE format('CREATE TABLE %s AS SELECT %s FROM (%s) s WHERE 1 = 0', {}, {}, src);\n  \

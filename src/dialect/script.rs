@@ -88,7 +88,12 @@ pub fn key_probe(d: &dyn Dialect, job: &Job) -> String {
         .entity
         .iter()
         .enumerate()
-        .map(|(i, e)| format!("s.e{i} AS {}", d.quote_ident(&e.name)))
+        .map(|(i, e)| {
+            format!(
+                "s.e{i} AS {}",
+                d.quote_ident(&super::entity_column_name(d, e))
+            )
+        })
         .collect();
     cols.join(", ")
 }

@@ -130,6 +130,11 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     )
     .await?;
     writes.guard_merges(job);
+    // An existing target's key columns keep their names (an older table's case).
+    for (planned, table) in plan.tables.iter_mut().zip(writes.tables().targets()) {
+        planned.entity.clone_from(&table.shape.entity);
+    }
+    plan.notes.extend_from_slice(writes.notes());
     // A transform may rewrite entity keys: the source's NULL count then proves nothing.
     if transforms.is_empty() {
         for table in writes.tables().targets() {

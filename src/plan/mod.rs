@@ -373,7 +373,7 @@ fn target_layout(
         .iter()
         .enumerate()
         .map(|(i, e)| EntityColumn {
-            name: e.name.clone(),
+            name: crate::dialect::entity_column_name(dialect, e),
             sql_type: entity_types.get(i).cloned().flatten(),
         })
         .collect();

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use crate::config::{Job, OnCollision};
-use crate::dialect::{Dialect, IdentLimit, PivotColumn};
+use crate::dialect::{entity_column_name, Dialect, IdentLimit, PivotColumn, TableShape};
 use crate::error::{shown, shown_bytes, Error, Result};
 use crate::value::Value;
 
@@ -28,7 +28,7 @@ pub fn name_columns(
     let mut taken: HashSet<String> = job
         .entity
         .iter()
-        .map(|e| dialect.ident_key(&e.name))
+        .map(|e| dialect.ident_key(&entity_column_name(dialect, e)))
         .collect();
     let mut columns = Vec::with_capacity(attributes.len());
     let mut renamed = Vec::new();
@@ -87,6 +87,36 @@ pub fn name_columns(
         });
     }
     Ok((columns, renamed))
+}
+
+/// An existing target's key columns, for `append` and `merge`: each planned entity column
+/// takes the target's column of exactly its name, else one whose name folds to it as an
+/// unquoted identifier would (a table built before key columns were folded: PostgreSQL
+/// `"ITEM_ID"` for `item_id`), so older targets still take new rows. One note per key
+/// matched the second way.
+pub fn match_existing_keys(
+    dialect: &dyn Dialect,
+    shape: &mut TableShape,
+    existing: &[String],
+) -> Vec<String> {
+    let fold = dialect.unquoted_case();
+    let mut notes = Vec::new();
+    for key in &mut shape.entity {
+        if existing.contains(&key.name) {
+            continue;
+        }
+        if let Some(column) = existing.iter().find(|c| fold.fold(c) == key.name) {
+            notes.push(format!(
+                "{}: entity column {} is the existing column {} (created with its case kept by an earlier eavpivot); new tables name it {}",
+                shape.table,
+                key.name,
+                dialect.quote_ident(column),
+                key.name
+            ));
+            key.name = column.clone();
+        }
+    }
+    notes
 }
 
 /// Why an attribute whose name is not valid UTF-8 cannot be pivoted: a column name must be

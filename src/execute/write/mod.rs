@@ -22,7 +22,7 @@ mod widen;
 use async_trait::async_trait;
 
 use crate::config::{IfExists, Job, OnMissing, OnNewAttributes, TableRef};
-use crate::dialect::{Dialect, TableShape};
+use crate::dialect::{Dialect, TableShape, UnquotedCase};
 use crate::error::{Error, Result};
 use crate::report::MergeStats;
 
@@ -148,6 +148,8 @@ pub struct Writes {
     settled: Option<String>,
     /// Per merge into a copy, the target's fingerprint as copied: checked after the swap.
     copied: Vec<(TableRef, Vec<String>)>,
+    /// Plan notes from matching existing targets (an older key column's case).
+    notes: Vec<String>,
 }
 
 impl Writes {
@@ -166,11 +168,17 @@ impl Writes {
         let run = staging::Run::new(job_name);
         let n_targets = targets.len();
         let mut all = Vec::new();
+        let mut notes = Vec::new();
         for (index, shape) in targets.into_iter().chain(companions).enumerate() {
             run.lock(session, dialect, &shape.table).await?;
             run.clean_leftovers(session, dialect, &shape.table).await?;
             let tag = run.tag(index);
-            all.push(plan_table(session, dialect, &run, tag, policy.if_exists, shape).await?);
+            let mut table =
+                plan_table(session, dialect, &run, tag, policy.if_exists, shape).await?;
+            if table.exists && matches!(policy.if_exists, IfExists::Append | IfExists::Merge) {
+                notes.extend(match_existing_keys(session, dialect, &mut table.shape).await?);
+            }
+            all.push(table);
         }
         refuse_writing_sources(session, dialect, sources, &all).await?;
         let if_exists = policy.if_exists;
@@ -212,6 +220,7 @@ impl Writes {
             merged: Vec::new(),
             settled: None,
             copied: Vec::new(),
+            notes,
         })
     }
 
@@ -220,6 +229,11 @@ impl Writes {
         for plan in self.tables.all.iter_mut().filter_map(|t| t.merge.as_mut()) {
             plan.guard(job);
         }
+    }
+
+    /// Notes for the plan: decisions made on meeting the existing tables.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// What each merge did (empty unless the run merged into existing tables).
@@ -546,6 +560,29 @@ fn swap_statements(dialect: &dyn Dialect, run: &staging::Run, table: &Table) -> 
         .exists
         .then(|| run.replaced_name(dialect, &table.shape.table, tag));
     dialect.swap_in(built, &table.shape.table, replaced.as_ref())
+}
+
+/// An existing table about to take rows keeps its own key columns' names: where the
+/// database folds unquoted names, a table built before key columns were folded has them
+/// with their case kept ([`crate::plan::naming::match_existing_keys`]).
+async fn match_existing_keys(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    shape: &mut TableShape,
+) -> Result<Vec<String>> {
+    if dialect.unquoted_case() == UnquotedCase::Kept {
+        return Ok(Vec::new());
+    }
+    let rows = session
+        .inspect_target(&dialect.table_columns(&shape.table))
+        .await?;
+    let columns: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.first().and_then(crate::value::Value::as_text))
+        .collect();
+    Ok(crate::plan::naming::match_existing_keys(
+        dialect, shape, &columns,
+    ))
 }
 
 /// Existence check and `if_exists` for one table: where it is built and what must happen.

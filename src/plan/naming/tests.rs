@@ -93,3 +93,37 @@ fn refusals_show_a_long_name_cut_with_its_length() {
     assert!(msg.len() < 400, "{msg}");
     assert!(msg.contains("…' (1000000 bytes)"), "{msg}");
 }
+
+#[test]
+fn key_columns_fold_and_older_targets_still_match() {
+    let j = job("");
+    // The entity `ID` is `id` on PostgreSQL: the attribute `id` collides with it, `ID` does not.
+    let pg = names(&j, &Postgres, &["ID", "id"]);
+    assert!(pg[0] == "ID" && pg[1].starts_with("id~"), "{pg:?}");
+    let sqlite = names(&j, &Sqlite, &["ID"]);
+    assert!(sqlite[0].starts_with("ID~"), "{sqlite:?}");
+    let shape = |name: &str| TableShape {
+        table: crate::config::TableRef::parse("W").expect("table"),
+        entity: vec![crate::dialect::EntityColumn {
+            name: name.into(),
+            sql_type: None,
+        }],
+        columns: Vec::new(),
+        column_type: "text".into(),
+        primary_key: true,
+    };
+    let existing = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    // Exact first: nothing to say.
+    let mut exact = shape("id");
+    assert!(match_existing_keys(&Postgres, &mut exact, &existing(&["ID", "id", "x"])).is_empty());
+    assert_eq!(exact.entity[0].name, "id");
+    // Then folded: the older quoted column, with a note naming it.
+    let mut older = shape("id");
+    let notes = match_existing_keys(&Postgres, &mut older, &existing(&["ID", "x"]));
+    assert_eq!(older.entity[0].name, "ID");
+    assert!(notes.len() == 1 && notes[0].contains("\"ID\""), "{notes:?}");
+    // Neither: left for the merge to refuse by name.
+    let mut none = shape("id");
+    assert!(match_existing_keys(&Postgres, &mut none, &existing(&["key"])).is_empty());
+    assert_eq!(none.entity[0].name, "id");
+}

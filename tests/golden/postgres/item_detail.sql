@@ -37,7 +37,7 @@ GROUP BY p.a;
 BEGIN;
 
 CREATE TABLE ITEM_WIDE (
-  "ITEM_ID" BIGINT NOT NULL,
+  "item_id" BIGINT NOT NULL,
   "Color" text,
   "Material" text,
   "Size" text,
@@ -45,10 +45,10 @@ CREATE TABLE ITEM_WIDE (
   "Warranty 2 years" text,
   "Warranty 10 years" text,
   "Weight (kg)" text,
-  PRIMARY KEY ("ITEM_ID")
+  PRIMARY KEY ("item_id")
 );
 
-INSERT INTO ITEM_WIDE ("ITEM_ID", "Color", "Material", "Size", "Voltage", "Warranty 2 years", "Warranty 10 years", "Weight (kg)")
+INSERT INTO ITEM_WIDE ("item_id", "Color", "Material", "Size", "Voltage", "Warranty 2 years", "Warranty 10 years", "Weight (kg)")
 SELECT s.e0,
   MAX(CASE WHEN s.a = 'Color' THEN s.v END) AS "Color",
   MAX(CASE WHEN s.a = 'Material' THEN s.v END) AS "Material",

@@ -44,16 +44,16 @@ BEGIN
   IF bad IS NOT NULL THEN
     RAISE EXCEPTION 'eavpivot: column name % is empty or longer than 63 bytes, PostgreSQL''s identifier limit (it would be truncated silently); exclude or rename the attribute in the job', quote_literal(left(bad, 100));
   END IF;
-  SELECT c INTO bad FROM unnest(cols || ARRAY['ITEM_ID']) c GROUP BY c HAVING COUNT(*) > 1 LIMIT 1;
+  SELECT c INTO bad FROM unnest(cols || ARRAY['item_id']) c GROUP BY c HAVING COUNT(*) > 1 LIMIT 1;
   IF bad IS NOT NULL THEN
     RAISE EXCEPTION 'eavpivot: several attributes (or a key column) become the column %; rename or exclude them in the job', quote_ident(bad);
   END IF;
   IF to_regclass('ITEM_WIDE') IS NOT NULL THEN
     EXECUTE format('DROP TABLE %s', 'ITEM_WIDE');
   END IF;
-  EXECUTE format('CREATE TABLE %s AS SELECT %s FROM (%s) s WHERE 1 = 0', 'ITEM_WIDE', 's.e0 AS "ITEM_ID"', src);
+  EXECUTE format('CREATE TABLE %s AS SELECT %s FROM (%s) s WHERE 1 = 0', 'ITEM_WIDE', 's.e0 AS "item_id"', src);
   EXECUTE format('ALTER TABLE %s %s', 'ITEM_WIDE', (SELECT string_agg(format('ADD COLUMN %I %s', c, 'text'), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)));
-  EXECUTE format(E'INSERT INTO %s (%s, %s)\nSELECT %s,\n  %s\nFROM (%s) s\nGROUP BY %s', 'ITEM_WIDE', '"ITEM_ID"', (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)), 's.e0', (SELECT string_agg(format('MAX(CASE WHEN s.a = %L THEN s.v END) AS %I', a, c), E',\n  ' ORDER BY o) FROM unnest(attrs, cols) WITH ORDINALITY u(a, c, o)), src, 's.e0');
+  EXECUTE format(E'INSERT INTO %s (%s, %s)\nSELECT %s,\n  %s\nFROM (%s) s\nGROUP BY %s', 'ITEM_WIDE', '"item_id"', (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)), 's.e0', (SELECT string_agg(format('MAX(CASE WHEN s.a = %L THEN s.v END) AS %I', a, c), E',\n  ' ORDER BY o) FROM unnest(attrs, cols) WITH ORDINALITY u(a, c, o)), src, 's.e0');
   want := (SELECT COUNT(*) FROM (SELECT DISTINCT s.e0 FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
       FROM ITEM_DETAIL ID
       JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
