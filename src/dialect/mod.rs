@@ -7,8 +7,8 @@
 //! Everything that comes from the data (attribute names, values) reaches SQL only through
 //! [`Dialect::quote_ident`] and [`Dialect::quote_literal`].
 
-mod identity;
 mod ident_case;
+mod identity;
 mod mariadb;
 pub mod mariadb_script;
 mod mssql;
@@ -22,8 +22,8 @@ pub mod sudoku_join;
 pub mod sudoku_sql;
 mod typed;
 
-pub use identity::Identity;
 pub use ident_case::{entity_column_name, UnquotedCase};
+pub use identity::Identity;
 pub use mariadb::MariaDb;
 pub use mssql::MsSql;
 pub use postgres::Postgres;

@@ -480,9 +480,7 @@ impl Writes {
                 self.created_outside.retain(|t| t != built);
                 let copied = self.copied.iter().find(|(t, _)| *t == table.shape.table);
                 if let (Some(plan), Some((_, copied))) = (&table.merge, copied) {
-                    let replaced = self
-                        .run
-                        .replaced_name(dialect, &table.shape.table, &table.tag);
+                    let replaced = replaced_name(dialect, &self.run, table);
                     let names = (&table.shape.table, built, &replaced);
                     if let Err(e) =
                         merge::check_swapped(session, dialect, names, plan, copied).await
@@ -552,14 +550,18 @@ fn swap_statements(dialect: &dyn Dialect, run: &staging::Run, table: &Table) -> 
     let Some(built) = table.swapped_in() else {
         return Vec::new();
     };
+    let replaced = table.exists.then(|| replaced_name(dialect, run, table));
+    dialect.swap_in(built, &table.shape.table, replaced.as_ref())
+}
+
+/// The name an existing table takes when another is swapped in: tagged with the table that
+/// replaces it (a merge's copy, or the staging table), so its mark proves who named it.
+fn replaced_name(dialect: &dyn Dialect, run: &staging::Run, table: &Table) -> TableRef {
     let tag = match &table.merge {
         Some(plan) => &plan.copy_tag,
         None => &table.tag,
     };
-    let replaced = table
-        .exists
-        .then(|| run.replaced_name(dialect, &table.shape.table, tag));
-    dialect.swap_in(built, &table.shape.table, replaced.as_ref())
+    run.replaced_name(dialect, &table.shape.table, tag)
 }
 
 /// An existing table about to take rows keeps its own key columns' names: where the
