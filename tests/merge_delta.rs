@@ -86,7 +86,7 @@ fn report(out: &std::process::Output) -> serde_json::Value {
 }
 
 async fn delta_case(db: &Db, strategy: &str) {
-    let Some(mut conn) = db.open().await else {
+    let Some(mut conn) = open(db).await else {
         return;
     };
     let c: &mut dyn Backend = conn.as_mut();
@@ -364,5 +364,45 @@ fn mariadb_write_between_copy_and_swap_is_kept() {
         for t in [&kv, &wide] {
             drop_if_exists(c, t).await;
         }
+    });
+}
+
+/// A connection to `db`; SQL Server's with the password from `EAVPIVOT_PASSWORD`.
+async fn open(db: &Db) -> Option<Box<dyn Backend>> {
+    if db.what != "mssql" {
+        return db.open().await;
+    }
+    let spec = eavpivot::backend::ConnectionSpec::parse(Some(&db.url)).expect("url");
+    let options = eavpivot::backend::ConnectOptions {
+        password: std::env::var("EAVPIVOT_PASSWORD").ok(),
+        ..Default::default()
+    };
+    Some(
+        eavpivot::backend::connect(&spec, &options)
+            .await
+            .expect("EAVPIVOT_MSSQL_URL is set but unreachable"),
+    )
+}
+
+/// SQL Server (Babelfish here) when `EAVPIVOT_MSSQL_URL` names one (password in
+/// `EAVPIVOT_PASSWORD`); otherwise skipped, saying so.
+#[test]
+fn mssql_delta_merges() {
+    let Some(url) = std::env::var("EAVPIVOT_MSSQL_URL")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+    else {
+        eprintln!("SKIPPED: EAVPIVOT_MSSQL_URL is not set, so no SQL Server was used");
+        return;
+    };
+    let db = Db {
+        what: "mssql",
+        url,
+        list_staging: |p| format!("SELECT name FROM sys.tables WHERE name LIKE '{p}%eavpivot%'"),
+        _dir: None,
+    };
+    runtime().block_on(async {
+        delta_case(&db, "pushdown").await;
+        delta_case(&db, "stream").await;
     });
 }

@@ -485,9 +485,14 @@ async fn outside_scope(
             .iter()
             .map(|v| v.as_text().unwrap_or_default())
             .collect();
-        let (Some(attribute), Some(value)) = (texts.get(keys), texts.get(keys + 1)) else {
+        let (Some(raw), Some(value)) = (row.get(keys), texts.get(keys + 1)) else {
             continue;
         };
+        // The attribute as the engine keys it (SQL Server appends a sentinel), decoded.
+        let Ok(Some(attribute)) = crate::plan::attribute_name(source, raw.clone()) else {
+            continue;
+        };
+        let attribute = &attribute;
         // An attribute the scope has for other entities has its planned column; one it
         // lacks entirely would have been named as the plan names any.
         let column = match planned.iter().find(|c| c.attribute == *attribute) {
