@@ -72,3 +72,47 @@ fn text_that_is_not_utf8_has_a_literal_that_stays_text() {
     );
     assert_eq!(MariaDb.text_bytes_literal(&[0x80]), "X'80'");
 }
+
+fn delta_job(entity: &str) -> crate::config::Job {
+    crate::config::parse_job(
+        &format!(
+            "name: d\nsource: {{table: kv, alias: s, joins: [{{table: e, alias: x, on: \"x.id = s.id\"}}], where: \"s.deleted = 0\", changed: \"s.modified > 5\"}}\nentity: {entity}\nattribute: s.attr\nvalue: s.val\ntarget: {{table: w, if_exists: merge}}\n"
+        ),
+        std::path::Path::new("d.yaml"),
+    )
+    .expect("job")
+}
+
+/// `source.changed` restricts the rows to the entities it names, each with all its rows in
+/// the `where` scope (joins included): one key by `IN`, a composite key by `EXISTS`.
+#[test]
+fn changed_restricts_the_source_to_whole_entities_in_the_scope() {
+    let one = Sqlite.source_rows(&delta_job("s.id"));
+    assert!(
+        one.contains("WHERE r.e0 IN (SELECT c.e0 FROM (SELECT s.id AS e0"),
+        "{one}"
+    );
+    assert!(
+        one.contains("WHERE (s.deleted = 0) AND (s.modified > 5)"),
+        "{one}"
+    );
+    // The rows themselves keep the scope and only the scope.
+    assert!(
+        one.contains("JOIN e x ON x.id = s.id\n  WHERE s.deleted = 0) r"),
+        "{one}"
+    );
+    let two = Postgres.source_rows(&delta_job("[s.id, x.region]"));
+    assert!(
+        two.contains("WHERE EXISTS (SELECT 1 FROM (SELECT s.id AS e0, x.region AS e1"),
+        "{two}"
+    );
+    assert!(two.contains("c.e0 = r.e0 AND c.e1 = r.e1"), "{two}");
+    // Without changed, the source is exactly as before.
+    let mut plain = delta_job("s.id");
+    plain.source.changed = None;
+    assert!(!Sqlite.source_rows(&plain).contains(" r\n"));
+    assert_eq!(
+        Sqlite.source_rows(&plain),
+        Sqlite.source_rows_filtered(&plain, Some("s.deleted = 0"))
+    );
+}

@@ -12,26 +12,26 @@
 //! columns beside the staging table, filled inside the transaction) that replaces the target
 //! by the same atomic rename as `replace`; a write another session committed to the target
 //! between the copy and the rename is caught by comparing the replaced table with what was
-//! copied, and the rename is then undone ([`check_swapped`]).
-
-use std::collections::HashMap;
+//! copied, and the rename is then undone ([`check_swapped`]). Cells going to NULL are
+//! counted, and guarded against the old delta pattern, in `nulled.rs`.
 
 use crate::config::{Job, OnMissing, OnNewAttributes, TableRef};
 use crate::dialect::merge::{self, MergeColumns};
 use crate::dialect::{Dialect, PivotColumn, TableShape};
 use crate::error::{Error, Result};
-use crate::report::{MergeStats, NulledCell, NULLED_SAMPLE};
+use crate::report::MergeStats;
 use crate::value::Value;
 
 use super::super::session::Session;
 use super::super::verify::row_counts;
 use super::widen::Widening;
+use super::nulled;
 use super::Table;
 
 /// How one existing target takes the staging table's rows.
 #[derive(Debug, Clone)]
 pub struct MergePlan {
-    keys: Vec<String>,
+    pub(super) keys: Vec<String>,
     /// The target's attribute columns as they are, in order.
     existing: Vec<String>,
     /// New attribute columns and their types.
@@ -45,7 +45,7 @@ pub struct MergePlan {
     pub copy_tag: String,
     /// A merge whose `source.where` may be meant as a delta (no `source.changed`): refuse a
     /// cell going to NULL that the source still holds outside `where` ([`MergePlan::guard`]).
-    scope_guard: Option<Job>,
+    pub(super) scope_guard: Option<Job>,
     /// Typed merges: the target columns that widen to take the run's values (widen.rs).
     widening: Widening,
 }
@@ -147,7 +147,7 @@ impl MergePlan {
     }
 
     /// Each existing target column with the staging column it is set from (None: cleared).
-    fn nulled_columns(&self, dialect: &dyn Dialect) -> Vec<(String, Option<String>)> {
+    pub(super) fn nulled_columns(&self, dialect: &dyn Dialect) -> Vec<(String, Option<String>)> {
         let key = |c: &str| dialect.ident_key(c);
         self.existing
             .iter()
@@ -274,7 +274,7 @@ pub async fn merge(
         )
         .await?
         .map(|r| row_counts(&r));
-    let (nulled, nulled_sample) = nulled(
+    let (nulled, nulled_sample) = nulled::nulled(
         session,
         dialect,
         (into, staging),
@@ -411,124 +411,4 @@ pub async fn check_swapped(
     Err(Error::Job(format!(
         "another session wrote to {target} after the merge copied it (committed between the copy and the swap): the swap was undone so that write is kept; run the job again"
     )))
-}
-
-/// Before the upsert: the cells of touched entities that go from a value to NULL, counted,
-/// a sample for the report, and under [`MergePlan::guard`] the refusal of any the source
-/// still holds outside `where`.
-async fn nulled(
-    session: &mut Session<'_>,
-    dialect: &dyn Dialect,
-    (into, staging): (&TableRef, &TableRef),
-    plan: &MergePlan,
-    table_columns: &[PivotColumn],
-) -> Result<(u64, Vec<NulledCell>)> {
-    let columns = plan.nulled_columns(dialect);
-    if columns.is_empty() {
-        return Ok((0, Vec::new()));
-    }
-    let counts = session
-        .query_in_load(
-            &merge::nulled_counts(dialect, into, staging, &plan.keys, &columns),
-            "merge: cells of the source's entities that go from a value to NULL",
-        )
-        .await?
-        .map(|r| row_counts(&r))
-        .unwrap_or_default();
-    let total: u64 = counts.iter().sum();
-    if total == 0 {
-        return Ok((0, Vec::new()));
-    }
-    let held = match &plan.scope_guard {
-        Some(job) => outside_scope(session, dialect, job, table_columns).await?,
-        None => HashMap::new(),
-    };
-    let mut sample = Vec::new();
-    for (column, n) in columns.iter().zip(&counts) {
-        let guarded = held.keys().any(|(_, c)| *c == dialect.ident_key(&column.0));
-        if *n == 0 || (sample.len() >= NULLED_SAMPLE && !guarded) {
-            continue;
-        }
-        let sql = merge::nulled_cells(dialect, into, staging, &plan.keys, column);
-        let sql = match guarded {
-            true => sql,
-            false => dialect.limit(&sql, (NULLED_SAMPLE - sample.len()) as u64),
-        };
-        let rows = session
-            .query_in_load(&sql, "merge: cells that go from a value to NULL")
-            .await?
-            .unwrap_or_default();
-        for row in rows {
-            let mut texts: Vec<String> = row
-                .iter()
-                .map(|v| v.as_text().unwrap_or_default())
-                .collect();
-            let previous = texts.pop().unwrap_or_default();
-            let cell = (texts.join("\u{1f}"), dialect.ident_key(&column.0));
-            if let Some((attribute, kept)) = held.get(&cell) {
-                return Err(Error::Job(format!(
-                    "merge refused: column {} of entity {} holds {} and would become NULL, but the source still holds {} for attribute {} outside source.where; in a merge, where is the scope the job reads: write the delta as source.changed: (each entity it names is re-pivoted from all its rows in the scope), or set changed: \"1 = 1\" to re-pivot every entity in the scope",
-                    column.0,
-                    texts.join(", "),
-                    crate::error::shown(&previous),
-                    crate::error::shown(kept),
-                    crate::error::shown(attribute),
-                )));
-            }
-            if sample.len() < NULLED_SAMPLE {
-                sample.push(NulledCell {
-                    entity: texts,
-                    column: column.0.clone(),
-                    previous,
-                });
-            }
-        }
-    }
-    Ok((total, sample))
-}
-
-/// The cells the source holds outside `where` for entities in it, where the scope has no
-/// value: by (entity texts, column key), the attribute and the value held.
-async fn outside_scope(
-    session: &mut Session<'_>,
-    dialect: &dyn Dialect,
-    job: &Job,
-    planned: &[PivotColumn],
-) -> Result<HashMap<(String, String), (String, String)>> {
-    let source = session.source_dialect();
-    let rows = session
-        .query_source_in_load(
-            &merge::outside_scope(source, job),
-            "merge guard: values the source holds outside source.where for the entities it selects",
-        )
-        .await?
-        .unwrap_or_default();
-    let keys = job.entity.len();
-    let mut held = HashMap::new();
-    for row in rows {
-        let texts: Vec<String> = row
-            .iter()
-            .map(|v| v.as_text().unwrap_or_default())
-            .collect();
-        let (Some(attribute), Some(value)) = (texts.get(keys), texts.get(keys + 1)) else {
-            continue;
-        };
-        // An attribute the scope has for other entities has its planned column; one it
-        // lacks entirely would have been named as the plan names any.
-        let column = match planned.iter().find(|c| c.attribute == *attribute) {
-            Some(c) => c.column.clone(),
-            None => format!(
-                "{}{}{}",
-                job.pivot.prefix,
-                job.pivot.rename.get(attribute).unwrap_or(attribute),
-                job.pivot.suffix
-            ),
-        };
-        let entity = texts[..keys].join("\u{1f}");
-        held.insert(
-            (entity, dialect.ident_key(&column)),
-            (attribute.clone(), value.clone()),
-        );
-    }
-    Ok(held)
 }

@@ -16,6 +16,7 @@
 
 mod guard;
 mod merge;
+mod nulled;
 mod staging;
 mod widen;
 
