@@ -277,6 +277,30 @@ async fn typed_merge_case(db: &Db, strategy: &str) {
         );
         let why = column(&r, "w")["type_reason"].as_str().unwrap_or_default();
         assert!(why.contains("widened from"), "{what}: {why}");
+
+        // Numbers again, into the column that is text now: it stays text and takes them as
+        // they read (PostgreSQL and SQL Server turn the staging column into text first).
+        c.execute(&format!("DELETE FROM {source}"))
+            .await
+            .expect("delete");
+        let fourth = [
+            (4, "w", "12.5"),
+            (4, "d", "2024-01-04"),
+            (4, "n", "2.5"),
+            (4, "c", "10"),
+            (4, "s", "y"),
+        ];
+        add_rows(c, &source, &fourth).await;
+        let r = report(&run_json(&job, strategy, &db.url, &[]));
+        let cells = printed(c, db.what, &target, &COLUMNS).await;
+        assert_eq!(cells[&4], source_cells(&fourth), "{what}");
+        assert_eq!(cells[&3]["w"], "about 28", "{what}");
+        // Reported as the target's catalog spells it.
+        let ty = column(&r, "w")["type"]
+            .as_str()
+            .unwrap_or_default()
+            .to_lowercase();
+        assert_eq!(ty, types["w"], "{what}: {r}");
         let left = names(c, &(db.list_staging)(&prefix)).await;
         assert!(left.is_empty(), "staging tables left: {left:?}");
     }
