@@ -14,14 +14,16 @@ pub enum ColumnKind {
     SmallInt,
     Int,
     BigInt,
-    /// `DECIMAL(precision, scale)`; every value has exactly `scale` fractional digits.
+    /// `DECIMAL(precision, scale)`; every value has at most `scale` fractional digits (exactly
+    /// `scale` with `pivot.infer.numbers: text`).
     Decimal {
         precision: u32,
         scale: u32,
     },
     /// `YYYY-MM-DD`.
     Date,
-    /// `YYYY-MM-DD HH:MM:SS` with exactly `fraction` fractional digits (0–6).
+    /// `YYYY-MM-DD HH:MM:SS` with at most `fraction` fractional digits (0–6; exactly `fraction`
+    /// with `pivot.infer.numbers: text`).
     Timestamp {
         fraction: u32,
     },

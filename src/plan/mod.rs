@@ -258,6 +258,9 @@ fn type_columns(
             }
             declared_bytes += declared(&kind);
         }
+        if let (Some(exact), ColumnKind::Text { .. }) = (survey.map(|s| s.text_kind()), &kind) {
+            why = text_headroom_reason(dialect, why, &kind, &exact);
+        }
         let by_value = options.numbers == crate::config::InferNumbers::Value
             && matches!(
                 kind,
@@ -272,6 +275,32 @@ fn type_columns(
         });
     }
     Ok(notes)
+}
+
+/// `text: …; VARCHAR(32), headroom (exact: VARCHAR(5))` where the dialect bounds text and
+/// headroom made the bound longer than the longest value.
+fn text_headroom_reason(
+    dialect: &dyn Dialect,
+    why: String,
+    kind: &ColumnKind,
+    exact: &ColumnKind,
+) -> String {
+    let bounded = |k: &ColumnKind| match k {
+        ColumnKind::Text {
+            chars,
+            utf16,
+            bytes,
+        } => dialect
+            .bounded_text_type(*chars, *utf16, *bytes)
+            .map(|(ty, _)| ty),
+        _ => None,
+    };
+    match (bounded(kind), bounded(exact)) {
+        (Some(ty), Some(narrow)) if ty != narrow => {
+            format!("{why}; {ty}, headroom (exact: {narrow})")
+        }
+        _ => why,
+    }
 }
 
 /// A `pivot.types` column: refused when a value does not convert; TEXT (with a note) where

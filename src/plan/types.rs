@@ -324,19 +324,11 @@ impl Survey {
                 "boolean: every value is true or false".into(),
             );
         }
-        let kind = self.text_kind_with(infer);
-        let reason = self.text_reason();
-        let why = match (&kind, self.text_kind()) {
-            (ColumnKind::Text { chars, .. }, ColumnKind::Text { chars: longest, .. })
-                if *chars != longest =>
-            {
-                format!(
-                    "text, headroom: up to {chars} characters (longest value {longest}): {reason}"
-                )
-            }
-            _ => format!("text: {reason}"),
-        };
-        (kind, why)
+        // Whether the length is headroom depends on the dialect's text type: the plan says.
+        (
+            self.text_kind_with(infer),
+            format!("text: {}", self.text_reason()),
+        )
     }
 
     /// Integers, else decimals: by value (any scales, integers among them) or, with

@@ -79,10 +79,7 @@ fn headroom_widens_integers_decimals_and_text() {
     let huge = "x".repeat(5000);
     assert_eq!(decide_default(&[&huge]).0, text(5000));
     let (_, why) = decide_default(&["N/A"]);
-    assert_eq!(
-        why,
-        "text, headroom: up to 32 characters (longest value 3): 'N/A' for entity 1"
-    );
+    assert_eq!(why, "text: 'N/A' for entity 1");
 }
 
 #[test]
@@ -493,4 +490,82 @@ fn sqlite_declared_numeric_types_keep_the_text() {
         build_plan(&job, &MariaDb, &discovery, &[None], PlanOptions::default()).expect("plan");
     assert_eq!(types(&plan), ["DECIMAL(12,4)", "INT", "REAL", "NUMERIC"]);
     assert_eq!(typed_notes(&plan), 0, "{:?}", plan.notes);
+}
+
+/// MariaDB: text lengths rounded up to a step while the row's declared widths fit 65,535
+/// bytes, then the exact length, then LONGTEXT; the reason says which.
+#[test]
+fn text_headroom_gives_way_to_the_row_limit() {
+    use crate::dialect::MariaDb;
+    use crate::plan::{build_plan, Discovered, Discovery, PlanOptions};
+    let job = crate::config::parse_job(
+        "name: t\nsource: { table: kv }\nentity: [id]\nattribute: a\nvalue: v\n\
+         pivot: { column_type: infer, columns: [a1, a2, a3, a4, b, c] }\ntarget: { table: wide }\n",
+        std::path::Path::new("t.yaml"),
+    )
+    .expect("job");
+    let mut discovery = Discovery::default();
+    let values = [
+        ("a1", 3_990),
+        ("a2", 3_990),
+        ("a3", 3_990),
+        ("a4", 3_990),
+        ("b", 300),
+        ("c", 3),
+    ];
+    for (name, len) in values {
+        let mut s = Survey::default();
+        s.observe(&Value::Text("x".repeat(len)), &[Value::Int(1)]);
+        discovery.attributes.push(Discovered {
+            name: name.into(),
+            rows: 1,
+            values: 1,
+            widths: Some((len as u64, len as u64)),
+        });
+        discovery.surveys.insert(name.into(), s);
+    }
+    let plan =
+        build_plan(&job, &MariaDb, &discovery, &[None], PlanOptions::default()).expect("plan");
+    let got: Vec<(String, String)> = plan
+        .columns()
+        .map(|(t, c)| {
+            let why = c.typed.as_ref().map(|t| t.why.clone()).unwrap_or_default();
+            (c.sql_type(t).to_string(), why)
+        })
+        .collect();
+    let types: Vec<&str> = got.iter().map(|(t, _)| t.as_str()).collect();
+    // 4 × (4 × 4,000 + 2) = 64,008 bytes; VARCHAR(512) for b would pass 65,535, VARCHAR(300)
+    // (1,202 bytes) does not; c's VARCHAR(32) (130 bytes) still fits the 325 left.
+    assert_eq!(
+        types,
+        [
+            "VARCHAR(4000)",
+            "VARCHAR(4000)",
+            "VARCHAR(4000)",
+            "VARCHAR(4000)",
+            "VARCHAR(300)",
+            "VARCHAR(32)"
+        ]
+    );
+    assert!(
+        got[0]
+            .1
+            .ends_with("; VARCHAR(4000), headroom (exact: VARCHAR(3990))"),
+        "{}",
+        got[0].1
+    );
+    assert!(
+        got[4]
+            .1
+            .contains("; exact width: the row's declared widths would pass 65535 bytes"),
+        "{}",
+        got[4].1
+    );
+    assert!(
+        got[5]
+            .1
+            .ends_with("VARCHAR(32), headroom (exact: VARCHAR(3))"),
+        "{}",
+        got[5].1
+    );
 }
