@@ -100,28 +100,35 @@ fn sqlite_one_file_under_every_spelling_is_refused() {
     assert_eq!(rt.block_on(fingerprint(conn.as_mut(), "ks")), before);
 }
 
-/// SQLite has no catalog of what a view reads; its RENAME checks every view, so the swap
-/// fails and rolls back: nothing is written, the source is unchanged.
+/// SQLite keeps no view dependencies: the view's text says which tables it reads. A view over
+/// a view over the source, as the source, with the source as the target: refused, on one
+/// connection and through a symlink; a table the views do not read is written.
 #[test]
-fn sqlite_view_over_the_source_leaves_the_source_unchanged() {
+fn sqlite_view_over_the_source_is_refused() {
     let db = sqlite();
     let rt = runtime();
     let Some(mut conn) = rt.block_on(db.open()) else {
         return;
     };
     rt.block_on(fill(conn.as_mut(), "ks"));
+    rt.block_on(fill(conn.as_mut(), "ks2"));
     rt.block_on(conn.execute("CREATE VIEW ks_v AS SELECT * FROM ks"))
         .expect("view");
+    rt.block_on(conn.execute("CREATE VIEW \"ks vv\" AS SELECT * FROM \"ks_v\" WHERE 1 = 1"))
+        .expect("view over the view");
     let before = rt.block_on(fingerprint(conn.as_mut(), "ks"));
     let dir = db._dir.as_ref().expect("temp dir").path();
-    let out = run_to(&job(dir, "ks_v", "ks"), &db.url, None);
-    assert!(!out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("nothing was written"),
-        "{}",
-        stderr(&out)
-    );
-    assert_eq!(rt.block_on(fingerprint(conn.as_mut(), "ks")), before);
+    let link = dir.join("link.db");
+    std::os::unix::fs::symlink(dir.join("faults.db"), &link).expect("symlink");
+    let j = job(dir, "'\"ks vv\"'", "ks");
+    for target in [None, Some(format!("sqlite:{}", link.display()))] {
+        let out = run_to(&j, &db.url, target.as_deref());
+        let what = format!("{target:?}");
+        assert_refused(&out, &what, "that the source view \"ks vv\" reads");
+        assert_eq!(rt.block_on(fingerprint(conn.as_mut(), "ks")), before);
+    }
+    let out = run_to(&job(dir, "'\"ks vv\"'", "ks2"), &db.url, None);
+    assert!(out.status.success(), "ks2 is not read: {}", stderr(&out));
 }
 
 /// The URL of `url` with its host replaced.

@@ -51,6 +51,21 @@ impl Identity for Sqlite {
         }
         Some(format!("sqlite file {}", canonical.display()))
     }
+
+    /// SQLite keeps no dependencies, only the view's text: every table or view of its schema
+    /// whose name stands there as a whole word (a superset at worst, which can only refuse more).
+    fn view_reads(&self, view: &TableRef) -> Option<String> {
+        let schema = view.schema().unwrap_or_else(|| "main".into());
+        let master = format!("{}.sqlite_master", self.quote_ident(&schema));
+        Some(format!(
+            "SELECT {}, t.name FROM {master} v JOIN {master} t \
+             ON t.type IN ('table', 'view') AND t.name <> v.name \
+             AND (' ' || lower(v.sql) || ' ') GLOB ('*[^a-z0-9_$]' || lower(t.name) || '[^a-z0-9_$]*') \
+             WHERE v.type = 'view' AND v.name = {} COLLATE NOCASE",
+            self.quote_literal(&schema),
+            self.quote_literal(&view.name())
+        ))
+    }
 }
 
 impl Identity for Postgres {

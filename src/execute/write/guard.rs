@@ -156,3 +156,92 @@ async fn identity(
         .and_then(|r| r.into_iter().next())
         .filter(|v| !v.is_null()))
 }
+
+#[cfg(test)]
+mod tests {
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::backend::{Backend, LoadTarget, RowPipeline};
+    use crate::dialect::Postgres;
+
+    /// A PostgreSQL that answers the identity queries: `cluster` is its system identifier
+    /// (refused when `sysid_denied`, as for a role without EXECUTE on pg_control_system) and
+    /// `started` its start time.
+    struct Cluster {
+        cluster: &'static str,
+        started: &'static str,
+        sysid_denied: bool,
+    }
+
+    #[async_trait]
+    impl Backend for Cluster {
+        fn dialect(&self) -> &'static dyn Dialect {
+            &Postgres
+        }
+        async fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
+            let text = |s: &str| Value::Text(s.into());
+            let rest = [text(self.started), text("5432"), text("test")];
+            if sql.contains("pg_control_system") {
+                if self.sysid_denied {
+                    return Err(Error::Job("permission denied for function".into()));
+                }
+                let mut row = vec![text(self.cluster)];
+                row.extend(rest);
+                return Ok(vec![row]);
+            }
+            Ok(vec![rest.to_vec()])
+        }
+        async fn execute(&mut self, _sql: &str) -> Result<u64> {
+            Ok(0)
+        }
+        async fn execute_script(&mut self, _sql: &str) -> Result<()> {
+            Ok(())
+        }
+        async fn column_types(&mut self, _sql: &str) -> Result<Vec<Option<String>>> {
+            Ok(Vec::new())
+        }
+        async fn load_rows(&mut self, _t: &LoadTarget, _rows: &[Vec<Value>]) -> Result<u64> {
+            Ok(0)
+        }
+        async fn stream_into(
+            &mut self,
+            _sql: &str,
+            _pipeline: &mut dyn RowPipeline,
+            _targets: &[LoadTarget],
+        ) -> Result<Vec<u64>> {
+            Ok(Vec::new())
+        }
+    }
+
+    fn same(a: (&'static str, &'static str, bool), b: (&'static str, &'static str, bool)) -> bool {
+        let cluster = |(cluster, started, sysid_denied)| Cluster {
+            cluster,
+            started,
+            sysid_denied,
+        };
+        let (mut source, mut target) = (cluster(a), cluster(b));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let mut session = Session::across(&mut source, &mut target, false);
+        rt.block_on(one_database(&mut session, &Postgres))
+            .expect("identity")
+    }
+
+    #[test]
+    fn one_cluster_is_one_database_whoever_may_read_its_identifier() {
+        assert!(same(("7714", "t0", false), ("7714", "t0", false)));
+        // One role may not read the system identifier: both sides fall back to the start time.
+        assert!(same(("7714", "t0", true), ("7714", "t0", false)));
+        assert!(same(("7714", "t0", false), ("7714", "t0", true)));
+    }
+
+    #[test]
+    fn two_clusters_are_two_databases() {
+        assert!(!same(("7714", "t0", false), ("9001", "t0", false)));
+        // A promoted copy shares the identifier, not the start time.
+        assert!(!same(("7714", "t0", false), ("7714", "t1", false)));
+        assert!(!same(("7714", "t0", true), ("9001", "t1", false)));
+    }
+}
