@@ -72,7 +72,7 @@ fn infer_job(dir: &Path, source: &str, target: &str, if_exists: &str, filter: &s
         dir,
         &format!("{target}_{if_exists}"),
         &format!(
-            "name: typed_merge\nsource: {{table: {source}, alias: s, where: \"{filter}\"}}\nentity: [s.id]\nattribute: s.attr\nvalue: s.val\npivot: {{column_type: infer}}\ntarget: {{table: {target}, if_exists: {if_exists}}}\n"
+            "name: typed_merge\nsource: {{table: {source}, alias: s, where: \"{filter}\"}}\nentity: [s.id]\nattribute: s.attr\nvalue: s.val\npivot: {{column_type: infer, infer: {{widths: exact, numbers: text}}}}\ntarget: {{table: {target}, if_exists: {if_exists}}}\n"
         ),
     )
 }

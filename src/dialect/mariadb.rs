@@ -377,7 +377,7 @@ impl Dialect for MariaDb {
 
     /// Rows, and two hashes of every row (each cell's text as hex, exact for numbers too, `N`
     /// for NULL): CRC32 summed and half an MD5 XORed, so that no single change leaves both as
-    /// they were.
+    /// they were. A locking read: it sees (and holds) the latest committed rows, as the merge's INSERT … SELECT does.
     fn table_fingerprint(&self, table: &TableRef, columns: &[String]) -> Option<String> {
         let cells: Vec<String> = columns
             .iter()
@@ -390,7 +390,7 @@ impl Dialect for MariaDb {
             .collect();
         let row = format!("CONCAT_WS(',', {})", cells.join(", "));
         Some(format!(
-            "SELECT COUNT(*), COALESCE(SUM(CRC32({row})), 0), COALESCE(BIT_XOR(CAST(CONV(LEFT(MD5({row}), 16), 16, 10) AS UNSIGNED)), 0) FROM {table}"
+            "SELECT COUNT(*), COALESCE(SUM(CRC32({row})), 0), COALESCE(BIT_XOR(CAST(CONV(LEFT(MD5({row}), 16), 16, 10) AS UNSIGNED)), 0) FROM {table} LOCK IN SHARE MODE"
         ))
     }
 }

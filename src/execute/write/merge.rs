@@ -24,8 +24,8 @@ use crate::value::Value;
 
 use super::super::session::Session;
 use super::super::verify::row_counts;
-use super::widen::Widening;
 use super::nulled;
+use super::widen::Widening;
 use super::Table;
 
 /// How one existing target takes the staging table's rows.
@@ -225,9 +225,11 @@ pub async fn merge(
                     "INSERT INTO {copy} ({list}) SELECT {list} FROM {target}"
                 ))
                 .await?;
-            // The copy itself, before anything is merged into it: exactly the rows copied,
-            // whatever the isolation level let other sessions do meanwhile.
-            copied = match dialect.table_fingerprint(copy, &plan.copied_columns()) {
+            // The target as copied: the fingerprint is a locking read, so it sees what the
+            // INSERT … SELECT read (the latest committed rows, which that statement keeps
+            // locked until commit). Not the copy: its widened columns print otherwise
+            // (DECIMAL(3,1) `27.8` as DECIMAL(4,2) `27.80`) than the replaced table does.
+            copied = match dialect.table_fingerprint(target, &plan.copied_columns()) {
                 Some(sql) => session
                     .query_in_load(
                         &sql,
