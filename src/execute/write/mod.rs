@@ -365,14 +365,16 @@ impl Writes {
             match read_identity(session, dialect, &table.shape.table).await {
                 Ok(now) => changed.push(now.is_some() && now != table.identity_before),
                 Err(e) => {
-                    return format!("unknown: check {check} (the database could not be asked: {e})")
+                    return format!(
+                        "unknown: check {check} (the database could not be asked: {e}; a COMMIT that never reached the server is rolled back by it)"
+                    )
                 }
             }
         }
         if changed.iter().all(|c| *c) {
             format!("the commit went through: {}", self.new_tables())
         } else if changed.iter().all(|c| !c) {
-            format!("the commit did not happen: {check} as it was")
+            format!("the commit did not happen and the transaction was rolled back: {check} is as it was")
         } else {
             format!("unknown: check {check} (some tables are new, some are not)")
         }
