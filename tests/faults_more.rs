@@ -81,7 +81,9 @@ fn sqlite_obeys_lock_timeout_and_names_the_file() {
             "--lock-timeout {secs}: failed after {took:?}: {err}"
         );
         assert!(
-            err.contains(&format!("lock_timeout {secs} s expired")) && err.contains(&file),
+            err.contains(&format!(
+                "lock_timeout expired waiting for a lock on the database file {file} (waited {secs} s"
+            )),
             "names the wait and the database file: {err}"
         );
         assert_eq!(
@@ -742,4 +744,50 @@ fn mariadb_double_sigint_ends_the_server_statement_and_drops_staging() {
             drop_if_exists(conn.as_mut(), t).await;
         }
     });
+}
+
+/// SQL Server (Babelfish too), when `EAVPIVOT_MSSQL_URL` names one (the password may come
+/// from `EAVPIVOT_PASSWORD`, which the binary reads too).
+#[test]
+fn mssql_refuses_a_view_as_the_target() {
+    let Some(url) = std::env::var("EAVPIVOT_MSSQL_URL")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+    else {
+        eprintln!("SKIPPED: EAVPIVOT_MSSQL_URL is not set, so no SQL Server was used");
+        return;
+    };
+    let rt = runtime();
+    let spec = eavpivot::backend::ConnectionSpec::parse(Some(&url)).expect("connection string");
+    let options = eavpivot::backend::ConnectOptions {
+        password: std::env::var("EAVPIVOT_PASSWORD").ok(),
+        ..Default::default()
+    };
+    let mut conn = rt
+        .block_on(eavpivot::backend::connect(&spec, &options))
+        .expect("connect to SQL Server");
+    let prefix = format!("fm{}_ms_view", std::process::id());
+    let (source, view, other) = (
+        format!("{prefix}_kv"),
+        format!("{prefix}_v"),
+        format!("{prefix}_other"),
+    );
+    let _ = rt.block_on(conn.execute(&format!("DROP VIEW IF EXISTS {view}")));
+    rt.block_on(make_source(conn.as_mut(), &source, 10, 3));
+    rt.block_on(make_source(conn.as_mut(), &other, 10, 3));
+    rt.block_on(conn.execute(&format!("CREATE VIEW {view} AS SELECT * FROM {other}")))
+        .expect("create view");
+    let dir = tempfile::tempdir().expect("temp dir");
+    for if_exists in ["replace", "merge"] {
+        let extra = format!(", if_exists: {if_exists}");
+        let job = job(dir.path(), "j.yaml", &source, &view, &extra);
+        let out = run(&["run", job.to_str().expect("path")], &url);
+        let err = stderr(&out);
+        assert_eq!(exit_code(&out), Some(2), "{if_exists}: {err}");
+        assert!(err.contains(&format!("{view} is a view")), "{err}");
+    }
+    assert_eq!(rt.block_on(fingerprint(conn.as_mut(), &view)).0, 30);
+    let _ = rt.block_on(conn.execute(&format!("DROP VIEW IF EXISTS {view}")));
+    rt.block_on(drop_if_exists(conn.as_mut(), &source));
+    rt.block_on(drop_if_exists(conn.as_mut(), &other));
 }

@@ -123,7 +123,7 @@ impl SqliteBackend {
             None => ":memory:".into(),
         };
         Error::Job(format!(
-            "sqlite {context}: lock_timeout {} expired waiting for the lock on the database file {file} (another connection holds it; SQLite cannot say which)",
+            "sqlite {context}: lock_timeout expired waiting for a lock on the database file {file} (waited {}: another connection holds it; SQLite cannot say which)",
             seconds(self.lock_timeout.get())
         ))
     }

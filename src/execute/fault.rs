@@ -1,6 +1,6 @@
 //! Fault injection for the fault suite (tests/faults.rs), so that kill points are chosen by
 //! progress rather than time. With `EAVPIVOT_FAULT_PAUSE=<point>` a run stops at that point —
-//! a step of the write path (`created`, `loaded`, `committed`, `swapped`) or a share of the
+//! a step of the write path (`created`, `loaded`, `commit` (just before COMMIT), `committed`, `swapped`) or a share of the
 //! streamed source rows (`stream:<percent>`) — says so on stderr, and waits: to be killed, or,
 //! once the file `EAVPIVOT_FAULT_RESUME` names exists, to go on (after the test ended one of
 //! its connections on the server), for at most a minute. Inert when the variable is unset.

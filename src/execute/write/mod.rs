@@ -14,6 +14,7 @@
 //! atomic rename; a per-table lock keeps two runs apart, and what a crashed run left behind is
 //! recognised by that mark and dropped by the next run before it starts.
 
+mod commit;
 mod guard;
 mod merge;
 mod nulled;
@@ -32,6 +33,7 @@ use super::first_int;
 use super::progress::{self, check_interrupt, InterruptGuard, Shield};
 use super::session::Session;
 
+use commit::{read_identity, refuse_a_view};
 use guard::refuse_writing_sources;
 
 /// One table the run writes: a target table or a transform's companion table.
@@ -333,81 +335,6 @@ impl Writes {
         Ok(out)
     }
 
-    /// The targets' names, for the messages: `kv_wide is the new table`, `a, b are the new
-    /// tables`.
-    fn new_tables(&self) -> String {
-        let names: Vec<String> = self
-            .tables
-            .all
-            .iter()
-            .map(|t| t.shape.table.to_string())
-            .collect();
-        match names.len() {
-            1 => format!("{} is the new table", names[0]),
-            _ => format!("{} are the new tables", names.join(", ")),
-        }
-    }
-
-    /// COMMIT. Where DDL is transactional and the COMMIT fails (the connection lost on the
-    /// way, an error the server gave at commit), whether it happened is unknown from here:
-    /// the transaction is ended, the targets are looked at again, and the run says which
-    /// (`settled`). Where it is not, the swap has not happened: the target is as it was
-    /// whatever became of the staging rows, and the ordinary rollback says so.
-    async fn commit(&mut self, session: &mut Session<'_>, dialect: &dyn Dialect) -> Result<()> {
-        let failed = match session.change(&dialect.commit()).await {
-            Ok(_) => {
-                self.began = false;
-                self.committed = true;
-                return Ok(());
-            }
-            Err(e) if !dialect.transactional_ddl() => return Err(e),
-            Err(e) => e,
-        };
-        // Ends a transaction still open (a COMMIT refused by the server); harmless otherwise.
-        let _ = session.backend.execute(&dialect.rollback()).await;
-        self.began = false;
-        let outcome = self.commit_outcome(session, dialect).await;
-        self.settled = Some(format!(
-            "the COMMIT failed, so whether it happened was checked again: {outcome}"
-        ));
-        Err(failed)
-    }
-
-    /// After a failed COMMIT: whether the tables that take their target's name in the
-    /// commit (built under a staging name, or new) are in place, by the database's own
-    /// identity of each target name.
-    async fn commit_outcome(&self, session: &mut Session<'_>, dialect: &dyn Dialect) -> String {
-        let names: Vec<String> = self
-            .tables
-            .all
-            .iter()
-            .map(|t| t.shape.table.to_string())
-            .collect();
-        let check = names.join(", ");
-        let mut changed = Vec::new();
-        for table in &self.tables.all {
-            if table.append || (table.exists && !table.staged()) || table.merge.is_some() {
-                // Rows added to a table that stays: its identity says nothing.
-                return format!(
-                    "unknown: check {check} (rows were added to a table that was there before)"
-                );
-            }
-            match read_identity(session, dialect, &table.shape.table).await {
-                Ok(now) => changed.push(now.is_some() && now != table.identity_before),
-                Err(e) => {
-                    return format!("unknown: check {check} (the database could not be asked: {e})")
-                }
-            }
-        }
-        if changed.iter().all(|c| *c) {
-            format!("the commit went through: {}", self.new_tables())
-        } else if changed.iter().all(|c| !c) {
-            format!("the commit did not happen: {check} as it was")
-        } else {
-            format!("unknown: check {check} (some tables are new, some are not)")
-        }
-    }
-
     /// Tell a forced exit (a second signal) what this run would leave behind now.
     fn publish_cleanup(&self, dialect: &dyn Dialect) {
         progress::set_forced_cleanup(
@@ -625,44 +552,4 @@ async fn plan_table(
         identity_before,
         merge: None,
     })
-}
-
-/// A view is not a table to replace or merge into: replacing would drop it (or, where the
-/// swap renames, move it aside under a staging name), whatever reads it.
-async fn refuse_a_view(
-    session: &mut Session<'_>,
-    dialect: &dyn Dialect,
-    table: &TableRef,
-    if_exists: IfExists,
-) -> Result<()> {
-    let Some(sql) = dialect.view_exists(table) else {
-        return Ok(());
-    };
-    if first_int(&session.backend.query(&sql).await?) == 0 {
-        return Ok(());
-    }
-    let how = match if_exists {
-        IfExists::Merge => "merge",
-        _ => "replace",
-    };
-    Err(Error::Usage(format!(
-        "target table {table} is a view: if_exists: {how} writes tables only, and would drop or rename the view; nothing was written: choose another target.table"
-    )))
-}
-
-/// The database's identity of the table `table` names (None: no such table), read without
-/// recording it (not part of what the run does, so not shown by a dry run).
-async fn read_identity(
-    session: &mut Session<'_>,
-    dialect: &dyn Dialect,
-    table: &TableRef,
-) -> Result<Option<String>> {
-    let rows = session
-        .backend
-        .query(&dialect.table_identity(table))
-        .await?;
-    Ok(rows
-        .first()
-        .and_then(|row| row.first())
-        .and_then(crate::value::Value::as_text))
 }

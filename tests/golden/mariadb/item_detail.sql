@@ -27,7 +27,7 @@ SELECT s.e0 FROM (SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING ut
 SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'4954454D5F57494445' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'4954454D5F57494445' USING utf8mb4)))));
 
 -- read-only, ran during the dry run:
-SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'4954454D215F57494445215F215F6561767069766F74215F25' USING utf8mb4) ESCAPE '!';
+SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'4954454D215F5749444525' USING utf8mb4) ESCAPE '!';
 
 -- read-only, ran during the dry run:
 SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F57494445' USING utf8mb4);

@@ -26,7 +26,7 @@ SELECT s.e0 FROM (SELECT y AS e0, CAST(CONVERT(x USING utf8mb4) AS BINARY) AS a,
 SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'4D494E45535745455045525F56494557' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'4D494E45535745455045525F56494557' USING utf8mb4)))));
 
 -- read-only, ran during the dry run:
-SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'4D494E4553574545504552215F56494557215F215F6561767069766F74215F25' USING utf8mb4) ESCAPE '!';
+SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'4D494E4553574545504552215F5649455725' USING utf8mb4) ESCAPE '!';
 
 -- read-only, ran during the dry run:
 SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4D494E45535745455045525F56494557' USING utf8mb4);

@@ -25,7 +25,7 @@ SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING u
 SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F47524944' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F47524944' USING utf8mb4)))));
 
 -- read-only, ran during the dry run:
-SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'5355444F4B55215F47524944215F215F6561767069766F74215F25' USING utf8mb4) ESCAPE '!';
+SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'5355444F4B55215F4752494425' USING utf8mb4) ESCAPE '!';
 
 -- read-only, ran during the dry run:
 SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F47524944' USING utf8mb4);
@@ -34,7 +34,7 @@ SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() A
 SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4)))));
 
 -- read-only, ran during the dry run:
-SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'5355444F4B55215F47524944215F737461747573215F215F6561767069766F74215F25' USING utf8mb4) ESCAPE '!';
+SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'5355444F4B55215F47524944215F73746174757325' USING utf8mb4) ESCAPE '!';
 
 -- read-only, ran during the dry run:
 SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4);
