@@ -67,7 +67,9 @@ impl Run {
     }
 
     /// Take the database's lock on writing `table`, where it has one; another run holding
-    /// it is refused at once, naming who holds it.
+    /// it is refused at once, naming who holds it. A holder the server is ending (a run
+    /// killed a moment ago, its transaction still rolling back) releases the lock within
+    /// seconds: that one is waited for, up to [`ENDING_HOLDER_WAIT`], saying so.
     pub async fn lock(
         &self,
         session: &mut Session<'_>,
@@ -77,20 +79,34 @@ impl Run {
         let Some(sql) = dialect.write_lock(table) else {
             return Ok(());
         };
-        let rows = session.inspect_target(&sql).await?;
-        let row = rows.first().map(Vec::as_slice).unwrap_or_default();
-        if row.first().and_then(Value::as_i64) == Some(1) {
-            return Ok(());
+        let started = std::time::Instant::now();
+        let mut said = false;
+        loop {
+            let rows = session.inspect_target(&sql).await?;
+            let row = rows.first().map(Vec::as_slice).unwrap_or_default();
+            if row.first().and_then(Value::as_i64) == Some(1) {
+                return Ok(());
+            }
+            let Some(id) = row.get(1).and_then(Value::as_i64) else {
+                return Err(Error::Job(format!(
+                    "another eavpivot run (another session) is writing {table} right now: wait for it to finish or stop it; nothing was written"
+                )));
+            };
+            let (doing, ending) = holder_activity(session, dialect, id).await;
+            if !ending || started.elapsed() >= ENDING_HOLDER_WAIT {
+                return Err(Error::Job(format!(
+                    "another eavpivot run (connection {id}{doing}) is writing {table} right now: wait for it to finish or stop it; if no run is going (a run killed with -9 leaves its statement running on the server until it ends), end it with KILL {id}; nothing was written"
+                )));
+            }
+            if !said && !session.dry_run {
+                eprintln!(
+                    "waiting up to {} s for connection {id}, which the server is ending, to release its write lock on {table}",
+                    ENDING_HOLDER_WAIT.as_secs()
+                );
+                said = true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         }
-        let Some(id) = row.get(1).and_then(Value::as_i64) else {
-            return Err(Error::Job(format!(
-                "another eavpivot run (another session) is writing {table} right now: wait for it to finish or stop it; nothing was written"
-            )));
-        };
-        let doing = holder_activity(session, dialect, id).await;
-        Err(Error::Job(format!(
-            "another eavpivot run (connection {id}{doing}) is writing {table} right now: wait for it to finish or stop it; if no run is going (a run killed with -9 leaves its statement running on the server until it ends), end it with KILL {id}; nothing was written"
-        )))
     }
 
     /// Drop what an earlier run of this job left behind for `table` (staging tables marked
@@ -175,15 +191,21 @@ impl Run {
 
 /// What the lock holder is doing, as the server says (`, running `INSERT INTO …` for 42 s
 /// from 127.0.0.1:50312`), or nothing where it cannot say.
-async fn holder_activity(session: &mut Session<'_>, dialect: &dyn Dialect, id: i64) -> String {
+/// What the lock holder `id` is doing, for the message, and whether the server is ending it
+/// (MariaDB's `Killed` command: the locks go once its rollback is done).
+async fn holder_activity(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    id: i64,
+) -> (String, bool) {
     let Some(sql) = dialect.session_activity(id) else {
-        return String::new();
+        return (String::new(), false);
     };
     let Ok(rows) = session.inspect_target(&sql).await else {
-        return String::new();
+        return (String::new(), false);
     };
     let Some(row) = rows.first() else {
-        return String::new();
+        return (String::new(), false);
     };
     let text = |i: usize| row.get(i).and_then(Value::as_text).unwrap_or_default();
     let secs = row.get(1).and_then(Value::as_i64).unwrap_or(0);
@@ -194,8 +216,12 @@ async fn holder_activity(session: &mut Session<'_>, dialect: &dyn Dialect, id: i
         }
         _ => format!("{} ({})", text(0), text(2)),
     };
-    format!(", {doing} for {secs} s, from {}", text(4))
+    let ending = text(0).eq_ignore_ascii_case("killed");
+    (format!(", {doing} for {secs} s, from {}", text(4)), ending)
 }
+
+/// How long a write lock held by a session the server is ending is waited for.
+const ENDING_HOLDER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The job part of a mark: plain characters only, so that it needs no escaping wherever the
 /// database keeps it.
