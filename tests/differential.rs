@@ -8,7 +8,7 @@
 //! - `EAVPIVOT_DIFF_FEATURES`: `all` (default), `base`, or `base` plus a comma list of
 //!   families (`gen::FAMILIES`), to leave out what a product build does not have yet.
 //! - At most `EAVPIVOT_DIFF_MAX_FAILURES` (default 3) failing cases are shrunk and shown.
-//! - A failing case shrinks (`EAVPIVOT_DIFF_SHRINK` tries, default 200) and is printed as a
+//! - A failing case shrinks (`EAVPIVOT_DIFF_SHRINK` tries, default 120) and is printed as a
 //!   reproduction: source SQL, job file, command line, expected table.
 //! - The named regression cases (`differential/regress.rs`) are issue 21's part-1 defects
 //!   and issue 17's same-database guard, with their data.
@@ -34,7 +34,10 @@ use std::time::Instant;
 
 fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
-        Ok(v) => v.trim().parse().unwrap_or_else(|_| panic!("{name}={v:?}: not a number")),
+        Ok(v) => v
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?}: not a number")),
         Err(_) => default,
     }
 }
@@ -51,7 +54,7 @@ fn run_cases(cases: u64, seed: u64) {
     };
     let features = gen::Features::from_env();
     let dir = tempfile::tempdir().expect("temp dir");
-    let budget = env_u64("EAVPIVOT_DIFF_SHRINK", 200) as usize;
+    let budget = env_u64("EAVPIVOT_DIFF_SHRINK", 120) as usize;
     let started = Instant::now();
     let mut failures = Vec::new();
     let mut stats = check::Stats::default();
@@ -63,7 +66,8 @@ fn run_cases(cases: u64, seed: u64) {
         }
         for config in check::configs(&case, dbs.len()) {
             *covered.entry(check::config_name(config)).or_default() += 1;
-            let result = check::run_config(&rt, &mut dbs, dir.path(), &case, config, &tag(i, config));
+            let result =
+                check::run_config(&rt, &mut dbs, dir.path(), &case, config, &tag(i, config));
             match result {
                 Ok(s) => {
                     stats.runs += s.runs;
@@ -72,7 +76,12 @@ fn run_cases(cases: u64, seed: u64) {
                     stats.either_refused += s.either_refused;
                 }
                 Err(finding) => {
-                    eprintln!("seed {} on {}: {} — shrinking", case.seed, check::config_name(config), finding.what);
+                    eprintln!(
+                        "seed {} on {}: {} — shrinking",
+                        case.seed,
+                        check::config_name(config),
+                        finding.what
+                    );
                     let kind = finding.kind();
                     let mut fails = |c: &gen::Case| {
                         check::run_config(&rt, &mut dbs, dir.path(), c, config, &tag(i, config))
@@ -80,7 +89,8 @@ fn run_cases(cases: u64, seed: u64) {
                             .filter(|f| f.kind() == kind)
                     };
                     let (small, f) = shrink::shrink(&case, budget, &mut fails);
-                    let repro = shrink::reproduction(&small, config, f.as_ref().unwrap_or(&finding));
+                    let repro =
+                        shrink::reproduction(&small, config, f.as_ref().unwrap_or(&finding));
                     eprintln!("\n{repro}");
                     failures.push(repro);
                     break;
@@ -109,7 +119,10 @@ fn run_cases(cases: u64, seed: u64) {
 
 #[test]
 fn random_jobs_match_the_model() {
-    run_cases(env_u64("EAVPIVOT_DIFF_CASES", 40), env_u64("EAVPIVOT_DIFF_SEED", 2_100_021));
+    run_cases(
+        env_u64("EAVPIVOT_DIFF_CASES", 40),
+        env_u64("EAVPIVOT_DIFF_SEED", 2_100_021),
+    );
 }
 
 #[test]
@@ -118,7 +131,10 @@ fn random_jobs_match_the_model_long() {
     let clock = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_secs());
-    run_cases(env_u64("EAVPIVOT_DIFF_LONG_CASES", 400), env_u64("EAVPIVOT_DIFF_SEED", clock));
+    run_cases(
+        env_u64("EAVPIVOT_DIFF_LONG_CASES", 400),
+        env_u64("EAVPIVOT_DIFF_SEED", clock),
+    );
 }
 
 #[test]
@@ -136,5 +152,9 @@ fn generated_cases_are_reproducible_and_varied() {
     for seed in 0..300 {
         uses.extend(gen::case(seed, &f).uses);
     }
-    assert_eq!(uses.len(), gen::FAMILIES.len(), "families reached: {uses:?}");
+    assert_eq!(
+        uses.len(),
+        gen::FAMILIES.len(),
+        "families reached: {uses:?}"
+    );
 }

@@ -21,7 +21,12 @@ impl Finding {
     /// What kind of discrepancy this is, without names and numbers: a shrink step must
     /// keep the kind, not just fail somehow.
     pub fn kind(&self) -> String {
-        let head: String = self.what.chars().filter(|c| !c.is_ascii_digit()).take(40).collect();
+        let head: String = self
+            .what
+            .chars()
+            .filter(|c| !c.is_ascii_digit())
+            .take(40)
+            .collect();
         head.split(" (").next().unwrap_or("").to_string()
     }
 }
@@ -67,10 +72,12 @@ impl Side<'_> {
             .map_err(|e| format!("{} setup `{sql}`: {e}", db.what))
     }
     fn drop(&mut self, i: usize, table: &str) {
-        self.rt.block_on(servers::drop_if_exists(self.dbs[i].conn.as_mut(), table));
+        self.rt
+            .block_on(servers::drop_if_exists(self.dbs[i].conn.as_mut(), table));
     }
     fn fingerprint(&mut self, i: usize, table: &str) -> Option<Result<(usize, u64), String>> {
-        self.rt.block_on(exec::checksum(self.dbs[i].conn.as_mut(), table))
+        self.rt
+            .block_on(exec::checksum(self.dbs[i].conn.as_mut(), table))
     }
 }
 
@@ -105,7 +112,13 @@ pub fn run_config(
     result
 }
 
-fn steps(side: &mut Side, dir: &Path, case: &Case, (s, t): (usize, usize), names: &Names) -> Result<Stats, Finding> {
+fn steps(
+    side: &mut Side,
+    dir: &Path,
+    case: &Case,
+    (s, t): (usize, usize),
+    names: &Names,
+) -> Result<Stats, Finding> {
     let mut stats = Stats::default();
     let mut prev: Option<Target> = None;
     let mut tables: Vec<String> = Vec::new();
@@ -119,12 +132,20 @@ fn steps(side: &mut Side, dir: &Path, case: &Case, (s, t): (usize, usize), names
         for sql in exec::source_sql(case, step, names, WHAT[s]) {
             side.exec(s, &sql).map_err(fail)?;
         }
-        let source_before = (side.fingerprint(s, &names.source), side.fingerprint(s, &names.attrs));
+        let source_before = (
+            side.fingerprint(s, &names.source),
+            side.fingerprint(s, &names.attrs),
+        );
         let known: Vec<String> = target_tables(names);
         let target_before: Vec<_> = known.iter().map(|x| side.fingerprint(t, x)).collect();
         let job = dir.join(format!("{}_{i}.yaml", names.target));
         std::fs::write(&job, exec::job_yaml(case, step, names)).expect("write job");
-        let args = exec::args(step, &job.display().to_string(), &source_url, cross.then_some(target_url.as_str()));
+        let args = exec::args(
+            step,
+            &job.display().to_string(),
+            &source_url,
+            cross.then_some(target_url.as_str()),
+        );
         let expected = model::expect(&case.job, step, prev.as_ref(), cross);
         let ran = exec::run(&args);
         stats.runs += 1;
@@ -132,50 +153,75 @@ fn steps(side: &mut Side, dir: &Path, case: &Case, (s, t): (usize, usize), names
         if ran.stderr.contains("panicked at") {
             return Err(fail(format!("the binary panicked: {}", ran.stderr.trim())));
         }
-        let source_after = (side.fingerprint(s, &names.source), side.fingerprint(s, &names.attrs));
+        let source_after = (
+            side.fingerprint(s, &names.source),
+            side.fingerprint(s, &names.attrs),
+        );
         if source_before != source_after {
-            return Err(fail(format!("the source changed (exit {:?}: {said})", ran.code)));
+            return Err(fail(format!(
+                "the source changed (exit {:?}: {said})",
+                ran.code
+            )));
         }
         let unchanged = |side: &mut Side| -> Result<(), Finding> {
             let after: Vec<_> = known.iter().map(|x| side.fingerprint(t, x)).collect();
             match after == target_before {
                 true => Ok(()),
-                false => Err(fail(format!("refused (exit {:?}: {said}) but the target changed", ran.code))),
+                false => Err(fail(format!(
+                    "refused (exit {:?}: {said}) but the target changed",
+                    ran.code
+                ))),
             }
         };
-        let (target, conflicts, nulled, either) = match expected {
+        let (target, conflicts, nulled) = match expected {
             Outcome::Refused(why) => {
                 if ran.code == Some(0) {
                     return Err(fail(format!("expected a refusal ({why}), got exit 0")));
                 }
                 if ran.code.is_none() {
-                    return Err(fail(format!("expected a refusal ({why}); the run hung or was killed")));
+                    return Err(fail(format!(
+                        "expected a refusal ({why}); the run hung or was killed"
+                    )));
                 }
                 unchanged(side)?;
                 stats.refused += 1;
                 continue;
             }
-            Outcome::WrittenOrRefused(target) if ran.code != Some(0) => {
+            Outcome::WrittenOrRefused(_) if ran.code != Some(0) => {
                 unchanged(side)?;
-                let _ = target;
                 stats.either_refused += 1;
                 continue;
             }
-            Outcome::WrittenOrRefused(target) => (target, None, None, true),
-            Outcome::Written { target, conflicts, nulled } => (target, conflicts, nulled, false),
+            Outcome::WrittenOrRefused(target) => (target, None, None),
+            Outcome::Written {
+                target,
+                conflicts,
+                nulled,
+            } => (target, conflicts, nulled),
         };
         if ran.code != Some(0) {
-            return Err(fail(format!("expected success, got exit {:?}: {said}", ran.code)));
+            return Err(fail(format!(
+                "expected success, got exit {:?}: {said}",
+                ran.code
+            )));
         }
-        let _ = either;
         let report = &ran.report;
         if let Some(list) = report["tables"].as_array() {
-            tables = list.iter().filter_map(|v| v.as_str().map(String::from)).collect();
+            tables = list
+                .iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect();
         }
         map.extend(exec::column_map(report));
         let actual = side
             .rt
-            .block_on(exec::read_target(side.dbs[t].conn.as_mut(), WHAT[t], case, &tables, &map))
+            .block_on(exec::read_target(
+                side.dbs[t].conn.as_mut(),
+                WHAT[t],
+                case,
+                &tables,
+                &map,
+            ))
             .map_err(|e| fail(format!("reading the target back: {e}")))?;
         compare(case, &target, &actual).map_err(fail)?;
         if let Some(n) = conflicts {
@@ -187,7 +233,9 @@ fn steps(side: &mut Side, dir: &Path, case: &Case, (s, t): (usize, usize), names
         if let (Some(n), true) = (nulled, case.uses.contains("nulled")) {
             let got = report["merged"][0]["nulled"].as_u64();
             if got != Some(n) {
-                return Err(fail(format!("--json merged[0].nulled: expected {n}, got {got:?}")));
+                return Err(fail(format!(
+                    "--json merged[0].nulled: expected {n}, got {got:?}"
+                )));
             }
         }
         stats.written += 1;
@@ -204,15 +252,29 @@ fn compare(case: &Case, expected: &Target, actual: &exec::Actual) -> Result<(), 
     for c in actual.columns.difference(&expected.columns) {
         diffs.push(format!("unexpected column for attribute {c:?}"));
     }
-    for key in expected.rows.keys().filter(|k| !actual.rows.contains_key(*k)) {
+    for key in expected
+        .rows
+        .keys()
+        .filter(|k| !actual.rows.contains_key(*k))
+    {
         diffs.push(format!("row {} missing", show_key(key)));
     }
-    for key in actual.rows.keys().filter(|k| !expected.rows.contains_key(*k)) {
+    for key in actual
+        .rows
+        .keys()
+        .filter(|k| !expected.rows.contains_key(*k))
+    {
         diffs.push(format!("unexpected row {}", show_key(key)));
     }
     for (key, want) in &expected.rows {
-        let Some(got) = actual.rows.get(key) else { continue };
-        for attr in expected.columns.iter().filter(|c| actual.columns.contains(*c)) {
+        let Some(got) = actual.rows.get(key) else {
+            continue;
+        };
+        for attr in expected
+            .columns
+            .iter()
+            .filter(|c| actual.columns.contains(*c))
+        {
             let typed = case.job.infer || case.job.types.contains_key(attr);
             match (want.get(attr), got.get(attr)) {
                 (None, None) => {}

@@ -31,10 +31,19 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
     let mut dbs = Vec::new();
     for s in [servers::sqlite(), servers::postgres(), servers::mariadb()] {
         let conn = rt.block_on(s.open())?;
-        dbs.push(Db { what: s.what, url: s.url.clone(), conn, _keep: Some(s) });
+        dbs.push(Db {
+            what: s.what,
+            url: s.url.clone(),
+            conn,
+            _keep: Some(s),
+        });
     }
-    if let Some(url) = std::env::var("EAVPIVOT_MSSQL_URL").ok().filter(|u| !u.trim().is_empty()) {
-        let spec = eavpivot::backend::ConnectionSpec::parse(Some(&url)).expect("EAVPIVOT_MSSQL_URL");
+    if let Some(url) = std::env::var("EAVPIVOT_MSSQL_URL")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+    {
+        let spec =
+            eavpivot::backend::ConnectionSpec::parse(Some(&url)).expect("EAVPIVOT_MSSQL_URL");
         let options = eavpivot::backend::ConnectOptions {
             password: std::env::var("EAVPIVOT_PASSWORD").ok(),
             ..eavpivot::backend::ConnectOptions::default()
@@ -42,7 +51,22 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
         let conn = rt
             .block_on(eavpivot::backend::connect(&spec, &options))
             .unwrap_or_else(|e| panic!("EAVPIVOT_MSSQL_URL is set but unreachable: {e}"));
-        dbs.push(Db { what: "mssql", url, conn, _keep: None });
+        // The binary gets the password in the URL: EAVPIVOT_PASSWORD would also reach the
+        // other side of a pair (MariaDB's root has none).
+        let url = match (url::Url::parse(&url), options.password.as_deref()) {
+            (Ok(mut u), Some(p)) if u.password().is_none() => {
+                u.set_password(Some(p))
+                    .expect("a password fits a mssql:// URL");
+                u.to_string()
+            }
+            _ => url,
+        };
+        dbs.push(Db {
+            what: "mssql",
+            url,
+            conn,
+            _keep: None,
+        });
     }
     Some(dbs)
 }
@@ -75,7 +99,11 @@ pub struct Names {
 
 impl Names {
     pub fn new(tag: &str, idcase: bool) -> Names {
-        let (s, n, w) = if idcase { ("Src", "Names", "Wide") } else { ("src", "names", "wide") };
+        let (s, n, w) = if idcase {
+            ("Src", "Names", "Wide")
+        } else {
+            ("src", "names", "wide")
+        };
         Names {
             source: format!("diff_{tag}_{s}"),
             attrs: format!("diff_{tag}_{n}"),
@@ -86,8 +114,11 @@ impl Names {
 
 /// Attribute name -> join id, in a stable order.
 pub fn attr_ids(case: &Case) -> BTreeMap<Option<String>, i64> {
-    let all: BTreeSet<Option<String>> =
-        case.steps.iter().flat_map(|s| s.rows.iter().map(|r| r.attr.clone())).collect();
+    let all: BTreeSet<Option<String>> = case
+        .steps
+        .iter()
+        .flat_map(|s| s.rows.iter().map(|r| r.attr.clone()))
+        .collect();
     all.into_iter().zip(1..).collect()
 }
 
@@ -97,23 +128,44 @@ pub fn source_sql(case: &Case, step: &Step, n: &Names, what: &str) -> Vec<String
         .keys
         .iter()
         .map(|k| match k.text {
-            true => format!("{} {}VARCHAR(40)", k.name, if what == "mssql" { "N" } else { "" }),
+            true => format!(
+                "{} {}VARCHAR(40)",
+                k.name,
+                if what == "mssql" { "N" } else { "" }
+            ),
             false => format!("{} INT", k.name),
         })
         .collect();
     let n_ = if what == "mssql" { "N" } else { "" };
-    let attr_col = if case.join { "aid INT".to_string() } else { format!("attr {n_}VARCHAR(100)") };
+    let attr_col = if case.join {
+        "aid INT".to_string()
+    } else {
+        format!("attr {n_}VARCHAR(100)")
+    };
     let mut sql = vec![format!(
         "CREATE TABLE {} ({}, {attr_col}, val {n_}VARCHAR(200), grp INT, modified INT)",
         n.source,
         keys.join(", ")
     )];
     let ids = attr_ids(case);
-    let lit = |v: &Option<String>| v.as_deref().map_or("NULL".to_string(), |s| literal(what, s));
+    let lit = |v: &Option<String>| {
+        v.as_deref()
+            .map_or("NULL".to_string(), |s| literal(what, s))
+    };
     if case.join {
-        sql.push(format!("CREATE TABLE {} (aid INT, name {n_}VARCHAR(100))", n.attrs));
-        let values: Vec<String> = ids.iter().map(|(a, id)| format!("({id}, {})", lit(a))).collect();
-        sql.push(format!("INSERT INTO {} VALUES {}", n.attrs, values.join(", ")));
+        sql.push(format!(
+            "CREATE TABLE {} (aid INT, name {n_}VARCHAR(100))",
+            n.attrs
+        ));
+        let values: Vec<String> = ids
+            .iter()
+            .map(|(a, id)| format!("({id}, {})", lit(a)))
+            .collect();
+        sql.push(format!(
+            "INSERT INTO {} VALUES {}",
+            n.attrs,
+            values.join(", ")
+        ));
     }
     let values: Vec<String> = step
         .rows
@@ -127,12 +179,26 @@ pub fn source_sql(case: &Case, step: &Step, n: &Names, what: &str) -> Vec<String
                     K::T(t) => literal(what, t),
                 })
                 .collect();
-            let attr = if case.join { ids[&r.attr].to_string() } else { lit(&r.attr) };
-            format!("({}, {attr}, {}, {}, {})", key.join(", "), lit(&r.val), r.grp, r.modified)
+            let attr = if case.join {
+                ids[&r.attr].to_string()
+            } else {
+                lit(&r.attr)
+            };
+            format!(
+                "({}, {attr}, {}, {}, {})",
+                key.join(", "),
+                lit(&r.val),
+                r.grp,
+                r.modified
+            )
         })
         .collect();
     if !values.is_empty() {
-        sql.push(format!("INSERT INTO {} VALUES {}", n.source, values.join(", ")));
+        sql.push(format!(
+            "INSERT INTO {} VALUES {}",
+            n.source,
+            values.join(", ")
+        ));
     }
     sql
 }
@@ -146,7 +212,10 @@ pub fn job_yaml(case: &Case, step: &Step, n: &Names) -> String {
     let j = &case.job;
     let mut source = format!("table: {}, alias: s", n.source);
     if case.join {
-        source += &format!(", joins: [{{table: {}, alias: n, on: \"s.aid = n.aid\"}}]", n.attrs);
+        source += &format!(
+            ", joins: [{{table: {}, alias: n, on: \"s.aid = n.aid\"}}]",
+            n.attrs
+        );
     }
     if step.where_g.is_some() {
         source += ", where: \"s.grp >= ${g}\"";
@@ -155,8 +224,11 @@ pub fn job_yaml(case: &Case, step: &Step, n: &Names) -> String {
         source += ", changed: \"s.modified >= ${since}\"";
     }
     let entity: Vec<String> = case.keys.iter().map(|k| format!("s.{}", k.name)).collect();
-    let types: Vec<String> =
-        j.types.iter().map(|(a, t)| format!("{}: {}", yaml_str(a), yaml_str(t))).collect();
+    let types: Vec<String> = j
+        .types
+        .iter()
+        .map(|(a, t)| format!("{}: {}", yaml_str(a), yaml_str(t)))
+        .collect();
     let aggregate = format!("{:?}", j.aggregate).to_lowercase();
     let on_new = format!("{:?}", j.on_new).to_lowercase();
     let mut target = format!(
@@ -165,7 +237,11 @@ pub fn job_yaml(case: &Case, step: &Step, n: &Names) -> String {
         if step.merge { "merge" } else { "replace" }
     );
     if step.merge {
-        target += if j.on_missing_delete { ", on_missing: delete" } else { ", on_missing: keep" };
+        target += if j.on_missing_delete {
+            ", on_missing: delete"
+        } else {
+            ", on_missing: keep"
+        };
     }
     if let Some(split) = j.split {
         target += &format!(", split: {split}");
@@ -182,9 +258,17 @@ pub fn job_yaml(case: &Case, step: &Step, n: &Names) -> String {
 
 /// The command line of `step` (for running and for the printed reproduction).
 pub fn args(step: &Step, job: &str, source_url: &str, target_url: Option<&str>) -> Vec<String> {
-    let mut a: Vec<String> = ["run", job, "--json", "--preview", "0", "--connection", source_url]
-        .map(String::from)
-        .to_vec();
+    let mut a: Vec<String> = [
+        "run",
+        job,
+        "--json",
+        "--preview",
+        "0",
+        "--connection",
+        source_url,
+    ]
+    .map(String::from)
+    .to_vec();
     if let Some(t) = target_url {
         a.extend(["--target-connection".into(), t.into()]);
     }
@@ -209,6 +293,7 @@ pub fn run(args: &[String]) -> Ran {
         .args(args)
         .env_remove("EAVPIVOT_CONNECTION")
         .env_remove("EAVPIVOT_TARGET_CONNECTION")
+        .env_remove("EAVPIVOT_PASSWORD")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -247,9 +332,11 @@ pub fn run(args: &[String]) -> Ran {
 pub fn column_map(report: &serde_json::Value) -> BTreeMap<String, (String, String)> {
     let mut map = BTreeMap::new();
     for c in report["columns"].as_array().into_iter().flatten() {
-        if let (Some(a), Some(col), Some(t)) =
-            (c["attribute"].as_str(), c["column"].as_str(), c["table"].as_str())
-        {
+        if let (Some(a), Some(col), Some(t)) = (
+            c["attribute"].as_str(),
+            c["column"].as_str(),
+            c["table"].as_str(),
+        ) {
             map.insert(a.to_string(), (t.to_string(), col.to_string()));
         }
     }
@@ -263,7 +350,11 @@ pub struct Actual {
     pub rows: BTreeMap<Vec<K>, BTreeMap<String, Cell>>,
 }
 
-async fn catalog_columns(db: &mut dyn Backend, what: &str, table: &str) -> Result<Vec<String>, String> {
+async fn catalog_columns(
+    db: &mut dyn Backend,
+    what: &str,
+    table: &str,
+) -> Result<Vec<String>, String> {
     let t = literal(what, table);
     let sql = match what {
         "sqlite" => format!("SELECT name FROM pragma_table_info({t})"),
@@ -271,13 +362,15 @@ async fn catalog_columns(db: &mut dyn Backend, what: &str, table: &str) -> Resul
             "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = {} ORDER BY ordinal_position",
             literal(what, &table.to_lowercase())
         ),
-        "mssql" => format!("SELECT name FROM sys.columns WHERE object_id = OBJECT_ID({t}) ORDER BY column_id"),
         _ => format!(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND LOWER(table_name) = LOWER({t}) ORDER BY ordinal_position"
         ),
     };
     let rows = db.query(&sql).await.map_err(|e| format!("{sql}: {e}"))?;
-    Ok(rows.into_iter().filter_map(|r| r.first().and_then(Value::as_text)).collect())
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| r.first().and_then(Value::as_text))
+        .collect())
 }
 
 fn cell(v: &Value) -> Option<Cell> {
@@ -295,7 +388,9 @@ fn cell(v: &Value) -> Option<Cell> {
 
 fn key_of(v: &Value, text: bool) -> Option<K> {
     match text {
-        true => v.text_bytes().map(|b| K::T(String::from_utf8_lossy(b).into_owned())),
+        true => v
+            .text_bytes()
+            .map(|b| K::T(String::from_utf8_lossy(b).into_owned())),
         false => v.as_i64().map(K::I),
     }
 }
@@ -311,12 +406,17 @@ pub async fn read_target(
     let mut actual = Actual::default();
     let keys: BTreeSet<String> = case.keys.iter().map(|k| k.name.to_lowercase()).collect();
     for table in tables {
-        let present = catalog_columns(db, what, table).await?;
         let by_column: BTreeMap<&str, &str> = map
             .iter()
             .filter(|(_, (t, _))| t.eq_ignore_ascii_case(table))
             .map(|(a, (_, c))| (c.as_str(), a.as_str()))
             .collect();
+        // Babelfish's sys.columns lower-cases names and loses characters outside its code
+        // page, so on SQL Server only the mapped columns are read (no check for extra ones).
+        let present = match what {
+            "mssql" => by_column.keys().map(|c| c.to_string()).collect(),
+            _ => catalog_columns(db, what, table).await?,
+        };
         let mut attrs = Vec::new();
         for c in &present {
             if keys.contains(&c.to_lowercase()) {
@@ -324,7 +424,11 @@ pub async fn read_target(
             }
             match by_column.get(c.as_str()) {
                 Some(a) => attrs.push((c.clone(), a.to_string())),
-                None => return Err(format!("{table}: column {c:?} is in no report's column map")),
+                None => {
+                    return Err(format!(
+                        "{table}: column {c:?} is in no report's column map"
+                    ))
+                }
             }
         }
         let mut list: Vec<String> = case.keys.iter().map(|k| k.name.clone()).collect();
@@ -336,9 +440,14 @@ pub async fn read_target(
         let sql = format!("SELECT {} FROM {table}", list.join(", "));
         let rows = db.query(&sql).await.map_err(|e| format!("{sql}: {e}"))?;
         for row in rows {
-            let key: Option<Vec<K>> =
-                case.keys.iter().zip(&row).map(|(k, v)| key_of(v, k.text)).collect();
-            let key = key.ok_or_else(|| format!("{table}: a key that is NULL or not readable: {row:?}"))?;
+            let key: Option<Vec<K>> = case
+                .keys
+                .iter()
+                .zip(&row)
+                .map(|(k, v)| key_of(v, k.text))
+                .collect();
+            let key =
+                key.ok_or_else(|| format!("{table}: a key that is NULL or not readable: {row:?}"))?;
             let cells = actual.rows.entry(key).or_default();
             for ((_, attr), v) in attrs.iter().zip(&row[case.keys.len()..]) {
                 if let Some(c) = cell(v) {

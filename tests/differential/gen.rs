@@ -56,7 +56,10 @@ impl Features {
                 "all" => set.extend(FAMILIES.iter().map(|s| s.to_string())),
                 "base" | "" => {}
                 f => {
-                    assert!(FAMILIES.contains(&f), "EAVPIVOT_DIFF_FEATURES: unknown family {f}");
+                    assert!(
+                        FAMILIES.contains(&f),
+                        "EAVPIVOT_DIFF_FEATURES: unknown family {f}"
+                    );
                     set.insert(f.to_string());
                 }
             }
@@ -90,20 +93,59 @@ pub struct Case {
 
 /// Attribute names that need quoting, collide as identifiers or are skipped.
 const NAMES: [&str; 16] = [
-    "color", "Color", "size", "it's", "say \"hi\"", "[br]", "back`tick", "50%", ";drop", "a",
-    "a ", "naïve ☃", "x.y", "-- c", "Weight (kg)", "n2",
+    "color",
+    "Color",
+    "size",
+    "it's",
+    "say \"hi\"",
+    "[br]",
+    "back`tick",
+    "50%",
+    ";drop",
+    "a",
+    "a ",
+    "naïve ☃",
+    "x.y",
+    "-- c",
+    "Weight (kg)",
+    "n2",
 ];
 const TEXTS: [&str; 14] = [
-    "red", "it's", "say \"hi\"", "[x]", "`b`", "100%", "a;b", "", "back\\slash", "ü☃ naïve",
-    "  lead", "trail  ", "--c", "NULL",
+    "red",
+    "it's",
+    "say \"hi\"",
+    "[x]",
+    "`b`",
+    "100%",
+    "a;b",
+    "",
+    "back\\slash",
+    "ü☃ naïve",
+    "  lead",
+    "trail  ",
+    "--c",
+    "NULL",
 ];
 /// Texts every collation on the machine orders the same way (conflicts pick by byte order).
 const SAFE: [&str; 5] = ["p1", "p2", "q3", "r4", "s5"];
 const INTS: [&str; 7] = ["5", "-12", "0", "6771", "40000", "3000000000", "99"];
 const DECS: [&str; 6] = ["27.8", "27.85", "12.5", "12.50", "0.40", "-3.125"];
 const DATES: [&str; 4] = ["2024-01-01", "2024-01-02", "1999-12-31", "2024-02-29"];
-const STAMPS: [&str; 3] = ["2024-01-02 10:30:00", "2024-01-02 10:30:00.5", "2001-02-03 04:05:06"];
-const ODD: [&str; 8] = ["007", "1e5", " 12", "+5", "12.5", "12.50", "2024-02-30", "true"];
+const STAMPS: [&str; 3] = [
+    "2024-01-02 10:30:00",
+    "2024-01-02 10:30:00.5",
+    "2001-02-03 04:05:06",
+];
+const ODD: [&str; 8] = [
+    "007",
+    "1e5",
+    " 12",
+    "+5",
+    "12.5",
+    "12.50",
+    "2024-02-30",
+    "true",
+];
 const TEXT_KEYS: [&str; 8] = ["a", "b'c", "d\"e", "[f]", "g;h", "i%j", "k l", "mü"];
 
 #[derive(Clone, Copy, PartialEq)]
@@ -152,7 +194,11 @@ impl Gen {
 
     fn cell(&mut self, key: &[K], attr: &Option<String>, grp: i64, stamp: i64) -> Vec<Row> {
         let kind = self.kinds.get(attr).copied().unwrap_or(Kind::Text);
-        let grp = if self.row_level_grp { self.rng.below(3) as i64 } else { grp };
+        let grp = if self.row_level_grp {
+            self.rng.below(3) as i64
+        } else {
+            grp
+        };
         let row = |val: Option<String>| Row {
             key: key.to_vec(),
             attr: attr.clone(),
@@ -249,17 +295,38 @@ pub fn case(seed: u64, f: &Features) -> Case {
         attrs.push(Some(name.to_string()));
     }
     if rng.pct(15) {
-        attrs.push(if rng.pct(50) { None } else { Some(String::new()) });
+        attrs.push(if rng.pct(50) {
+            None
+        } else {
+            Some(String::new())
+        });
     }
-    let typed_kinds = [Kind::Int, Kind::Dec, Kind::Date, Kind::Stamp, Kind::Odd, Kind::Text];
-    for a in attrs.iter().chain(pool.iter().map(|p| Some(p.to_string())).collect::<Vec<_>>().iter()) {
-        let kind = if job.infer || f.on("types") { *rng.pick(&typed_kinds) } else { Kind::Text };
+    let typed_kinds = [
+        Kind::Int,
+        Kind::Dec,
+        Kind::Date,
+        Kind::Stamp,
+        Kind::Odd,
+        Kind::Text,
+    ];
+    for a in attrs.iter().chain(
+        pool.iter()
+            .map(|p| Some(p.to_string()))
+            .collect::<Vec<_>>()
+            .iter(),
+    ) {
+        let kind = if job.infer || f.on("types") {
+            *rng.pick(&typed_kinds)
+        } else {
+            Kind::Text
+        };
         kinds.insert(a.clone(), kind);
     }
     if f.on("types") && rng.pct(25) {
-        if let Some(Some(a)) = attrs.iter().find(|a| {
-            matches!(kinds.get(*a), Some(Kind::Int | Kind::Dec))
-        }) {
+        if let Some(Some(a)) = attrs
+            .iter()
+            .find(|a| matches!(kinds.get(*a), Some(Kind::Int | Kind::Dec)))
+        {
             let ty = match kinds[&Some(a.clone())] {
                 Kind::Int => "BIGINT",
                 _ => "DECIMAL(12,4)",
@@ -268,14 +335,25 @@ pub fn case(seed: u64, f: &Features) -> Case {
             uses.insert("types");
         }
     }
-    let mut g = Gen { rng, kinds, keys: keys.clone(), next_entity: 0, row_level_grp };
+    let mut g = Gen {
+        rng,
+        kinds,
+        keys: keys.clone(),
+        next_entity: 0,
+        row_level_grp,
+    };
     let mut rows = Vec::new();
     for _ in 0..1 + g.rng.below(6) {
         let key = g.entity();
         rows.extend(g.entity_rows(&key, &attrs, 0));
     }
     let where_g = |rng: &mut Rng| use_where.then(|| rng.below(3) as i64);
-    let mut steps = vec![Step { merge: false, rows: rows.clone(), where_g: where_g(&mut g.rng), changed: None }];
+    let mut steps = vec![Step {
+        merge: false,
+        rows: rows.clone(),
+        where_g: where_g(&mut g.rng),
+        changed: None,
+    }];
     for stamp in 1..=merges as i64 {
         rows = delta(&mut g, rows, &mut attrs, &mut pool, stamp);
         steps.push(Step {
@@ -300,12 +378,26 @@ pub fn case(seed: u64, f: &Features) -> Case {
     if merges > 0 && f.on("nulled") {
         uses.insert("nulled");
     }
-    Case { seed, keys, join: g.rng.pct(25), job, steps, cross, uses }
+    Case {
+        seed,
+        keys,
+        join: g.rng.pct(25),
+        job,
+        steps,
+        cross,
+        uses,
+    }
 }
 
 /// The next snapshot: values changed, rows and entities deleted, new attributes and
 /// entities, each changed or new row stamped `modified = stamp`.
-fn delta(g: &mut Gen, mut rows: Vec<Row>, attrs: &mut Vec<Option<String>>, pool: &mut Vec<&str>, stamp: i64) -> Vec<Row> {
+fn delta(
+    g: &mut Gen,
+    mut rows: Vec<Row>,
+    attrs: &mut Vec<Option<String>>,
+    pool: &mut Vec<&str>,
+    stamp: i64,
+) -> Vec<Row> {
     for r in rows.iter_mut() {
         if r.val.is_some() && g.rng.pct(25) {
             let kind = g.kinds.get(&r.attr).copied().unwrap_or(Kind::Text);
@@ -322,7 +414,12 @@ fn delta(g: &mut Gen, mut rows: Vec<Row>, attrs: &mut Vec<Option<String>>, pool:
             rows.retain(|r| r.key != victim);
         }
     }
-    let entities: Vec<Vec<K>> = rows.iter().map(|r| r.key.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    let entities: Vec<Vec<K>> = rows
+        .iter()
+        .map(|r| r.key.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     if g.rng.pct(40) && !pool.is_empty() {
         let name = Some(pool.remove(g.rng.below(pool.len())).to_string());
         for e in &entities {

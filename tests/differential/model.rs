@@ -119,7 +119,10 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, cross: bool) -> Out
         return Outcome::Refused("no attribute names in scope: nothing to pivot".into());
     }
     if job.aggregate == Agg::Error && pivot.conflicts > 0 {
-        return Outcome::Refused(format!("aggregate: error with {} conflicts", pivot.conflicts));
+        return Outcome::Refused(format!(
+            "aggregate: error with {} conflicts",
+            pivot.conflicts
+        ));
     }
     for (attr, ty) in &job.types {
         for ((key, a), v) in &pivot.cells {
@@ -204,19 +207,27 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, cross: bool) -> Out
 /// the column or refuse the run.
 fn covered(job: &Job, prev: &Target, next: &Target, touched: &BTreeSet<Vec<K>>) -> bool {
     let small = |v: &str| is_integer(v) && v.parse::<i32>().is_ok();
-    next.columns.iter().filter(|a| prev.columns.contains(*a)).all(|attr| {
-        if job.types.contains_key(attr) {
-            return true;
-        }
-        let new: Vec<&str> = touched.iter().filter_map(|k| next.rows.get(k)?.get(attr)).map(String::as_str).collect();
-        if new.is_empty() {
-            return true;
-        }
-        let Some(old) = prev.seen.get(attr) else {
-            return false; // typed from no value at all: any type may be there
-        };
-        new.iter().all(|v| old.contains(*v)) || (old.iter().all(|v| small(v)) && new.iter().all(|v| small(v)))
-    })
+    next.columns
+        .iter()
+        .filter(|a| prev.columns.contains(*a))
+        .all(|attr| {
+            if job.types.contains_key(attr) {
+                return true;
+            }
+            let new: Vec<&str> = touched
+                .iter()
+                .filter_map(|k| next.rows.get(k)?.get(attr))
+                .map(String::as_str)
+                .collect();
+            if new.is_empty() {
+                return true;
+            }
+            let Some(old) = prev.seen.get(attr) else {
+                return false; // typed from no value at all: any type may be there
+            };
+            new.iter().all(|v| old.contains(*v))
+                || (old.iter().all(|v| small(v)) && new.iter().all(|v| small(v)))
+        })
 }
 
 fn outside_scope_has(step: &Step, key: &[K], attr: &str) -> bool {
@@ -238,8 +249,11 @@ pub struct Pivot {
 
 impl Pivot {
     fn rows(&self, columns: &BTreeSet<String>) -> BTreeMap<Vec<K>, BTreeMap<String, String>> {
-        let mut rows: BTreeMap<_, BTreeMap<_, _>> =
-            self.entities.iter().map(|e| (e.clone(), BTreeMap::new())).collect();
+        let mut rows: BTreeMap<_, BTreeMap<_, _>> = self
+            .entities
+            .iter()
+            .map(|e| (e.clone(), BTreeMap::new()))
+            .collect();
         for ((key, attr), value) in &self.cells {
             if columns.contains(attr) {
                 rows.entry(key.clone())
@@ -291,7 +305,10 @@ pub fn fits(ty: &str, value: &str) -> bool {
     if ty == "BIGINT" || ty == "INTEGER" || ty == "INT" {
         return is_integer(value) && value.parse::<i64>().is_ok();
     }
-    if let Some(ps) = ty.strip_prefix("DECIMAL(").and_then(|t| t.strip_suffix(')')) {
+    if let Some(ps) = ty
+        .strip_prefix("DECIMAL(")
+        .and_then(|t| t.strip_suffix(')'))
+    {
         let Some((p, s)) = ps.split_once(',') else {
             return false;
         };
@@ -330,8 +347,17 @@ fn number_key(v: &str) -> Option<String> {
 fn time_key(v: &str) -> Option<String> {
     let v = v.replacen('T', " ", 1);
     let b = v.as_bytes();
-    let digits = |r: std::ops::Range<usize>| b.get(r.clone()).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
-    if !(b.len() >= 10 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10)) {
+    let digits = |r: std::ops::Range<usize>| {
+        b.get(r.clone())
+            .is_some_and(|s| s.iter().all(u8::is_ascii_digit))
+    };
+    if !(b.len() >= 10
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10))
+    {
         return None;
     }
     let (date, time) = v.split_at(10);
@@ -399,8 +425,16 @@ mod tests {
         assert!(!same("007", &Cell::Int(7), true));
         assert!(!same("27.85", &Cell::Text("27.9".into()), true));
         assert!(!same("82.0", &Cell::Real(82.0), true));
-        assert!(same("2024-01-01", &Cell::Text("2024-01-01 00:00:00".into()), true));
-        assert!(!same("2024-01-02 10:30:00", &Cell::Text("2024-01-02".into()), true));
+        assert!(same(
+            "2024-01-01",
+            &Cell::Text("2024-01-01 00:00:00".into()),
+            true
+        ));
+        assert!(!same(
+            "2024-01-02 10:30:00",
+            &Cell::Text("2024-01-02".into()),
+            true
+        ));
         assert!(fits("DECIMAL(12,4)", "149.99") && !fits("DECIMAL(12,4)", "1.23456"));
         assert!(!fits("BIGINT", "007") && fits("BIGINT", "-12"));
     }

@@ -9,8 +9,8 @@ use super::check::{self, config_name};
 use super::exec::{self, Names, WHAT};
 use super::gen::{Case, Features, KeyCol};
 use super::model::{Agg, Job, OnNew, Row, Step};
-use super::shrink::{reproduction, row};
 use super::servers;
+use super::shrink::{reproduction, row};
 
 fn job(infer: bool, pushdown: bool) -> Job {
     Job {
@@ -25,13 +25,26 @@ fn job(infer: bool, pushdown: bool) -> Job {
 }
 
 fn step(merge: bool, rows: Vec<Row>, where_g: Option<i64>, changed: Option<i64>) -> Step {
-    Step { merge, rows, where_g, changed }
+    Step {
+        merge,
+        rows,
+        where_g,
+        changed,
+    }
 }
 
 fn case(job: Job, steps: Vec<Step>, cross: Option<(usize, usize)>, uses: &[&'static str]) -> Case {
     Case {
         seed: 0,
-        keys: vec![KeyCol { name: if uses.contains(&"idcase") { "ItemId" } else { "entity_id" }.into(), text: false }],
+        keys: vec![KeyCol {
+            name: if uses.contains(&"idcase") {
+                "ItemId"
+            } else {
+                "entity_id"
+            }
+            .into(),
+            text: false,
+        }],
         join: false,
         job,
         steps,
@@ -54,7 +67,11 @@ fn delta_rows(changed: bool) -> Vec<Row> {
 
 pub fn named() -> Vec<(&'static str, Case)> {
     let typed_rows = |e: i64, w: &str, d: &str, n: &str| {
-        vec![row(e, "w", w, 0, 0), row(e, "d", d, 0, 0), row(e, "n", n, 0, 0)]
+        vec![
+            row(e, "w", w, 0, 0),
+            row(e, "d", d, 0, 0),
+            row(e, "n", n, 0, 0),
+        ]
     };
     let mut cases = vec![
         (
@@ -135,7 +152,12 @@ pub fn named() -> Vec<(&'static str, Case)> {
             "issue 21 defect 5: --target-connection with column_type: infer",
             case(
                 job(true, false),
-                vec![step(false, typed_rows(1, "27.8", "2024-01-01", "5"), None, None)],
+                vec![step(
+                    false,
+                    typed_rows(1, "27.8", "2024-01-01", "5"),
+                    None,
+                    None,
+                )],
                 Some(cross),
                 &["cross_infer"],
             ),
@@ -158,21 +180,44 @@ pub fn run_all() {
             continue;
         }
         for config in check::configs(&case, dbs.len()) {
-            let tag = format!("{}r{n}x{}{}", std::process::id() % 100_000, config.0, config.1);
+            let tag = format!(
+                "{}r{n}x{}{}",
+                std::process::id() % 100_000,
+                config.0,
+                config.1
+            );
             if let Err(f) = check::run_config(&rt, &mut dbs, dir.path(), &case, config, &tag) {
-                failures.push(format!("{name} — {}\n{}", config_name(config), reproduction(&case, config, &f)));
+                failures.push(format!(
+                    "{name} — {}\n{}",
+                    config_name(config),
+                    reproduction(&case, config, &f)
+                ));
             }
         }
     }
     failures.extend(same_database_guard(&rt, &mut dbs, dir.path()));
-    assert!(failures.is_empty(), "{} named case(s) failed:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} named case(s) failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 /// Issue 17 defect 1: `--target-connection` naming the source's own database, with the
 /// source table as the target, is refused (exit 2) and the source is unchanged.
-fn same_database_guard(rt: &tokio::runtime::Runtime, dbs: &mut [exec::Db], dir: &std::path::Path) -> Vec<String> {
+fn same_database_guard(
+    rt: &tokio::runtime::Runtime,
+    dbs: &mut [exec::Db],
+    dir: &std::path::Path,
+) -> Vec<String> {
     let mut failures = Vec::new();
-    let case = case(job(false, false), vec![step(false, delta_rows(false), None, None)], None, &[]);
+    let case = case(
+        job(false, false),
+        vec![step(false, delta_rows(false), None, None)],
+        None,
+        &[],
+    );
     for (i, db) in dbs.iter_mut().enumerate() {
         let names = Names::new(&format!("{}g{i}", std::process::id() % 100_000), false);
         let c = db.conn.as_mut();
@@ -182,9 +227,15 @@ fn same_database_guard(rt: &tokio::runtime::Runtime, dbs: &mut [exec::Db], dir: 
         }
         let before = rt.block_on(exec::checksum(c, &names.source));
         let job = dir.join(format!("guard{i}.yaml"));
-        let yaml = exec::job_yaml(&case, &case.steps[0], &names).replace(&names.target, &names.source);
+        let yaml =
+            exec::job_yaml(&case, &case.steps[0], &names).replace(&names.target, &names.source);
         std::fs::write(&job, yaml).expect("write job");
-        let args = exec::args(&case.steps[0], &job.display().to_string(), &db.url, Some(&db.url));
+        let args = exec::args(
+            &case.steps[0],
+            &job.display().to_string(),
+            &db.url,
+            Some(&db.url),
+        );
         let ran = exec::run(&args);
         let after = rt.block_on(exec::checksum(c, &names.source));
         if ran.code != Some(2) || before != after {

@@ -24,15 +24,29 @@ fn smaller(case: &Case) -> Vec<Case> {
             c.steps.remove(i);
         }));
     }
-    let entities: BTreeSet<Vec<K>> =
-        case.steps.iter().flat_map(|s| s.rows.iter().map(|r| r.key.clone())).collect();
+    let entities: BTreeSet<Vec<K>> = case
+        .steps
+        .iter()
+        .flat_map(|s| s.rows.iter().map(|r| r.key.clone()))
+        .collect();
     for e in &entities {
-        out.push(with(&|c| c.steps.iter_mut().for_each(|s| s.rows.retain(|r| &r.key != e))));
+        out.push(with(&|c| {
+            c.steps
+                .iter_mut()
+                .for_each(|s| s.rows.retain(|r| &r.key != e))
+        }));
     }
-    let attrs: BTreeSet<Option<String>> =
-        case.steps.iter().flat_map(|s| s.rows.iter().map(|r| r.attr.clone())).collect();
+    let attrs: BTreeSet<Option<String>> = case
+        .steps
+        .iter()
+        .flat_map(|s| s.rows.iter().map(|r| r.attr.clone()))
+        .collect();
     for a in &attrs {
-        out.push(with(&|c| c.steps.iter_mut().for_each(|s| s.rows.retain(|r| &r.attr != a))));
+        out.push(with(&|c| {
+            c.steps
+                .iter_mut()
+                .for_each(|s| s.rows.retain(|r| &r.attr != a))
+        }));
     }
     for (i, step) in case.steps.iter().enumerate() {
         for j in 0..step.rows.len() {
@@ -51,7 +65,10 @@ fn smaller(case: &Case) -> Vec<Case> {
         &|c| c.steps.iter_mut().for_each(|s| s.where_g = None),
         &|c| c.steps.iter_mut().for_each(|s| s.changed = None),
         &|c| {
-            c.keys = vec![KeyCol { name: c.keys[0].name.clone(), text: false }];
+            c.keys = vec![KeyCol {
+                name: c.keys[0].name.clone(),
+                text: false,
+            }];
             let mut ids = std::collections::BTreeMap::new();
             for s in c.steps.iter_mut() {
                 for r in s.rows.iter_mut() {
@@ -67,7 +84,10 @@ fn smaller(case: &Case) -> Vec<Case> {
             || c.join != case.join
             || c.keys.len() != case.keys.len()
             || c.keys.iter().zip(&case.keys).any(|(a, b)| a.text != b.text)
-            || c.steps.iter().zip(&case.steps).any(|(a, b)| a.where_g != b.where_g || a.changed != b.changed)
+            || c.steps
+                .iter()
+                .zip(&case.steps)
+                .any(|(a, b)| a.where_g != b.where_g || a.changed != b.changed)
         {
             out.push(c);
         }
@@ -80,7 +100,10 @@ fn smaller(case: &Case) -> Vec<Case> {
         }
         out.push(with(&|c| {
             for s in c.steps.iter_mut() {
-                s.rows.iter_mut().filter(|r| r.attr.as_ref() == Some(a)).for_each(|r| r.attr = Some(simple.clone()));
+                s.rows
+                    .iter_mut()
+                    .filter(|r| r.attr.as_ref() == Some(a))
+                    .for_each(|r| r.attr = Some(simple.clone()));
             }
             if let Some(t) = c.job.types.remove(a) {
                 c.job.types.insert(simple.clone(), t);
@@ -91,7 +114,11 @@ fn smaller(case: &Case) -> Vec<Case> {
 }
 
 /// Shrinks while `fails` says the candidate still fails; at most `budget` tries.
-pub fn shrink(case: &Case, budget: usize, fails: &mut dyn FnMut(&Case) -> Option<Finding>) -> (Case, Option<Finding>) {
+pub fn shrink(
+    case: &Case,
+    budget: usize,
+    fails: &mut dyn FnMut(&Case) -> Option<Finding>,
+) -> (Case, Option<Finding>) {
     let mut best = case.clone();
     let mut finding = None;
     let mut tries = 0;
@@ -130,7 +157,11 @@ pub fn reproduction(case: &Case, config: (usize, usize), finding: &Finding) -> S
     let mut prev = None;
     for (i, step) in case.steps.iter().enumerate().take(finding.step + 1) {
         let _ = writeln!(out, "--- step {i} ---");
-        let _ = writeln!(out, "-- source on {} (drop {} and {} first):", WHAT[s], names.source, names.attrs);
+        let _ = writeln!(
+            out,
+            "-- source on {} (drop {} and {} first):",
+            WHAT[s], names.source, names.attrs
+        );
         for sql in exec::source_sql(case, step, &names, WHAT[s]) {
             let _ = writeln!(out, "{sql};");
         }
@@ -142,10 +173,16 @@ pub fn reproduction(case: &Case, config: (usize, usize), finding: &Finding) -> S
             "mssql://bbf_admin@127.0.0.1:1433/master?trust_cert=true",
         ];
         let args = exec::args(step, "job.yaml", urls[s], (s != t).then_some(urls[t]));
-        let _ = writeln!(out, "$ eavpivot {}", args.iter().map(|a| shell(a)).collect::<Vec<_>>().join(" "));
+        let _ = writeln!(
+            out,
+            "$ eavpivot {}",
+            args.iter().map(|a| shell(a)).collect::<Vec<_>>().join(" ")
+        );
         let outcome = model::expect(&case.job, step, prev.as_ref(), s != t);
         let _ = writeln!(out, "-- expected: {}", describe(&outcome));
-        if let model::Outcome::Written { target, .. } | model::Outcome::WrittenOrRefused(target) = outcome {
+        if let model::Outcome::Written { target, .. } | model::Outcome::WrittenOrRefused(target) =
+            outcome
+        {
             prev = Some(target);
         }
     }
@@ -153,7 +190,10 @@ pub fn reproduction(case: &Case, config: (usize, usize), finding: &Finding) -> S
 }
 
 fn shell(a: &str) -> String {
-    match a.chars().all(|c| c.is_ascii_alphanumeric() || "-_=./:@".contains(c)) {
+    match a
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_=./:@".contains(c))
+    {
         true => a.to_string(),
         false => format!("'{}'", a.replace('\'', "'\\''")),
     }
@@ -169,7 +209,12 @@ fn describe(o: &model::Outcome) -> String {
                 let c: Vec<String> = t
                     .columns
                     .iter()
-                    .map(|a| format!("{a:?}={}", cells.get(a).map_or("NULL".into(), |v| format!("{v:?}"))))
+                    .map(|a| {
+                        format!(
+                            "{a:?}={}",
+                            cells.get(a).map_or("NULL".into(), |v| format!("{v:?}"))
+                        )
+                    })
                     .collect();
                 format!("  ({}) {}", k.join(", "), c.join(" "))
             })
@@ -178,16 +223,27 @@ fn describe(o: &model::Outcome) -> String {
     };
     match o {
         model::Outcome::Refused(why) => format!("refused, nothing written ({why})"),
-        model::Outcome::Written { target, conflicts, .. } => {
+        model::Outcome::Written {
+            target, conflicts, ..
+        } => {
             format!("exit 0, conflicts {conflicts:?}, table:\n{}", table(target))
         }
         model::Outcome::WrittenOrRefused(target) => {
-            format!("refused with the target untouched, or exit 0 with (by value):\n{}", table(target))
+            format!(
+                "refused with the target untouched, or exit 0 with (by value):\n{}",
+                table(target)
+            )
         }
     }
 }
 
 #[allow(dead_code)] // used by the named regression cases
 pub fn row(key: i64, attr: &str, val: &str, grp: i64, modified: i64) -> Row {
-    Row { key: vec![K::I(key)], attr: Some(attr.into()), val: Some(val.into()), grp, modified }
+    Row {
+        key: vec![K::I(key)],
+        attr: Some(attr.into()),
+        val: Some(val.into()),
+        grp,
+        modified,
+    }
 }
