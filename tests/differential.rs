@@ -152,9 +152,10 @@ fn generated_cases_are_reproducible_and_varied() {
     for seed in 0..300 {
         uses.extend(gen::case(seed, &f).uses);
     }
+    // Every family but the named-only guard case is generated.
     assert_eq!(
         uses.len(),
-        gen::FAMILIES.len(),
+        gen::FAMILIES.len() - 1,
         "families reached: {uses:?}"
     );
 }
