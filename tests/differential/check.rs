@@ -173,7 +173,7 @@ fn steps(
                 ))),
             }
         };
-        let (target, conflicts, nulled, either) = match expected {
+        let (target, conflicts, nulled) = match expected {
             Outcome::Refused(why) => {
                 if ran.code == Some(0) {
                     return Err(fail(format!("expected a refusal ({why}), got exit 0")));
@@ -187,18 +187,17 @@ fn steps(
                 stats.refused += 1;
                 continue;
             }
-            Outcome::WrittenOrRefused(target) if ran.code != Some(0) => {
+            Outcome::WrittenOrRefused(_) if ran.code != Some(0) => {
                 unchanged(side)?;
-                let _ = target;
                 stats.either_refused += 1;
                 continue;
             }
-            Outcome::WrittenOrRefused(target) => (target, None, None, true),
+            Outcome::WrittenOrRefused(target) => (target, None, None),
             Outcome::Written {
                 target,
                 conflicts,
                 nulled,
-            } => (target, conflicts, nulled, false),
+            } => (target, conflicts, nulled),
         };
         if ran.code != Some(0) {
             return Err(fail(format!(
@@ -206,7 +205,6 @@ fn steps(
                 ran.code
             )));
         }
-        let _ = either;
         let report = &ran.report;
         if let Some(list) = report["tables"].as_array() {
             tables = list

