@@ -207,7 +207,7 @@ mod tests {
         std::fs::write(&edited, "# mine\n").unwrap();
         std::fs::remove_file(&missing).unwrap();
         let again = write_all(dir.path(), false).unwrap();
-        assert_eq!(again.written, [missing.clone()]);
+        assert_eq!(again.written, std::slice::from_ref(&missing));
         assert_eq!(again.kept.len(), JOBS.len() + SQL.len() - 1);
         assert_eq!(std::fs::read_to_string(&edited).unwrap(), "# mine\n");
         assert!(missing.is_file());
