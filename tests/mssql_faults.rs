@@ -226,10 +226,25 @@ async fn server_kill_of_the_writer(db: &Db) {
         let rerun = run(&args, &url);
         assert!(rerun.status.success(), "re-run: {}", stderr(&rerun));
     }
-    admin
-        .execute(&format!("DROP DATABASE [{name}]"))
-        .await
-        .expect("DROP DATABASE");
+    // Sessions of the ended runs may linger a moment (the killed one until the server has
+    // rolled it back): end those still in the database, then drop it.
+    let mut dropped = Err(String::new());
+    for _ in 0..20 {
+        dropped = admin
+            .execute(&format!("DROP DATABASE [{name}]"))
+            .await
+            .map_err(|e| e.to_string());
+        if dropped.is_ok() {
+            break;
+        }
+        for id in sessions_in(admin.as_mut(), &name).await {
+            let _ = admin.execute(&format!("KILL {id}")).await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    if let Err(e) = dropped {
+        panic!("DROP DATABASE {name}: {e}");
+    }
 }
 
 async fn lock_held_by_another_session(db: &Db) {
