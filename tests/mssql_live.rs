@@ -1,6 +1,7 @@
 //! Evidence 3 for SQL Server: every bundled job, end to end, against a real server — only when
 //! `EAVPIVOT_MSSQL_URL` names one (e.g. `mssql://sa@localhost:1433/master?trust_cert=true`,
-//! password in `EAVPIVOT_PASSWORD`). Otherwise each test says it was skipped and passes.
+//! password in `EAVPIVOT_PASSWORD` or the URL; Babelfish in CI). Otherwise each test says it
+//! was skipped and passes — or fails, under `EAVPIVOT_REQUIRE_SERVERS=1`.
 //!
 //! Each job runs in its own new database (`eavpivot_live_<pid>_<n>`), which is dropped
 //! afterwards: the sample data is loaded with `--load-sample`, the job runs through the real
@@ -261,4 +262,41 @@ async fn standalone_script_matches_sqlite_cell_by_cell() {
             );
         }
     }
+}
+
+/// A certificate the client does not trust (Babelfish's comes from a test CA): one short line,
+/// eavpivot's advice first, none of tiberius's API advice.
+#[test]
+fn a_refused_certificate_is_one_short_line() {
+    let Some(url) = server() else { return };
+    let mut parsed = url::Url::parse(&url).expect("EAVPIVOT_MSSQL_URL parses");
+    let kept: Vec<(String, String)> = parsed
+        .query_pairs()
+        .filter(|(k, _)| !k.eq_ignore_ascii_case("trust_cert") && !k.eq_ignore_ascii_case("ca"))
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    parsed.query_pairs_mut().clear().extend_pairs(kept);
+    let out = Command::cargo_bin("eavpivot")
+        .expect("binary")
+        .args(["run", "config/item_detail.yaml", "--dry-run"])
+        .env("EAVPIVOT_CONNECTION", parsed.as_str())
+        .current_dir(repo())
+        .output()
+        .expect("eavpivot runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        eprintln!("not checked: this server's certificate is trusted without trust_cert or ca");
+        return;
+    }
+    let line = err
+        .lines()
+        .find(|l| l.contains("error"))
+        .unwrap_or_else(|| panic!("an error line: {err}"));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        line.contains("failed (an untrusted certificate: name its CA with ca=FILE"),
+        "{line}"
+    );
+    assert!(line.len() < 400, "{} characters: {line}", line.len());
+    assert!(!line.contains("Config::"), "{line}");
 }

@@ -158,3 +158,47 @@ async fn mssql_replace_twice_then_merge() {
     let Some(db) = mssql() else { return };
     replace_twice_then_merge(&db, "NVARCHAR(100)").await;
 }
+
+/// A text entity key keeps its declared length: Babelfish describes an `NVARCHAR(20)` column
+/// as `nvarchar` (length only in `max_length`), and a bare `NVARCHAR` would be one character.
+#[tokio::test]
+async fn mssql_text_entity_keys_keep_their_length() {
+    let Some(db) = mssql() else { return };
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source = format!("bbf_k{}_src", std::process::id());
+    let target = format!("bbf_k{}_wide", std::process::id());
+    for t in [&source, &target] {
+        drop_if_exists(conn.as_mut(), t).await;
+    }
+    for sql in [
+        format!("CREATE TABLE {source} (sku NVARCHAR(20) NOT NULL, attr NVARCHAR(20), val NVARCHAR(20))"),
+        format!("INSERT INTO {source} VALUES (N'item-0001', N'Color', N'Red'), (N'item-0002', N'Color', N'Blue')"),
+    ] {
+        conn.execute(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let path = dir.path().join("keys.yaml");
+    std::fs::write(
+        &path,
+        format!("name: keys\nsource: {{table: {source}, alias: s}}\nentity: [s.sku]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {target}, if_exists: replace}}\n"),
+    )
+    .expect("write job");
+    for strategy in ["pushdown", "stream"] {
+        let out = run(
+            &["run", path.to_str().expect("path"), "--strategy", strategy],
+            &db.url,
+        );
+        assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+        let keys = names(
+            conn.as_mut(),
+            &format!("SELECT sku FROM {target} ORDER BY sku"),
+        )
+        .await;
+        assert_eq!(keys, ["item-0001", "item-0002"], "{strategy}");
+    }
+    for t in [&source, &target] {
+        drop_if_exists(conn.as_mut(), t).await;
+    }
+}

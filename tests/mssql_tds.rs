@@ -566,10 +566,6 @@ fn bulk_loads(peer: &TdsPeer) -> Vec<(String, Vec<BulkColumn>, Rows)> {
         .collect()
 }
 
-fn wide_table() -> eavpivot::config::TableRef {
-    eavpivot::config::TableRef::parse("dbo.WIDE").expect("table")
-}
-
 #[test]
 fn stream_reads_on_a_second_connection_and_bulk_loads_inside_the_transaction() {
     let attrs = ["Color", "Size"];

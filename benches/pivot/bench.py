@@ -30,7 +30,13 @@ MARIADB = ["mariadb", "-h", "127.0.0.1", "-u", "root", "test"]
 
 SHAPES = [(100_000, 10), (10_000, 100), (1_000, 1_000)]
 SCALE = (100_000, 100)  # 10M rows
-ENGINES = ["sqlite", "postgres", "mariadb"]
+ENGINES = ["sqlite", "postgres", "mariadb", "babelfish"]
+# Babelfish for PostgreSQL (../shared/babelfish, started by .ci/run): T-SQL over TDS, labelled
+# Babelfish, not SQL Server. Reached with python-tds (pytds) for generation and the hand query.
+# Its own database, created when missing, so the tables stay apart from the tests'.
+BBF = dict(server="127.0.0.1", port=1433, database="bbf_bench", user="bbf_admin",
+           password="Bbf_Passw0rd")
+BBF_URL = "mssql://bbf_admin:Bbf_Passw0rd@127.0.0.1:1433/bbf_bench?trust_cert=true"
 EAV_METHODS = ["auto", "pushdown", "stream"]
 
 
@@ -61,6 +67,18 @@ WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {n - 1}
 INSERT INTO {t} SELECT i / {attrs}, printf('attr_%04d', i % {attrs}),
   printf('v%04d_%09d', i % {attrs}, i / {attrs}) FROM n;
 """
+    if engine == "babelfish":
+        digits = "(VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS d{}(v)"
+        cross = " CROSS JOIN ".join(digits.format(k) for k in range(7))
+        number = " + ".join(f"d{k}.v * {10 ** k}" for k in range(7))
+        pad = lambda expr, w: f"RIGHT(REPLICATE('0', {w}) + CAST({expr} AS VARCHAR(12)), {w})"
+        return f"""DROP TABLE IF EXISTS {t};
+CREATE TABLE {t} (entity BIGINT NOT NULL, attr NVARCHAR(64) NOT NULL, val NVARCHAR(64),
+  PRIMARY KEY (entity, attr));
+INSERT INTO {t} SELECT n.i / {attrs}, CONCAT('attr_', {pad(f"n.i % {attrs}", 4)}),
+  CONCAT('v', {pad(f"n.i % {attrs}", 4)}, '_', {pad(f"n.i / {attrs}", 9)})
+  FROM (SELECT {number} AS i FROM {cross}) n WHERE n.i < {n};
+"""
     if engine == "postgres":
         return f"""DROP TABLE IF EXISTS {t};
 CREATE TABLE {t} (entity BIGINT NOT NULL, attr TEXT NOT NULL, val TEXT);
@@ -80,9 +98,23 @@ ANALYZE TABLE {t};
 """
 
 
+def tsql(sql, fetch=False, database=None):
+    import pytds
+    if database is None:
+        tsql(f"IF DB_ID('{BBF['database']}') IS NULL CREATE DATABASE {BBF['database']}",
+             database="master")
+    with pytds.connect(BBF["server"], database or BBF["database"], BBF["user"], BBF["password"],
+                       port=BBF["port"], autocommit=True, login_timeout=10) as c:
+        cur = c.cursor()
+        cur.execute(sql)
+        return cur.fetchone()[0] if fetch else None
+
+
 def count_rows(engine, t):
     q = f"SELECT COUNT(*) FROM {t}"
     try:
+        if engine == "babelfish":
+            return int(tsql(q, fetch=True))
         if engine == "sqlite":
             with sqlite3.connect(WORK / "bench.db") as c:
                 return c.execute(q).fetchone()[0]
@@ -101,6 +133,8 @@ def generate(engine, entities, attrs):
     sql = gen_sql(engine, entities, attrs)
     if engine == "sqlite":
         sh(["sqlite3", str(WORK / "bench.db")], stdin=sql)
+    elif engine == "babelfish":
+        tsql(sql)
     elif engine == "postgres":
         sh(PSQL, stdin=sql)
     else:
@@ -111,7 +145,8 @@ def generate(engine, entities, attrs):
 # ---------------------------------------------------------------- methods
 
 def url(engine):
-    return {"sqlite": f"sqlite:{WORK / 'bench.db'}", "postgres": PG_URL, "mariadb": MY_URL}[engine]
+    return {"sqlite": f"sqlite:{WORK / 'bench.db'}", "postgres": PG_URL, "mariadb": MY_URL,
+            "babelfish": BBF_URL}[engine]
 
 
 def job_file(engine, entities, attrs, split):
@@ -148,12 +183,22 @@ def hand_sql(engine, entities, attrs):
     cols = ",\n  ".join(
         f"MAX(CASE WHEN attr = '{attr(a)}' THEN val END) AS {q}{attr(a)}{q}" for a in range(attrs)
     )
+    if engine == "babelfish":  # T-SQL has no CREATE TABLE AS
+        return (f"DROP TABLE IF EXISTS {w};\nSELECT entity,\n  {cols}\nINTO {w}\n"
+                f"FROM {t}\nGROUP BY entity;\n")
     return (f"DROP TABLE IF EXISTS {w};\nCREATE TABLE {w} AS\nSELECT entity,\n  {cols}\n"
             f"FROM {t}\nGROUP BY entity;\n")
 
 
 def run_hand(engine, entities, attrs):
     sql = hand_sql(engine, entities, attrs)
+    if engine == "babelfish":
+        started = time.time()
+        try:
+            tsql(sql)
+        except Exception as e:
+            return None, str(e).splitlines()[0][:160], None
+        return time.time() - started, "", None
     cmd = {"sqlite": ["sqlite3", str(WORK / "bench.db")], "postgres": PSQL, "mariadb": MARIADB}[engine]
     started = time.time()
     r = sh(cmd, stdin=sql, check=False)

@@ -385,9 +385,18 @@ impl Backend for MsSqlBackend {
             .filter(|row| !row.get::<bool, _>("is_hidden").unwrap_or(false))
             .map(|row| {
                 let ordinal = row.get::<i32, _>("column_ordinal").unwrap_or(i32::MAX);
+                let max_length = row
+                    .try_get::<i16, _>("max_length")
+                    .ok()
+                    .flatten()
+                    .map(i64::from)
+                    .or_else(|| {
+                        let wide = row.try_get::<i32, _>("max_length").ok().flatten();
+                        wide.map(i64::from)
+                    });
                 let ty = row
                     .get::<&str, _>("system_type_name")
-                    .map(values::type_name);
+                    .map(|name| values::declared_type(name, max_length));
                 (ordinal, ty)
             })
             .collect();

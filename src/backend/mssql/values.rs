@@ -92,6 +92,23 @@ pub fn type_name(system_type_name: &str) -> String {
     system_type_name.trim().to_uppercase()
 }
 
+/// [`type_name`], with the length taken from `max_length` (bytes; -1 for MAX) where the name
+/// lacks it: Babelfish reports `nvarchar` for an `NVARCHAR(50)` column, and a bare
+/// `NVARCHAR` in CREATE TABLE means `NVARCHAR(1)`. SQL Server always names the length.
+pub fn declared_type(system_type_name: &str, max_length: Option<i64>) -> String {
+    let name = type_name(system_type_name);
+    let bytes_per_char = match name.as_str() {
+        "NVARCHAR" | "NCHAR" => 2,
+        "VARCHAR" | "CHAR" | "VARBINARY" | "BINARY" => 1,
+        _ => return name,
+    };
+    match max_length {
+        Some(-1) => format!("{name}(MAX)"),
+        Some(n) if n > 0 => format!("{name}({})", n / bytes_per_char),
+        _ => name,
+    }
+}
+
 fn time_text(t: tiberius::time::Time) -> String {
     clock(scaled_to_100ns(t.increments(), t.scale()), t.scale())
 }
@@ -161,5 +178,10 @@ mod tests {
         );
         assert!(matches!(to_column(&Value::Null), ColumnData::String(None)));
         assert_eq!(type_name("nvarchar(50)"), "NVARCHAR(50)");
+        assert_eq!(declared_type("nvarchar(50)", Some(100)), "NVARCHAR(50)");
+        assert_eq!(declared_type("nvarchar", Some(100)), "NVARCHAR(50)");
+        assert_eq!(declared_type("varchar", Some(-1)), "VARCHAR(MAX)");
+        assert_eq!(declared_type("int", Some(4)), "INT");
+        assert_eq!(declared_type("nvarchar", None), "NVARCHAR");
     }
 }
