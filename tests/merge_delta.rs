@@ -111,8 +111,15 @@ async fn delta_case(db: &Db, strategy: &str) {
     let old_pattern = job(&dir, "delta_where", &p, "where");
     let what = format!("{} {strategy}", db.what);
 
-    // The first merge into an absent target creates it from every entity.
-    report(&run_job(db, &changed, strategy, "0"));
+    // The first merge into an absent target creates it from every entity in the scope, even
+    // those the delta does not name (no row has modified >= 9).
+    let r = report(&run_job(db, &changed, strategy, "9"));
+    assert!(
+        r["notes"]
+            .to_string()
+            .contains("first merge loads the whole scope"),
+        "{r}"
+    );
     let first = read_wide(c, db.what, &wide).await;
     assert_eq!(first.len(), 3, "{what}: {first:?}");
 
@@ -187,6 +194,20 @@ async fn delta_case(db: &Db, strategy: &str) {
     report(&run_job(db, &changed, strategy, "3"));
     want.insert("2|a".into(), cells(&[("color", "grey"), ("size", "S")]));
     assert_eq!(read_wide(c, db.what, &wide).await, want, "{what}: changed");
+
+    // A delta that names no entity is a day without changes: exit 0, nothing merged.
+    let r = report(&run_job(db, &changed, strategy, "99"));
+    let m = &r["merged"][0];
+    assert_eq!(
+        (&m["inserted"], &m["updated"], &m["nulled"]),
+        (&0.into(), &0.into(), &0.into()),
+        "{what}: {r}"
+    );
+    assert_eq!(
+        read_wide(c, db.what, &wide).await,
+        want,
+        "{what}: empty delta"
+    );
 
     let left = names(c, &(db.list_staging)(&p)).await;
     assert!(left.is_empty(), "{what}: staging tables left: {left:?}");
@@ -346,7 +367,7 @@ fn mariadb_write_between_copy_and_swap_is_kept() {
         std::fs::write(&resume, b"").expect("resume");
         let status = child.wait().expect("wait");
         let err: Vec<String> = said.try_iter().collect();
-        assert_eq!(status.code(), Some(1), "{err:#?}");
+        assert_eq!(status.code(), Some(1), "{status:?} {err:#?}");
         assert!(
             err.iter().any(|l| l.contains("another session wrote to")),
             "{err:#?}"

@@ -673,8 +673,9 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
     fn pairs_per_attribute(&self, job: &Job) -> String {
         let entity = entity_refs(job, "s");
         format!(
-            "SELECT p.a, COUNT(*) AS pairs, SUM(CASE WHEN p.lo <> p.hi THEN 1 ELSE 0 END) AS conflicting\nFROM (SELECT {entity}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL GROUP BY {entity}, s.a) p\nGROUP BY p.a",
+            "SELECT p.a, COUNT(*) AS pairs, SUM(CASE WHEN p.lo <> p.hi THEN 1 ELSE 0 END) AS conflicting\nFROM (SELECT {entity}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL AND {} GROUP BY {entity}, s.a) p\nGROUP BY p.a",
             self.source_rows(job),
+            named_attribute(self),
         )
     }
 
@@ -682,9 +683,10 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
     /// listed when `aggregate: error` refuses a job).
     fn conflicts(&self, job: &Job) -> String {
         format!(
-            "SELECT {}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL GROUP BY {}, s.a HAVING MIN(s.v) <> MAX(s.v)",
+            "SELECT {}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL AND {} GROUP BY {}, s.a HAVING MIN(s.v) <> MAX(s.v)",
             entity_refs(job, "s"),
             self.source_rows(job),
+            named_attribute(self),
             entity_refs(job, "s"),
         )
     }
@@ -921,6 +923,15 @@ pub fn entity_probe_query<D: Dialect + ?Sized>(dialect: &D, job: &Job) -> String
         "SELECT {} FROM ({}) s WHERE 1 = 0",
         entity_refs(job, "s"),
         dialect.source_rows(job)
+    )
+}
+
+/// `s.a` names an attribute: rows with a NULL or empty name are skipped (`pivot.empty_names`),
+/// so they are never a pair, a conflict or a cell.
+fn named_attribute(dialect: &(impl Dialect + ?Sized)) -> String {
+    format!(
+        "s.a IS NOT NULL AND s.a <> {}",
+        dialect.attribute_key_literal("")
     )
 }
 

@@ -96,6 +96,8 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     let started = Instant::now();
     let source = session.source_dialect();
     let dialect = session.backend.dialect();
+    let whole_scope = first_merge_of_a_delta(&mut session, dialect, job).await?;
+    let job = whole_scope.as_ref().unwrap_or(job);
     let mut transforms = transform::build(job)?;
 
     let mut discovery = discover::discover(&mut session, source, job, &transforms).await?;
@@ -110,6 +112,26 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     }
     let mut plan = plan::build_plan(job, dialect, &discovery, &entity_types, options.plan)?;
     plan.notes.extend(type_notes);
+    if whole_scope.is_some() {
+        plan.notes.push(format!(
+            "{} does not exist yet: this first merge loads the whole scope (source.where); source.changed selects the delta from the next run on",
+            job.target.table
+        ));
+    }
+    if plan.column_count() == 0 {
+        // The delta names no entity (build_plan refuses every other empty plan).
+        plan.notes.push(
+            "source.changed selects no entity: nothing to merge, the target is as it was".into(),
+        );
+        let stats = LoadStats {
+            merged: vec![crate::report::MergeStats {
+                table: job.target.table.to_string(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        return finish(session, job, plan, &discovery, &stats, options, started).await;
+    }
     if plan.strategy == Strategy::Pushdown && !transforms.is_empty() {
         return Err(Error::Usage(
             "transforms need strategy: stream (or auto); pushdown cannot run them".into(),
@@ -161,6 +183,28 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
 
     stats.conflicts = stats.conflicts.max(conflicts);
     finish(session, job, plan, &discovery, &stats, options, started).await
+}
+
+/// A merge with `source.changed` into a target that does not exist yet: the job without the
+/// delta, so that the first load holds every entity in the scope, not only the changed ones
+/// (None: the job runs as written).
+async fn first_merge_of_a_delta(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    job: &Job,
+) -> Result<Option<Job>> {
+    if job.source.changed.is_none() || job.target.if_exists != crate::config::IfExists::Merge {
+        return Ok(None);
+    }
+    let rows = session
+        .inspect_target(&dialect.table_exists(&job.target.table))
+        .await?;
+    if first_int(&rows) > 0 {
+        return Ok(None);
+    }
+    let mut whole = job.clone();
+    whole.source.changed = None;
+    Ok(Some(whole))
 }
 
 /// After commit (or at the end of a dry run): read the preview and write the report. Shared by

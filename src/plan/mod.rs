@@ -134,7 +134,9 @@ pub fn build_plan(
         )));
     }
     let (attributes, excluded) = select_attributes(job, discovery);
-    if attributes.is_empty() {
+    // A merge's delta that names no entity is a run with nothing to do, not an error.
+    let empty_delta = job.source.changed.is_some() && discovery.attributes.is_empty();
+    if attributes.is_empty() && !empty_delta {
         return Err(Error::Job(format!(
             "no attributes to pivot: discovery found {} distinct names in {}{}",
             discovery.attributes.len(),
