@@ -245,13 +245,6 @@ async fn standalone_script_matches_sqlite_cell_by_cell() {
             };
             drop(db);
             scratch.drop_now().await;
-            if babelfish && got.as_ref().is_err_and(|e| e.contains("spi_printtup")) {
-                servers::known_babelfish_gap(
-                    &format!("script {} {aggregation:?}", job.name),
-                    "Babelfish 4.2 cannot INSERT … EXEC sp_describe_first_result_set (improper call to spi_printtup) and has no sys.dm_exec_describe_first_result_set, so the script cannot read the key columns' declared types",
-                );
-                continue;
-            }
             // The script orders columns by binary name, so compare by name, not position.
             let got =
                 got.unwrap_or_else(|e| panic!("{} {aggregation:?}: script failed: {e}", job.name));
