@@ -154,6 +154,34 @@ async fn wide_cells(db: &mut dyn Backend, job: &Job, columns: &[String]) -> Vec<
         .collect()
 }
 
+/// `type(max_length, precision, scale)` and IDENTITY of each entity key column of the target.
+async fn key_types(db: &mut dyn Backend, job: &Job) -> Vec<String> {
+    let mut types = Vec::new();
+    for e in &job.entity {
+        let sql = format!(
+            "SELECT TYPE_NAME(c.user_type_id), c.max_length, c.precision, c.scale, c.is_identity FROM sys.columns c WHERE c.object_id = OBJECT_ID(N'{}') AND LOWER(c.name) = LOWER(N'{}')",
+            job.target.table.sql().replace('\'', "''"),
+            e.name.replace('\'', "''")
+        );
+        let rows = db.query(&sql).await.expect("read the key column's type");
+        assert_eq!(
+            rows.len(),
+            1,
+            "key column {} of {}",
+            e.name,
+            job.target.table
+        );
+        types.push(
+            rows[0]
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+    }
+    types
+}
+
 async fn sqlite_reference(
     job_path: &std::path::Path,
     job: &Job,
@@ -220,13 +248,6 @@ async fn standalone_script_matches_sqlite_cell_by_cell() {
         }
         let (columns, want) = sqlite_reference(&path, &job).await;
         for aggregation in [Aggregation::Ordered, Aggregation::ForXmlPath] {
-            if aggregation == Aggregation::ForXmlPath && babelfish {
-                servers::known_babelfish_gap(
-                    &format!("script {} --for-xml-path", job.name),
-                    "FOR XML PATH('') with .value() is not supported by Babelfish 4.2",
-                );
-                continue;
-            }
             let scratch = Scratch::new(&url).await;
             let conn = with_database(&url, &scratch.name);
             let mut db = connect(&conn).await;
@@ -243,8 +264,31 @@ async fn standalone_script_matches_sqlite_cell_by_cell() {
                 Ok(()) => Ok(wide_cells(db.as_mut(), &job, &columns).await),
                 Err(e) => Err(e.to_string()),
             };
+            // The key columns take the source's types, as `eavpivot run` gives them.
+            let script_keys = match &got {
+                Ok(_) => Some(key_types(db.as_mut(), &job).await),
+                Err(_) => None,
+            };
             drop(db);
+            let run_keys = match script_keys {
+                Some(_) => {
+                    run_cli(&path, &conn);
+                    let mut db = connect(&conn).await;
+                    Some(key_types(db.as_mut(), &job).await)
+                }
+                None => None,
+            };
             scratch.drop_now().await;
+            if aggregation == Aggregation::ForXmlPath
+                && babelfish
+                && got.as_ref().is_err_and(|e| e.contains("XML VALUE"))
+            {
+                servers::known_babelfish_gap(
+                    &format!("script {} --for-xml-path", job.name),
+                    "FOR XML PATH('') with .value() is not supported by Babelfish 4.2",
+                );
+                continue;
+            }
             // The script orders columns by binary name, so compare by name, not position.
             let got =
                 got.unwrap_or_else(|e| panic!("{} {aggregation:?}: script failed: {e}", job.name));
@@ -252,6 +296,17 @@ async fn standalone_script_matches_sqlite_cell_by_cell() {
                 got, want,
                 "{} {aggregation:?}: script result differs from SQLite",
                 job.name
+            );
+            assert_eq!(
+                script_keys, run_keys,
+                "{} {aggregation:?}: the script's key columns differ in type from eavpivot run's",
+                job.name
+            );
+            eprintln!(
+                "script {} {aggregation:?}: {} rows identical to SQLite, key types {:?} as eavpivot run's",
+                job.name,
+                got.len(),
+                script_keys.unwrap_or_default()
             );
         }
     }
