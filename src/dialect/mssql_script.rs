@@ -5,7 +5,7 @@
 //! attribute names are discovered on the server, compared under a binary collation with a
 //! sentinel (so `Color`, `color` and `Color ` stay apart), become columns only through
 //! `QUOTENAME` (guarded, because it returns NULL past 128 characters) and literals only through
-//! `REPLACE(…, '''', '''''')`; the CREATE and the `INSERT … MAX(CASE …)` run with `sp_executesql`
+//! `REPLACE(…, '''', '''''')`; the `SELECT … INTO` that creates the target and the `INSERT … MAX(CASE …)` run with `sp_executesql`
 //! in one transaction with `XACT_ABORT` and a TRY/CATCH that rolls back. Every check raises an
 //! error before anything is left half-built. No `GO`: the script is one batch.
 //!
@@ -31,20 +31,6 @@ pub enum Aggregation {
     ForXmlPath,
 }
 
-/// The result set of `EXEC sp_describe_first_result_set` (SQL Server 2012 and later, and
-/// Babelfish; the `sys.dm_exec_describe_first_result_set` function is missing from
-/// Babelfish), declared so that `INSERT … EXEC` can keep it: the key columns' types.
-const DESCRIBED: &str = "DECLARE @described TABLE (is_hidden BIT, column_ordinal INT, name NVARCHAR(128), is_nullable BIT, \
-system_type_id INT, system_type_name NVARCHAR(256), max_length SMALLINT, precision TINYINT, scale TINYINT, \
-collation_name NVARCHAR(128), user_type_id INT, user_type_database NVARCHAR(128), user_type_schema NVARCHAR(128), \
-user_type_name NVARCHAR(128), assembly_qualified_type_name NVARCHAR(4000), xml_collection_id INT, \
-xml_collection_database NVARCHAR(128), xml_collection_schema NVARCHAR(128), xml_collection_name NVARCHAR(128), \
-is_xml_document BIT, is_case_sensitive BIT, is_fixed_length_clr_type BIT, source_server NVARCHAR(128), \
-source_database NVARCHAR(128), source_schema NVARCHAR(128), source_table NVARCHAR(128), source_column NVARCHAR(128), \
-is_identity_column BIT, is_part_of_unique_key BIT, is_updateable BIT, is_computed_column BIT, is_sparse_column_set BIT, \
-ordinal_in_order_by_list SMALLINT, order_by_is_descending SMALLINT, order_by_list_length SMALLINT, tds_type_id INT, \
-tds_length INT, tds_collation_id INT, tds_collation_sort_id TINYINT);\n";
-
 /// The whole script for `job`.
 pub fn render(job: &Job, aggregation: Aggregation) -> Result<String> {
     super::script::refuse_unsupported(job, "T-SQL")?;
@@ -57,10 +43,6 @@ pub fn render(job: &Job, aggregation: Aggregation) -> Result<String> {
          DECLARE @cols NVARCHAR(MAX), @names NVARCHAR(MAX), @cases NVARCHAR(MAX), @create NVARCHAR(MAX), @insert NVARCHAR(MAX);\n\
          DECLARE @bad NVARCHAR(200), @n_cols INT, @want BIGINT, @before BIGINT = 0, @got BIGINT, @ord INT;\n",
     );
-    out.push_str(DESCRIBED);
-    for i in 0..job.entity.len() {
-        out.push_str(&format!("DECLARE @type_e{i} NVARCHAR(256);\n"));
-    }
     out.push_str("BEGIN TRY\n");
     out.push_str(&discover(d, job));
     out.push_str(&name_columns(d, job));
@@ -92,8 +74,9 @@ fn header(job: &Job, aggregation: Aggregation) -> String {
          --    sentinel so names differing only in case or trailing spaces stay distinct; columns {order}.\n\
          -- 2. Refuses, before writing anything, names past 128 characters (QUOTENAME would return\n\
          --    NULL), names that collide as SQL Server identifiers, and more than {max} columns.\n\
-         -- 3. Builds CREATE TABLE and INSERT ... MAX(CASE ...) with QUOTENAME and runs them with\n\
-         --    sp_executesql in one transaction (XACT_ABORT ON, TRY/CATCH rolls back), verifies the\n\
+         -- 3. Creates the target by SELECT ... INTO WHERE 1 = 0 (the keys keep the source's types)\n\
+         --    and fills it by INSERT ... MAX(CASE ...), both built with QUOTENAME and run with\n\
+         --    sp_executesql in one transaction (XACT_ABORT ON, TRY/CATCH rolls back); verifies the\n\
          --    row count, and commits.\n",
         job_name = super::script::one_line(&job.name),
         source = job.source.table,
@@ -187,7 +170,7 @@ fn guards(d: &MsSql, job: &Job) -> String {
             )
         })
         .collect();
-    let mut out = format!(
+    format!(
         "  SET @n_cols = (SELECT COUNT(*) FROM @attrs);\n  \
          IF @n_cols = 0\n    RAISERROR(N'eavpivot: no attributes to pivot in {source}', 16, 1);\n  \
          IF @n_cols + {entity} > {max}\n    \
@@ -202,30 +185,17 @@ fn guards(d: &MsSql, job: &Job) -> String {
         entity = job.entity.len(),
         max = MAX_COLUMNS_PER_TABLE,
         keys = entity_names.join(" UNION ALL "),
-    );
-    out.push_str(&format!(
-        "  INSERT INTO @described EXEC sp_describe_first_result_set @tsql = {};\n",
-        d.quote_literal(&super::entity_probe_query(d, job)),
-    ));
-    for i in 0..job.entity.len() {
-        out.push_str(&format!(
-            "  SET @type_e{i} = (SELECT system_type_name FROM @described WHERE column_ordinal = {});\n  \
-             IF @type_e{i} IS NULL\n    RAISERROR(N'eavpivot: the type of entity key {} could not be determined', 16, 1);\n",
-            i + 1,
-            raise_text(&job.entity[i].name),
-        ));
-    }
-    out
+    )
 }
 
-/// `@cols` (`[c] TYPE, …`), `@names` (`[c], …`) and `@cases` (`MAX(CASE …) AS [c], …`).
+/// `@cols` (`CAST(NULL AS TYPE) AS [c], …`, the attribute columns of the `SELECT … INTO`), `@names` (`[c], …`) and `@cases` (`MAX(CASE …) AS [c], …`).
 fn aggregate_lists(d: &MsSql, job: &Job, aggregation: Aggregation) -> String {
     let (column_type, agg) = super::script::column_type_and_aggregate(d, job);
-    let type_suffix = d.quote_literal(&format!(" {column_type}"));
+    let null_of_type = d.quote_literal(&format!("CAST(NULL AS {column_type}) AS "));
     let case_open = d.quote_literal(&format!("{agg}(CASE WHEN s.a = N'"));
     let case_close = d.quote_literal("' THEN s.v END) AS ");
     let items = [
-        ("@cols", format!("QUOTENAME(col) + {type_suffix}")),
+        ("@cols", format!("{null_of_type} + QUOTENAME(col)")),
         ("@names", "QUOTENAME(col)".to_string()),
         (
             "@cases",
@@ -263,27 +233,42 @@ fn aggregate_lists(d: &MsSql, job: &Job, aggregation: Aggregation) -> String {
     out
 }
 
-/// `@create` and `@insert`, the same statements `eavpivot run` sends for a pushdown.
+/// `@create` (the empty target, by `SELECT … INTO`) and `@insert`, the same `INSERT` that
+/// `eavpivot run` sends for a pushdown.
 fn build_statements(d: &MsSql, job: &Job) -> String {
     let table = &job.target.table;
     let nl = "NCHAR(10)";
-    let mut create = vec![d.quote_literal(&format!("CREATE TABLE {table} ("))];
-    for (i, e) in job.entity.iter().enumerate() {
-        create.push(nl.into());
-        create.push(d.quote_literal(&format!(
-            "  {} ",
-            d.quote_ident(&super::entity_column_name(d, e))
-        )));
-        create.push(format!("@type_e{i}"));
-        create.push("N','".into());
-    }
-    create.extend([
+    // The target is created by `SELECT … INTO` from the source itself, so the key columns
+    // take the source's own types with no type name to read or spell (Babelfish has neither
+    // `sys.dm_exec_describe_first_result_set` nor a working `INSERT … EXEC
+    // sp_describe_first_result_set`). The join keeps SQL Server from copying an IDENTITY
+    // property of a key column; `WHERE 1 = 0` creates it empty.
+    let key_list: Vec<String> = job
+        .entity
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            format!(
+                "s.e{i} AS {}",
+                d.quote_ident(&super::entity_column_name(d, e))
+            )
+        })
+        .collect();
+    let create = [
+        d.quote_literal(&format!("SELECT {},", key_list.join(", "))),
         nl.into(),
         "N'  '".into(),
         "@cols".into(),
         nl.into(),
-        "N')'".into(),
-    ]);
+        d.quote_literal(&format!("INTO {table}")),
+        nl.into(),
+        d.quote_literal(&format!(
+            "FROM ({}) s CROSS JOIN (SELECT 1 AS one) j",
+            d.source_rows(job)
+        )),
+        nl.into(),
+        "N'WHERE 1 = 0'".into(),
+    ];
     let keys: Vec<String> = job
         .entity
         .iter()

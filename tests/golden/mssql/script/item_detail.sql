@@ -4,16 +4,15 @@
 --    sentinel so names differing only in case or trailing spaces stay distinct; columns in binary name order (eavpivot run orders naturally: 2 before 10).
 -- 2. Refuses, before writing anything, names past 128 characters (QUOTENAME would return
 --    NULL), names that collide as SQL Server identifiers, and more than 1024 columns.
--- 3. Builds CREATE TABLE and INSERT ... MAX(CASE ...) with QUOTENAME and runs them with
---    sp_executesql in one transaction (XACT_ABORT ON, TRY/CATCH rolls back), verifies the
+-- 3. Creates the target by SELECT ... INTO WHERE 1 = 0 (the keys keep the source's types)
+--    and fills it by INSERT ... MAX(CASE ...), both built with QUOTENAME and run with
+--    sp_executesql in one transaction (XACT_ABORT ON, TRY/CATCH rolls back); verifies the
 --    row count, and commits.
 SET NOCOUNT ON;
 SET XACT_ABORT ON;
 DECLARE @attrs TABLE (ord INT IDENTITY(1, 1) PRIMARY KEY, a NVARCHAR(MAX) NOT NULL, col NVARCHAR(MAX) NULL);
 DECLARE @cols NVARCHAR(MAX), @names NVARCHAR(MAX), @cases NVARCHAR(MAX), @create NVARCHAR(MAX), @insert NVARCHAR(MAX);
 DECLARE @bad NVARCHAR(200), @n_cols INT, @want BIGINT, @before BIGINT = 0, @got BIGINT, @ord INT;
-DECLARE @described TABLE (is_hidden BIT, column_ordinal INT, name NVARCHAR(128), is_nullable BIT, system_type_id INT, system_type_name NVARCHAR(256), max_length SMALLINT, precision TINYINT, scale TINYINT, collation_name NVARCHAR(128), user_type_id INT, user_type_database NVARCHAR(128), user_type_schema NVARCHAR(128), user_type_name NVARCHAR(128), assembly_qualified_type_name NVARCHAR(4000), xml_collection_id INT, xml_collection_database NVARCHAR(128), xml_collection_schema NVARCHAR(128), xml_collection_name NVARCHAR(128), is_xml_document BIT, is_case_sensitive BIT, is_fixed_length_clr_type BIT, source_server NVARCHAR(128), source_database NVARCHAR(128), source_schema NVARCHAR(128), source_table NVARCHAR(128), source_column NVARCHAR(128), is_identity_column BIT, is_part_of_unique_key BIT, is_updateable BIT, is_computed_column BIT, is_sparse_column_set BIT, ordinal_in_order_by_list SMALLINT, order_by_is_descending SMALLINT, order_by_list_length SMALLINT, tds_type_id INT, tds_length INT, tds_collation_id INT, tds_collation_sort_id TINYINT);
-DECLARE @type_e0 NVARCHAR(256);
 BEGIN TRY
   INSERT INTO @attrs (a)
   SELECT s.a
@@ -37,18 +36,11 @@ BEGIN TRY
   SET @bad = (SELECT TOP (1) LEFT(c, 100) FROM (SELECT col COLLATE DATABASE_DEFAULT AS c FROM @attrs UNION ALL SELECT N'ITEM_ID') names GROUP BY c HAVING COUNT(*) > 1);
   IF @bad IS NOT NULL
     RAISERROR(N'eavpivot: several attributes (or a key column) become the column ''%s'', the same identifier to SQL Server (case and trailing spaces ignored); rename or exclude them in the job', 16, 1, @bad);
-  INSERT INTO @described EXEC sp_describe_first_result_set @tsql = N'SELECT s.e0 FROM (SELECT ID.ITEM_ID AS e0, (CAST(AE.ELEMENT_DESC AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
-  FROM ITEM_DETAIL ID
-  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
-  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s WHERE 1 = 0';
-  SET @type_e0 = (SELECT system_type_name FROM @described WHERE column_ordinal = 1);
-  IF @type_e0 IS NULL
-    RAISERROR(N'eavpivot: the type of entity key ITEM_ID could not be determined', 16, 1);
   SET @ord = (SELECT MIN(ord) FROM @attrs);
   WHILE @ord IS NOT NULL
   BEGIN
     SELECT
-      @cols = COALESCE(@cols + N',' + NCHAR(10) + N'  ', N'') + QUOTENAME(col) + N' NVARCHAR(MAX)',
+      @cols = COALESCE(@cols + N',' + NCHAR(10) + N'  ', N'') + N'CAST(NULL AS NVARCHAR(MAX)) AS ' + QUOTENAME(col),
       @names = COALESCE(@names + N',' + NCHAR(10) + N'  ', N'') + QUOTENAME(col),
       @cases = COALESCE(@cases + N',' + NCHAR(10) + N'  ', N'') + N'MAX(CASE WHEN s.a = N''' + REPLACE(a, N'''', N'''''') + N''' THEN s.v END) AS ' + QUOTENAME(col)
     FROM @attrs WHERE ord = @ord;
@@ -56,7 +48,10 @@ BEGIN TRY
   END;
   IF @cols IS NULL OR @names IS NULL OR @cases IS NULL
     RAISERROR(N'eavpivot: a column list came out NULL; nothing was run', 16, 1);
-  SET @create = CAST(N'' AS NVARCHAR(MAX)) + N'CREATE TABLE ITEM_WIDE (' + NCHAR(10) + N'  [ITEM_ID] ' + @type_e0 + N',' + NCHAR(10) + N'  ' + @cols + NCHAR(10) + N')';
+  SET @create = CAST(N'' AS NVARCHAR(MAX)) + N'SELECT s.e0 AS [ITEM_ID],' + NCHAR(10) + N'  ' + @cols + NCHAR(10) + N'INTO ITEM_WIDE' + NCHAR(10) + N'FROM (SELECT ID.ITEM_ID AS e0, (CAST(AE.ELEMENT_DESC AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s CROSS JOIN (SELECT 1 AS one) j' + NCHAR(10) + N'WHERE 1 = 0';
   SET @insert = CAST(N'' AS NVARCHAR(MAX)) + N'INSERT INTO ITEM_WIDE ([ITEM_ID], ' + @names + N')' + NCHAR(10) + N'SELECT s.e0,' + NCHAR(10) + N'  ' + @cases + NCHAR(10) + N'FROM (SELECT ID.ITEM_ID AS e0, (CAST(AE.ELEMENT_DESC AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
   FROM ITEM_DETAIL ID
   JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
