@@ -17,7 +17,7 @@ use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order};
 use crate::error::Result;
 
 use super::mssql::{MsSql, MAX_COLUMNS_PER_TABLE};
-use super::script::raise_text;
+use super::script::{key_probe, raise_text};
 use super::Dialect;
 
 /// Which server-side string aggregation builds the column lists.
@@ -243,19 +243,8 @@ fn build_statements(d: &MsSql, job: &Job) -> String {
     // `sys.dm_exec_describe_first_result_set` nor a working `INSERT … EXEC
     // sp_describe_first_result_set`). The join keeps SQL Server from copying an IDENTITY
     // property of a key column; `WHERE 1 = 0` creates it empty.
-    let key_list: Vec<String> = job
-        .entity
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            format!(
-                "s.e{i} AS {}",
-                d.quote_ident(&super::entity_column_name(d, e))
-            )
-        })
-        .collect();
     let create = [
-        d.quote_literal(&format!("SELECT {},", key_list.join(", "))),
+        d.quote_literal(&format!("SELECT {},", key_probe(d, job))),
         nl.into(),
         "N'  '".into(),
         "@cols".into(),
