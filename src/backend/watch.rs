@@ -107,6 +107,8 @@ pub struct Watched<T> {
     pub interrupted: bool,
     /// Dropped while the server runs it: the backend must cancel it on its own connection.
     pub cancel_in_band: bool,
+    /// The server could not be told to stop it (the cancel itself failed, said on stderr).
+    pub cancel_failed: bool,
     /// The lock it was last seen waiting for.
     pub wait: Option<LockWait>,
 }
@@ -123,6 +125,7 @@ pub async fn watch<F: Future>(
         output: None,
         interrupted: false,
         cancel_in_band: false,
+        cancel_failed: false,
         wait: None,
     };
     if progress::take_pending() {
@@ -147,7 +150,10 @@ pub async fn watch<F: Future>(
                         out.cancel_in_band = true;
                         return out;
                     }
-                    Err(e) => eprintln!("could not cancel the running statement: {e}"),
+                    Err(e) => {
+                        eprintln!("could not cancel the running statement: {e}");
+                        out.cancel_failed = true;
+                    }
                 }
             }
             result = &mut statement => {
@@ -232,6 +238,9 @@ pub fn settle<T, E>(
     to_error: impl Fn(E) -> Error,
 ) -> Result<T> {
     if watched.interrupted {
+        if watched.cancel_failed {
+            return Err(progress::interrupted_uncancelled_error());
+        }
         let cancelled = watched.output.is_some() || watched.cancel_in_band;
         return Err(progress::interrupted_error(cancelled));
     }

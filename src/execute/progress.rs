@@ -322,6 +322,16 @@ pub fn interrupted_error(cancelled: bool) -> Error {
     Error::Job(format!("interrupted ({}): {what}", label()))
 }
 
+/// The error of a statement an interrupt stopped waiting for, whose cancel the server did not
+/// take (said on stderr already): it may run on there until the connection closes, which
+/// rolls its transaction back.
+pub fn interrupted_uncancelled_error() -> Error {
+    Error::Job(format!(
+        "interrupted ({}): the server could not be told to stop the running statement; closing the connection rolls its transaction back",
+        label()
+    ))
+}
+
 /// Call `hook` at the moment of an interrupt while the returned guard lives (a synchronous
 /// backend's cancel, e.g. SQLite's `sqlite3_interrupt`, called from the signal thread).
 pub fn on_interrupt(hook: impl Fn() + Send + Sync + 'static) -> HookGuard {

@@ -252,10 +252,11 @@ impl MsSqlBackend {
         };
         let client = &mut self.client;
         let request = async move { client.simple_query(sql).await?.into_results().await };
-        let watched = watch::watch(request, sql, &self.session, &MsSql, &monitor).await;
+        let mut watched = watch::watch(request, sql, &self.session, &MsSql, &monitor).await;
         if watched.cancel_in_band {
             if let Err(e) = self.client.cancel_query().await {
                 eprintln!("could not cancel the running statement: {e}");
+                watched.cancel_failed = true;
             }
         }
         watch::settle(watched, &self.session, sql, is_lock_timeout, |e| {
