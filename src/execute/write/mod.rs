@@ -53,7 +53,7 @@ pub struct Table {
     /// judged by whether it changed.
     identity_before: Option<String>,
     /// `if_exists: merge` into this existing table: how.
-    merge: Option<merge::MergePlan>,
+    pub(crate) merge: Option<merge::MergePlan>,
 }
 
 impl Table {
@@ -202,7 +202,7 @@ impl Writes {
                 let plan = merge::MergePlan::read(
                     session,
                     dialect,
-                    &table.shape,
+                    &mut table.shape,
                     on_new,
                     on_missing,
                     copy,
