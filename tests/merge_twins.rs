@@ -251,3 +251,34 @@ async fn postgres_merge_keeps_case_twins_apart() {
 async fn mariadb_merge_keeps_case_twins_apart() {
     twins(mariadb()).await;
 }
+
+/// Under `pivot.on_collision: error` the twin is refused before any write, naming it.
+#[tokio::test]
+async fn sqlite_merge_refuses_a_twin_under_on_collision_error() {
+    let db = sqlite();
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    conn.execute("CREATE TABLE tw_src (id INT NOT NULL, attr TEXT, val TEXT)")
+        .await
+        .expect("create source");
+    load(conn.as_mut(), "tw_src", "(1, 'color', 'p1')").await;
+    run_job(&db, dir.path(), "tw", "replace", "stream");
+    load(conn.as_mut(), "tw_src", "(2, 'Color', '[x]')").await;
+    let path = dir.path().join("error.yaml");
+    std::fs::write(
+        &path,
+        "name: tw\nsource: {table: tw_src, alias: s}\nentity: [s.id]\nattribute: s.attr\nvalue: s.val\npivot: {on_collision: error}\ntarget: {table: tw_wide, if_exists: merge}\n",
+    )
+    .expect("write job");
+    let out = run(&["run", &path.display().to_string()], &db.url);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "refused: {err}");
+    assert!(
+        err.contains("'Color'") && err.contains("pivot.on_collision: error"),
+        "names the attribute and the setting: {err}"
+    );
+    let before: Wide = [("1".to_string(), row(&[("color", "p1")]))].into();
+    assert_eq!(read_wide(conn.as_mut(), "sqlite", "tw_wide").await, before);
+}

@@ -130,7 +130,8 @@ pub fn match_existing_columns(
     dialect: &dyn Dialect,
     shape: &mut TableShape,
     existing: &[String],
-) -> Vec<Renamed> {
+    on_collision: OnCollision,
+) -> Result<Vec<Renamed>> {
     let key = |c: &str| dialect.ident_key(c);
     let same = |a: &str, b: &str| match dialect.catalog_keeps_case() {
         true => a == b,
@@ -176,6 +177,19 @@ pub fn match_existing_columns(
             .cloned()
             .collect();
         let attribute = shape.columns[i].attribute.clone();
+        if on_collision == OnCollision::Error {
+            let other = existing.iter().find(|e| key(e) == key(&planned));
+            return Err(Error::Job(format!(
+                "attribute {} cannot be a column of {} as it is: its name {} collides with the \
+                 existing column {} of another attribute as a {} identifier \
+                 (pivot.on_collision: error); rename or exclude it; nothing was written",
+                shown(&attribute),
+                shape.table,
+                shown(&planned),
+                shown(other.map_or("", String::as_str)),
+                dialect.name()
+            )));
+        }
         let stem = strip_tag(&planned, &attribute);
         let column = disambiguate(dialect, stem, &attribute, &taken, &free);
         renamed.push(Renamed {
@@ -189,7 +203,7 @@ pub fn match_existing_columns(
         });
         shape.columns[i].column = column;
     }
-    renamed
+    Ok(renamed)
 }
 
 /// A planned column without the `~hash` [`disambiguate`] gave it, to disambiguate again.

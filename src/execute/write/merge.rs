@@ -15,7 +15,7 @@
 //! copied, and the rename is then undone ([`check_swapped`]). Cells going to NULL are
 //! counted, and guarded against the old delta pattern, in `nulled.rs`.
 
-use crate::config::{Job, OnMissing, OnNewAttributes, TableRef};
+use crate::config::{Job, OnCollision, OnMissing, OnNewAttributes, TableRef};
 use crate::dialect::merge::{self, MergeColumns};
 use crate::dialect::{Dialect, PivotColumn, TableShape};
 use crate::error::{Error, Result};
@@ -65,6 +65,7 @@ impl MergePlan {
         shape: &mut TableShape,
         on_new: OnNewAttributes,
         on_missing: OnMissing,
+        on_collision: OnCollision,
         (copy, copy_tag): (TableRef, String),
     ) -> Result<MergePlan> {
         let rows = session
@@ -90,7 +91,7 @@ impl MergePlan {
         }
         let is_key = |c: &str| keys.iter().any(|k| key_of(k) == key_of(c));
         let existing: Vec<String> = columns.into_iter().filter(|c| !is_key(c)).collect();
-        let renamed = match_existing_columns(dialect, shape, &existing);
+        let renamed = match_existing_columns(dialect, shape, &existing, on_collision)?;
         let shape = &*shape;
         let in_target = |c: &PivotColumn| existing.iter().any(|e| key_of(e) == key_of(&c.column));
         let new: Vec<&PivotColumn> = shape.columns.iter().filter(|c| !in_target(c)).collect();
