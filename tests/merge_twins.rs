@@ -10,7 +10,6 @@ mod servers;
 use std::collections::BTreeMap;
 
 use eavpivot::backend::Backend;
-use eavpivot::value::Value;
 use servers::*;
 
 /// entity id → column → value, NULLs left out.

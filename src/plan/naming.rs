@@ -142,23 +142,23 @@ pub fn match_existing_columns(
     // First the columns the target already has: the planned name, or the name before this
     // run's own collisions (`color` planned as `color~…` beside `Color` takes `color`).
     let mut claimed = vec![false; shape.columns.len()];
-    for i in 0..shape.columns.len() {
+    for (i, claim) in claimed.iter_mut().enumerate() {
         let planned = shape.columns[i].column.clone();
         if owned(&planned) {
-            claimed[i] = true;
+            *claim = true;
             continue;
         }
         let stem = strip_tag(&planned, &shape.columns[i].attribute).to_string();
         let free = !shape.columns.iter().any(|c| same(&c.column, &stem));
         if stem != planned && owned(&stem) && free {
-            claimed[i] = true;
+            *claim = true;
             shape.columns[i].column = stem;
         }
     }
     // Then a planned name that is another attribute's existing column as an identifier.
-    for i in 0..shape.columns.len() {
+    for (i, claim) in claimed.into_iter().enumerate() {
         let planned = shape.columns[i].column.clone();
-        if claimed[i] || !existing.iter().any(|e| key(e) == key(&planned)) {
+        if claim || !existing.iter().any(|e| key(e) == key(&planned)) {
             continue;
         }
         let others = shape.columns.iter().enumerate().filter(|(j, _)| *j != i);
