@@ -1,8 +1,10 @@
 //! `if_exists: merge` and `replace` run twice on SQL Server (Babelfish in CI; any server at
 //! `EAVPIVOT_MSSQL_URL`), both strategies, through the real binary, compared cell by cell —
 //! and the same merge on SQLite into a target whose columns differ in case from the
-//! attributes: the merge matches them case-insensitively, and so must its verification
-//! (Babelfish's `sys.columns` returns every name lower-cased, so there it is every merge).
+//! attributes. Babelfish's `sys.columns` returns every name lower-cased, so there the merge
+//! matches columns case-insensitively, and so must its verification; SQLite's catalog keeps
+//! case, so there `COLOR` is not attribute `Color`'s column (it may be another attribute's:
+//! tests/merge_twins.rs) and `Color` gets a column of its own.
 
 #[path = "support/servers.rs"]
 mod servers;
@@ -45,10 +47,17 @@ fn some(s: &str) -> Option<String> {
 }
 
 /// Source: 1 Color=Red Size=M, 2 Color=Blue. Target before the merge: `id`, `COLOR`, `SIZE`
-/// (upper case), holding entity 2 (stale) and 3. After: 1 and 2 from the source, 3 kept.
-async fn merge_into_upper_case_columns(db: &Db, text: &str) {
+/// (upper case), holding entity 2 (stale) and 3. After: 1 and 2 from the source, 3 kept —
+/// in `COLOR` and `SIZE` where the catalog does not keep case (`expected`), else in columns
+/// of their own (`COLOR`, `SIZE` then NULL for 1 and 2). Returns the `--json` column map.
+async fn merge_into_upper_case_columns(
+    db: &Db,
+    text: &str,
+    expected: &Cells,
+) -> Vec<Vec<(String, String)>> {
+    let mut maps = Vec::new();
     let rt_db = db.open().await;
-    let Some(mut conn) = rt_db else { return };
+    let Some(mut conn) = rt_db else { return maps };
     let tag = format!("bbf_m{}_{}", std::process::id(), db.what);
     let dir = tempfile::tempdir().expect("temp dir");
     for strategy in ["pushdown", "stream"] {
@@ -77,19 +86,32 @@ async fn merge_into_upper_case_columns(db: &Db, text: &str) {
             stderr(&out)
         );
         assert_eq!(
-            cells(conn.as_mut(), &target).await,
-            [
-                (1, some("Red"), some("M")),
-                (2, some("Blue"), None),
-                (3, some("Green"), some("L")),
-            ],
+            &cells(conn.as_mut(), &target).await,
+            expected,
             "{} {strategy}: merged cells",
             db.what
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+        let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+        let map = json["columns"].as_array().expect("columns").iter();
+        maps.push(
+            map.map(|c| (text(&c["attribute"]), text(&c["column"])))
+                .collect(),
         );
         for t in [&source, &target] {
             drop_if_exists(conn.as_mut(), t).await;
         }
     }
+    maps
+}
+
+/// The merged cells where the target's `COLOR` and `SIZE` are the attributes' columns.
+fn merged_in_place() -> Cells {
+    vec![
+        (1, some("Red"), some("M")),
+        (2, some("Blue"), None),
+        (3, some("Green"), some("L")),
+    ]
 }
 
 /// The job run twice with `replace` (the second swaps a new table in by rename), then merged
@@ -143,14 +165,28 @@ async fn replace_twice_then_merge(db: &Db, text: &str) {
 }
 
 #[tokio::test]
-async fn sqlite_merge_verifies_columns_whose_case_differs() {
-    merge_into_upper_case_columns(&sqlite(), "TEXT").await;
+async fn sqlite_merge_keeps_apart_columns_whose_case_differs() {
+    let untouched = (3, some("Green"), some("L"));
+    let expected = vec![(1, None, None), (2, None, None), untouched];
+    let maps = merge_into_upper_case_columns(&sqlite(), "TEXT", &expected).await;
+    assert_eq!(maps.len(), 2, "both strategies ran");
+    for map in maps {
+        let named: Vec<bool> = map
+            .iter()
+            .map(|(a, c)| c.starts_with(&format!("{a}~")))
+            .collect();
+        assert_eq!(
+            named,
+            [true, true],
+            "Color and Size in columns of their own: {map:?}"
+        );
+    }
 }
 
 #[tokio::test]
 async fn mssql_merge_verifies_columns_whose_case_differs() {
     let Some(db) = mssql() else { return };
-    merge_into_upper_case_columns(&db, "NVARCHAR(100)").await;
+    merge_into_upper_case_columns(&db, "NVARCHAR(100)", &merged_in_place()).await;
 }
 
 #[tokio::test]

@@ -226,6 +226,12 @@ impl Dialect for MsSql {
         Some(900)
     }
 
+    /// Babelfish's `sys.columns` lists names lower-cased (SQL Server keeps them; eavpivot cannot
+    /// tell the two apart from the dialect).
+    fn catalog_keeps_case(&self) -> bool {
+        false
+    }
+
     fn ident_key(&self, name: &str) -> String {
         name.trim_end_matches(' ').to_lowercase()
     }

@@ -152,10 +152,22 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     )
     .await?;
     writes.guard_merges(job);
-    // An existing target's key columns keep their names (an older table's case).
+    // An existing target's key columns keep their names (an older table's case); a merged
+    // attribute takes its own existing column, never another attribute's.
     for (planned, table) in plan.tables.iter_mut().zip(writes.tables().targets()) {
         planned.entity.clone_from(&table.shape.entity);
+        planned.columns.clone_from(&table.shape.columns);
+        for r in table.merge.iter().flat_map(|m| &m.renamed) {
+            plan.renamed.retain(|p| p.attribute != r.attribute);
+            plan.renamed.push(r.clone());
+        }
     }
+    let columns: Vec<_> = plan.tables.iter().flat_map(|t| &t.columns).collect();
+    plan.renamed.retain(|r| {
+        columns
+            .iter()
+            .any(|c| c.attribute == r.attribute && c.column == r.column)
+    });
     plan.notes.extend_from_slice(writes.notes());
     // A transform may rewrite entity keys: the source's NULL count then proves nothing.
     if transforms.is_empty() {

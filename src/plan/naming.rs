@@ -70,7 +70,7 @@ pub fn name_columns(
                 )));
             }
             Some(reason) => {
-                let column = disambiguate(dialect, &base, attribute, &taken);
+                let column = disambiguate(dialect, &base, attribute, &taken, &[]);
                 renamed.push(Renamed {
                     attribute: attribute.clone(),
                     column: column.clone(),
@@ -119,6 +119,102 @@ pub fn match_existing_keys(
     notes
 }
 
+/// An existing target's attribute columns, for `merge`: a planned column is the existing
+/// column of exactly its name (or, where the catalog does not keep case, of the same
+/// identifier: Babelfish lists every name lower-cased); a planned column that collides as an
+/// identifier with an existing column of another attribute (`Color` beside the target's
+/// `color`) is disambiguated as [`name_columns`] resolves collisions, and takes the existing
+/// column of that name where an earlier merge made it (the `~hash` is the attribute's own).
+/// So a merge never puts one attribute's values into another attribute's column.
+pub fn match_existing_columns(
+    dialect: &dyn Dialect,
+    shape: &mut TableShape,
+    existing: &[String],
+    on_collision: OnCollision,
+) -> Result<Vec<Renamed>> {
+    let key = |c: &str| dialect.ident_key(c);
+    let same = |a: &str, b: &str| match dialect.catalog_keeps_case() {
+        true => a == b,
+        false => key(a) == key(b),
+    };
+    let owned = |c: &str| existing.iter().any(|e| same(e, c));
+    let mut renamed = Vec::new();
+    // First the columns the target already has: the planned name, or the name before this
+    // run's own collisions (`color` planned as `color~…` beside `Color` takes `color`).
+    let mut claimed = vec![false; shape.columns.len()];
+    for (i, claim) in claimed.iter_mut().enumerate() {
+        let planned = shape.columns[i].column.clone();
+        if owned(&planned) {
+            *claim = true;
+            continue;
+        }
+        let stem = strip_tag(&planned, &shape.columns[i].attribute).to_string();
+        let free = !shape.columns.iter().any(|c| same(&c.column, &stem));
+        if stem != planned && owned(&stem) && free {
+            *claim = true;
+            shape.columns[i].column = stem;
+        }
+    }
+    // Then a planned name that is another attribute's existing column as an identifier.
+    for (i, claim) in claimed.into_iter().enumerate() {
+        let planned = shape.columns[i].column.clone();
+        if claim || !existing.iter().any(|e| key(e) == key(&planned)) {
+            continue;
+        }
+        let others = shape.columns.iter().enumerate().filter(|(j, _)| *j != i);
+        let taken: HashSet<String> = shape
+            .entity
+            .iter()
+            .map(|e| e.name.as_str())
+            .chain(existing.iter().map(String::as_str))
+            .chain(others.clone().map(|(_, c)| c.column.as_str()))
+            .map(key)
+            .collect();
+        // Existing columns no other planned column is: one may be this attribute's own.
+        let free: Vec<String> = existing
+            .iter()
+            .filter(|e| !others.clone().any(|(_, c)| same(e, &c.column)))
+            .cloned()
+            .collect();
+        let attribute = shape.columns[i].attribute.clone();
+        if on_collision == OnCollision::Error {
+            let other = existing.iter().find(|e| key(e) == key(&planned));
+            return Err(Error::Job(format!(
+                "attribute {} cannot be a column of {} as it is: its name {} collides with the \
+                 existing column {} of another attribute as a {} identifier \
+                 (pivot.on_collision: error); rename or exclude it; nothing was written",
+                shown(&attribute),
+                shape.table,
+                shown(&planned),
+                shown(other.map_or("", String::as_str)),
+                dialect.name()
+            )));
+        }
+        let stem = strip_tag(&planned, &attribute);
+        let column = disambiguate(dialect, stem, &attribute, &taken, &free);
+        renamed.push(Renamed {
+            attribute,
+            column: column.clone(),
+            reason: format!(
+                "collides with another attribute's existing column of {} as a {} identifier",
+                shape.table,
+                dialect.name()
+            ),
+        });
+        shape.columns[i].column = column;
+    }
+    Ok(renamed)
+}
+
+/// A planned column without the `~hash` [`disambiguate`] gave it, to disambiguate again.
+fn strip_tag<'a>(column: &'a str, attribute: &str) -> &'a str {
+    let tag = format!("~{:016x}", fnv1a(attribute.as_bytes()));
+    [16usize, 10, 6]
+        .iter()
+        .find_map(|&n| column.strip_suffix(&tag[..=n]))
+        .unwrap_or(column)
+}
+
 /// Why an attribute whose name is not valid UTF-8 cannot be pivoted: a column name must be
 /// text. Worded once, for discovery (which finds the entity by a look-up) and the stream
 /// (which has it in hand), so both strategies refuse alike.
@@ -148,11 +244,14 @@ fn shown_value(v: &Value) -> String {
 
 /// `base` made legal, cut to fit, plus `~` and a hash of the attribute: stable across runs
 /// whatever else the data holds. A longer hash is used in the unlikely case it still collides.
+/// A candidate that is exactly one of `own` (an existing column, named so by an earlier run)
+/// is taken even though it is `taken`.
 fn disambiguate(
     dialect: &dyn Dialect,
     base: &str,
     attribute: &str,
     taken: &HashSet<String>,
+    own: &[String],
 ) -> String {
     let clean: String = base.replace('\0', "_").trim_end_matches(' ').to_string();
     let hash = fnv1a(attribute.as_bytes());
@@ -161,7 +260,7 @@ fn disambiguate(
         let tag = &tag[..=hex_len];
         let stem = cut_to_fit(dialect.ident_limit(), &clean, tag);
         let candidate = format!("{}{tag}", stem.trim_end_matches(' '));
-        if !taken.contains(&dialect.ident_key(&candidate))
+        if (own.contains(&candidate) || !taken.contains(&dialect.ident_key(&candidate)))
             && dialect.column_name_problem(&candidate).is_none()
         {
             return candidate;

@@ -15,10 +15,11 @@
 //! copied, and the rename is then undone ([`check_swapped`]). Cells going to NULL are
 //! counted, and guarded against the old delta pattern, in `nulled.rs`.
 
-use crate::config::{Job, OnMissing, OnNewAttributes, TableRef};
+use crate::config::{Job, OnCollision, OnMissing, OnNewAttributes, TableRef};
 use crate::dialect::merge::{self, MergeColumns};
 use crate::dialect::{Dialect, PivotColumn, TableShape};
 use crate::error::{Error, Result};
+use crate::plan::naming::{match_existing_columns, Renamed};
 use crate::report::MergeStats;
 use crate::value::Value;
 
@@ -48,18 +49,23 @@ pub struct MergePlan {
     pub(super) scope_guard: Option<Job>,
     /// Typed merges: the target columns that widen to take the run's values (widen.rs).
     widening: Widening,
+    /// Attributes whose planned column collided with another attribute's existing column,
+    /// and the column each got instead ([`crate::plan::naming::match_existing_columns`]).
+    pub renamed: Vec<Renamed>,
 }
 
 impl MergePlan {
     /// Read the target's columns and decide, before any write, what the merge does with
     /// each; refuses a target that lacks the entity columns, and new attributes under
-    /// `on_new_attributes: error`.
+    /// `on_new_attributes: error`. A planned column that is another attribute's existing
+    /// column as an identifier is renamed in `shape` first.
     pub async fn read(
         session: &mut Session<'_>,
         dialect: &dyn Dialect,
-        shape: &TableShape,
+        shape: &mut TableShape,
         on_new: OnNewAttributes,
         on_missing: OnMissing,
+        on_collision: OnCollision,
         (copy, copy_tag): (TableRef, String),
     ) -> Result<MergePlan> {
         let rows = session
@@ -85,6 +91,8 @@ impl MergePlan {
         }
         let is_key = |c: &str| keys.iter().any(|k| key_of(k) == key_of(c));
         let existing: Vec<String> = columns.into_iter().filter(|c| !is_key(c)).collect();
+        let renamed = match_existing_columns(dialect, shape, &existing, on_collision)?;
+        let shape = &*shape;
         let in_target = |c: &PivotColumn| existing.iter().any(|e| key_of(e) == key_of(&c.column));
         let new: Vec<&PivotColumn> = shape.columns.iter().filter(|c| !in_target(c)).collect();
         if on_new == OnNewAttributes::Error && !new.is_empty() {
@@ -130,6 +138,7 @@ impl MergePlan {
             copy_tag,
             scope_guard: None,
             widening,
+            renamed,
         })
     }
 

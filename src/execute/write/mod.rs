@@ -23,7 +23,7 @@ mod widen;
 
 use async_trait::async_trait;
 
-use crate::config::{IfExists, Job, OnMissing, OnNewAttributes, TableRef};
+use crate::config::{IfExists, Job, OnCollision, OnMissing, OnNewAttributes, TableRef};
 use crate::dialect::{Dialect, TableShape, UnquotedCase};
 use crate::error::{Error, Result};
 use crate::report::MergeStats;
@@ -53,7 +53,7 @@ pub struct Table {
     /// judged by whether it changed.
     identity_before: Option<String>,
     /// `if_exists: merge` into this existing table: how.
-    merge: Option<merge::MergePlan>,
+    pub(crate) merge: Option<merge::MergePlan>,
 }
 
 impl Table {
@@ -86,6 +86,9 @@ pub struct Policy {
     pub if_exists: IfExists,
     pub on_missing: OnMissing,
     pub on_new_attributes: OnNewAttributes,
+    /// A merged attribute whose column is another attribute's existing column as an
+    /// identifier: renamed, or refused under `error`.
+    pub on_collision: OnCollision,
 }
 
 impl Policy {
@@ -94,6 +97,7 @@ impl Policy {
             if_exists: job.target.if_exists,
             on_missing: job.target.on_missing,
             on_new_attributes: job.pivot.on_new_attributes,
+            on_collision: job.pivot.on_collision,
         }
     }
 
@@ -103,6 +107,7 @@ impl Policy {
             if_exists,
             on_missing: OnMissing::Keep,
             on_new_attributes: OnNewAttributes::Add,
+            on_collision: OnCollision::Rename,
         }
     }
 }
@@ -198,13 +203,15 @@ impl Writes {
                 let copy_tag = run.tag(index + (1 << 20));
                 let copy = run.staging_name(dialect, &table.shape.table, &copy_tag);
                 let (on_new, on_missing) = (policy.on_new_attributes, policy.on_missing);
+                let on_collision = policy.on_collision;
                 let copy = (copy, copy_tag);
                 let plan = merge::MergePlan::read(
                     session,
                     dialect,
-                    &table.shape,
+                    &mut table.shape,
                     on_new,
                     on_missing,
+                    on_collision,
                     copy,
                 )
                 .await?;
