@@ -113,9 +113,20 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, cross: bool) -> Out
         return Outcome::Refused("merge into a split target is not supported (exit 2)".into());
     }
     let in_scope = |r: &Row| step.where_g.is_none_or(|g| r.grp >= g);
-    let scope: Vec<&Row> = step.rows.iter().filter(|r| in_scope(r)).collect();
+    let mut scope: Vec<&Row> = step.rows.iter().filter(|r| in_scope(r)).collect();
+    // A delta merge into an existing target reads only the entities `changed` names, each
+    // with all its rows in scope (the first merge, into no target, reads the whole scope).
+    let delta = step.merge && prev.is_some() && step.changed.is_some();
+    if let (true, Some(since)) = (delta, step.changed) {
+        let named: BTreeSet<Vec<K>> = scope
+            .iter()
+            .filter(|r| r.modified >= since)
+            .map(|r| r.key.clone())
+            .collect();
+        scope.retain(|r| named.contains(&r.key));
+    }
     let pivot = pivot(&scope, job.aggregate);
-    if pivot.attrs.is_empty() {
+    if pivot.attrs.is_empty() && !delta {
         return Outcome::Refused("no attribute names in scope: nothing to pivot".into());
     }
     if job.aggregate == Agg::Error && pivot.conflicts > 0 {
@@ -148,15 +159,9 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, cross: bool) -> Out
     if job.on_new == OnNew::Error && !new.is_empty() {
         return Outcome::Refused(format!("on_new_attributes: error, new {new:?}"));
     }
-    // The entities this merge re-pivots, each from all its rows in scope.
-    let touched: BTreeSet<Vec<K>> = match step.changed {
-        Some(since) => scope
-            .iter()
-            .filter(|r| r.modified >= since)
-            .map(|r| r.key.clone())
-            .collect(),
-        None => pivot.entities.clone(),
-    };
+    // The entities this merge re-pivots, each from all its rows in scope (for a delta, the
+    // scope holds only the entities `changed` names).
+    let touched: BTreeSet<Vec<K>> = pivot.entities.clone();
     let mut columns = prev.columns.clone();
     if job.on_new == OnNew::Add {
         columns.extend(new);
@@ -195,7 +200,7 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, cross: bool) -> Out
     }
     Outcome::Written {
         target,
-        conflicts: step.changed.is_none().then_some(pivot.conflicts),
+        conflicts: Some(pivot.conflicts),
         nulled: Some(nulled),
     }
 }
