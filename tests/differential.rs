@@ -59,12 +59,29 @@ fn run_cases(cases: u64, seed: u64) {
     let mut failures = Vec::new();
     let mut stats = check::Stats::default();
     let mut covered: BTreeMap<String, usize> = BTreeMap::new();
+    // SQL Server (Babelfish in CI) takes seconds per statement: it meets the first
+    // EAVPIVOT_DIFF_MSSQL_CASES cases only, so that the default run stays within minutes.
+    let mssql_cases = env_u64("EAVPIVOT_DIFF_MSSQL_CASES", 6);
+    let babelfish = exec::is_babelfish(&rt, &mut dbs);
     for i in 0..cases {
         let case = gen::case(seed.wrapping_add(i), &features);
         for family in &case.uses {
             *covered.entry(family.to_string()).or_default() += 1;
         }
         for config in check::configs(&case, dbs.len()) {
+            let on_mssql = config.0 == 3 || config.1 == 3;
+            if on_mssql && i >= mssql_cases {
+                continue;
+            }
+            if on_mssql && babelfish && case.has_attribute_with(']') {
+                eprintln!(
+                    "known Babelfish gap: seed {} on {}: an attribute name with ']' (Babelfish 4.2 does not parse ']]' in a bracketed identifier)",
+                    case.seed,
+                    check::config_name(config)
+                );
+                *covered.entry("known Babelfish gap".into()).or_default() += 1;
+                continue;
+            }
             *covered.entry(check::config_name(config)).or_default() += 1;
             let result =
                 check::run_config(&rt, &mut dbs, dir.path(), &case, config, &tag(i, config));

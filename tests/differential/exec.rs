@@ -71,6 +71,13 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
     Some(dbs)
 }
 
+/// Whether the SQL Server among `dbs` is Babelfish (its known gaps are said, not failed).
+pub fn is_babelfish(rt: &tokio::runtime::Runtime, dbs: &mut [Db]) -> bool {
+    dbs.iter_mut()
+        .find(|d| d.what == "mssql")
+        .is_some_and(|db| rt.block_on(servers::is_babelfish(db.conn.as_mut())))
+}
+
 /// A SQL string literal, written for `what` (MariaDB reads backslashes as escapes).
 pub fn literal(what: &str, s: &str) -> String {
     let s = s.replace('\'', "''");

@@ -92,6 +92,16 @@ pub struct Case {
     pub uses: BTreeSet<&'static str>,
 }
 
+impl Case {
+    /// Whether any step's source has an attribute name containing `c`.
+    pub fn has_attribute_with(&self, c: char) -> bool {
+        self.steps
+            .iter()
+            .flat_map(|s| &s.rows)
+            .any(|r| r.attr.as_deref().is_some_and(|a| a.contains(c)))
+    }
+}
+
 /// Attribute names that need quoting, collide as identifiers or are skipped.
 const NAMES: [&str; 16] = [
     "color",
