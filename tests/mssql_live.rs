@@ -78,10 +78,19 @@ impl Scratch {
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::SeqCst)
         );
-        admin
-            .execute(&format!("CREATE DATABASE [{name}]"))
-            .await
-            .expect("CREATE DATABASE");
+        // Babelfish keeps its databases in one catalog row: two CREATE/DROP DATABASE at once
+        // (this binary's tests run in parallel) fail with "tuple concurrently updated". Tried
+        // again, a bounded number of times.
+        let create = format!("CREATE DATABASE [{name}]");
+        for attempt in 1.. {
+            match admin.execute(&create).await {
+                Ok(_) => break,
+                Err(e) if attempt < 10 && e.to_string().contains("concurrently updated") => {
+                    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                }
+                Err(e) => panic!("CREATE DATABASE: {e}"),
+            }
+        }
         Scratch { admin, name }
     }
 
@@ -90,8 +99,14 @@ impl Scratch {
     /// linger, this login's own sessions in it are killed and the DROP tried once more.
     async fn drop_now(mut self) {
         let drop = format!("DROP DATABASE [{}]", self.name);
-        if self.admin.execute(&drop).await.is_ok() {
-            return;
+        for _ in 0..10 {
+            match self.admin.execute(&drop).await {
+                Ok(_) => return,
+                Err(e) if e.to_string().contains("concurrently updated") => {
+                    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                }
+                Err(_) => break,
+            }
         }
         let sessions = format!(
             "SELECT session_id FROM sys.dm_exec_sessions WHERE database_id = DB_ID(N'{}') AND session_id <> @@SPID AND login_name = SUSER_SNAME()",
