@@ -167,6 +167,7 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
             s if s.contains("AS n_rows") => "discover",
             s if s.starts_with("EXEC sp_describe_first_result_set") => "describe keys",
             s if s.contains("OBJECT_ID(N'dbo.WIDE', N'U')") => "target exists?",
+            "SELECT OBJECT_ID(N'dbo.WIDE')" => "target identity",
             s if s.starts_with("SELECT p.a, COUNT(*) AS pairs") => "survey pairs",
             "SET XACT_ABORT ON; BEGIN TRANSACTION" => "BEGIN",
             s if s.starts_with("CREATE TABLE dbo.WIDE (") => "CREATE",
@@ -187,6 +188,8 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
             "discover",
             "describe keys",
             "target exists?",
+            // Read before any write, so that a COMMIT whose outcome is unknown can be checked.
+            "target identity",
             "survey pairs",
             "BEGIN",
             "CREATE",
@@ -196,7 +199,7 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
             "COMMIT"
         ]
     );
-    let create = &sent[7];
+    let create = &sent[8];
     assert!(
         create.contains("[item_id] INT"),
         "entity keeps its source type: {create}"

@@ -126,8 +126,7 @@ pub(super) async fn read_identity(
     table: &TableRef,
 ) -> Result<Option<String>> {
     let rows = session
-        .backend
-        .query(&dialect.table_identity(table))
+        .inspect_target(&dialect.table_identity(table))
         .await?;
     Ok(rows
         .first()
