@@ -16,16 +16,20 @@ impl Writes {
     /// The targets' names, for the messages: `kv_wide is the new table`, `a, b are the new
     /// tables`.
     pub(super) fn new_tables(&self) -> String {
-        let names: Vec<String> = self
-            .tables
-            .all
-            .iter()
-            .map(|t| t.shape.table.to_string())
-            .collect();
+        let names = self.table_names();
         match names.len() {
             1 => format!("{} is the new table", names[0]),
             _ => format!("{} are the new tables", names.join(", ")),
         }
+    }
+
+    /// The names every table of the run has once it is done.
+    fn table_names(&self) -> Vec<String> {
+        self.tables
+            .all
+            .iter()
+            .map(|t| t.shape.table.to_string())
+            .collect()
     }
 
     /// COMMIT. Where DDL is transactional and the COMMIT fails (the connection lost on the
@@ -61,12 +65,7 @@ impl Writes {
     /// commit (built under a staging name, or new) are in place, by the database's own
     /// identity of each target name.
     async fn commit_outcome(&self, session: &mut Session<'_>, dialect: &dyn Dialect) -> String {
-        let names: Vec<String> = self
-            .tables
-            .all
-            .iter()
-            .map(|t| t.shape.table.to_string())
-            .collect();
+        let names = self.table_names();
         let check = names.join(", ");
         let mut changed = Vec::new();
         for table in &self.tables.all {
