@@ -79,8 +79,9 @@ pub enum Command {
     Examples(examples::ExamplesArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(manual::CompletionsArgs),
-    /// Print the man page (roff) on stdout: `eavpivot man > eavpivot.1`.
-    Man,
+    /// Print the man page (roff) on stdout: `eavpivot man > eavpivot.1`, `eavpivot man run`,
+    /// or write every page: `eavpivot man --out-dir DIR`.
+    Man(manual::ManArgs),
 }
 
 #[derive(Debug, Args)]
@@ -168,7 +169,7 @@ pub fn main() -> ExitCode {
         Command::Sudoku(args) => sudoku::run(args),
         Command::Examples(args) => examples::run(args, verbosity),
         Command::Completions(args) => manual::completions(args),
-        Command::Man => manual::man(),
+        Command::Man(args) => manual::man(args),
     };
     match result {
         Ok(code) => code,
