@@ -370,6 +370,28 @@ mod tests {
     }
 
     #[test]
+    fn out_dir_writes_every_page_and_an_unknown_page_is_a_usage_error() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let out = dir.path().join("man1");
+        let args = ManArgs {
+            page: None,
+            out_dir: Some(out.clone()),
+        };
+        man(&args).expect("man --out-dir");
+        for page in pages().expect("pages") {
+            let written = std::fs::read_to_string(out.join(&page.file)).expect("page written");
+            assert_eq!(written, page.roff, "{}", page.file);
+        }
+        let args = ManArgs {
+            page: Some("nosuch".into()),
+            out_dir: None,
+        };
+        let err = man(&args).expect_err("no such page");
+        assert_eq!(super::super::exit_code_of(&err), 2);
+        assert!(err.to_string().contains("run, check, inspect"), "{err}");
+    }
+
+    #[test]
     fn the_job_file_format_lists_every_key_of_the_schema() {
         let section = job_file_format().expect("section");
         for key in [

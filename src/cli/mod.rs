@@ -122,7 +122,8 @@ pub struct ConnectionArgs {
     #[arg(long, default_value_t = 15, value_name = "SECONDS")]
     pub connect_timeout: u64,
     /// A file holding the password (its first line), used when the connection string has
-    /// none; before EAVPIVOT_PASSWORD and each server's own variables (README "Connecting").
+    /// none; before EAVPIVOT_PASSWORD and each server's own variables (docs/reference.md,
+    /// "Where the password comes from").
     #[arg(long, value_name = "FILE")]
     pub password_file: Option<PathBuf>,
 }
