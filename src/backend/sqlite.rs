@@ -26,7 +26,7 @@ use super::read_ahead::ReadAhead;
 use super::{flush_rows, Backend, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, Sqlite};
 use crate::error::{Error, Result};
-use crate::execute::progress;
+use crate::interrupt;
 use crate::value::Value;
 
 /// SQLite's default limit on bound parameters per statement (SQLITE_MAX_VARIABLE_NUMBER).
@@ -299,9 +299,9 @@ impl SqliteBackend {
     /// While the guard lives, an interrupt calls `sqlite3_interrupt` (from the signal thread:
     /// this one is busy stepping the statement), which stops it at its next step with
     /// SQLITE_INTERRUPT; [`db_error`] turns that into the interrupt's error.
-    fn interruptible(&self) -> progress::HookGuard {
+    fn interruptible(&self) -> interrupt::HookGuard {
         let handle = self.conn.get_interrupt_handle();
-        progress::on_interrupt(move || handle.interrupt())
+        interrupt::on_interrupt(move || handle.interrupt())
     }
 
     /// [`super::load_ready`], synchronously: the read statement borrows the connection, so the
@@ -362,7 +362,7 @@ impl ToSql for Bound<'_> {
 /// (`view kv_wide already exists`, `no such column: s.x`) already names what is at fault.
 fn db_error(context: &str, err: rusqlite::Error) -> Error {
     match err.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::OperationInterrupted) => progress::interrupted_error(true),
+        Some(rusqlite::ErrorCode::OperationInterrupted) => interrupt::interrupted_error(true),
         // The busy timeout ran out: another connection holds the file's lock (SQLite locks
         // the whole database, and cannot say who holds it).
         Some(rusqlite::ErrorCode::DatabaseBusy) => Error::Job(format!(

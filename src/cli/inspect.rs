@@ -118,7 +118,7 @@ impl RowPipeline for Scan<'_> {
         let name = plan::attribute_name(self.dialect, row.pop().unwrap_or(Value::Null))?;
         self.census.add(row, name, value);
         if self.census.source_rows & 4_095 == 0 {
-            crate::execute::progress::check_interrupt()?;
+            crate::interrupt::check_interrupt()?;
             if let Some(bar) = &self.bar {
                 bar.set_position(self.census.source_rows);
             }

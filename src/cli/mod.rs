@@ -222,7 +222,7 @@ pub fn one_line(err: &anyhow::Error) -> String {
 /// 2 when the command line or job file is at fault, 1 when the job failed, and 130 or 143
 /// when a SIGINT or SIGTERM stopped it (whatever error the stop surfaced as).
 pub fn exit_code_of(err: &anyhow::Error) -> u8 {
-    if let Some(code) = crate::execute::progress::signal_exit_code() {
+    if let Some(code) = crate::interrupt::signal_exit_code() {
         code
     } else if let Some(e) = err.downcast_ref::<crate::Error>() {
         e.exit_code()

@@ -109,7 +109,7 @@ fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
         .map(|t| ConnectionSpec::parse(Some(t)))
         .transpose()?;
     // From here on SIGINT/SIGTERM cancel the running statement and roll back, and say so.
-    let _interrupt = execute::progress::InterruptGuard::arm();
+    let _interrupt = crate::interrupt::InterruptGuard::arm();
     let options = connect_options(&args.connection)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

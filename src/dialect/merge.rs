@@ -210,6 +210,25 @@ pub fn delete_missing<D: Dialect + ?Sized>(
     )
 }
 
+/// Where DDL is not transactional: every row of `target` into its `copy`, `columns` (the
+/// entity keys and the target's attribute columns) as they are.
+pub fn copy_rows<D: Dialect + ?Sized>(
+    d: &D,
+    copy: &TableRef,
+    target: &TableRef,
+    columns: &[String],
+) -> String {
+    let list: Vec<String> = columns.iter().map(|c| d.quote_ident(c)).collect();
+    let list = list.join(", ");
+    format!("INSERT INTO {copy} ({list}) SELECT {list} FROM {target}")
+}
+
+/// Mark the merge's `copy` with the run that made it ([`Dialect::mark_created`]), as a
+/// staging table created outside the transaction is marked.
+pub fn mark_copy<D: Dialect + ?Sized>(d: &D, copy: &TableRef, mark: &str) -> String {
+    d.mark_created(format!("ALTER TABLE {copy}"), mark)
+}
+
 /// One row: per target column, the cells of touched entities that hold a value and are NULL
 /// after the merge. `columns` pairs each target column with its staging column, None where
 /// the merge clears it.
@@ -281,4 +300,21 @@ pub fn outside_scope<D: Dialect + ?Sized>(d: &D, job: &crate::config::Job) -> St
         same("f"),
         same("g"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::MariaDb;
+
+    #[test]
+    fn the_copy_takes_every_target_row_column_for_column() {
+        let copy = TableRef::parse("t_copy").expect("table name");
+        let target = TableRef::parse("t").expect("table name");
+        let columns = ["id".to_string(), "a`b".to_string()];
+        assert_eq!(
+            copy_rows(&MariaDb, &copy, &target, &columns),
+            "INSERT INTO t_copy (`id`, `a``b`) SELECT `id`, `a``b` FROM t"
+        );
+    }
 }

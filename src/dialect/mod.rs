@@ -33,6 +33,7 @@ pub use typed::{ColumnKind, Typed};
 
 pub mod merge;
 pub mod portable;
+pub mod preview;
 
 use crate::config::{Aggregate, Job, JoinKind, TableRef};
 

@@ -16,11 +16,9 @@ use crate::value::Value;
 use super::keys::explain_key_violation;
 use super::session::Session;
 use super::stream::{Pivoter, StreamStats};
-use super::verify::{self, row_counts};
+use super::verify;
 use super::write::{Fill, Table, Tables};
-
-pub(super) const VERIFY_NOTE: &str =
-    "verify: rows and non-null cells written (must match the source)";
+use crate::value::row_counts;
 
 /// The pivot's load: what it reads, how, and what it knows for verification.
 pub struct PivotFill<'a> {

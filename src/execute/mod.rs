@@ -9,6 +9,7 @@ mod discover;
 mod fault;
 mod keys;
 mod load;
+pub mod preview;
 pub mod progress;
 pub mod session;
 mod sql_engine;
@@ -25,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::plan::{self, Plan, PlanOptions, Strategy};
 use crate::report::{Preview, Report};
 use crate::transform;
-use crate::value::Value;
+use crate::value::{first_int, Value};
 
 pub use crate::report::LoadStats;
 pub use session::{Session, Statement, StatementKind};
@@ -234,7 +235,7 @@ async fn finish(
     let preview = if options.dry_run || options.preview_rows == 0 {
         None
     } else {
-        Some(Preview::read(session.backend, dialect, &plan, options.preview_rows).await?)
+        Some(preview::read(session.backend, dialect, &plan, options.preview_rows).await?)
     };
     let report = Report::new(
         job,
@@ -348,13 +349,4 @@ fn map_entity_types(
         })
         .collect();
     (mapped, notes)
-}
-
-/// The single integer of a one-row, one-column result (0 when absent).
-pub fn first_int(rows: &[Vec<crate::value::Value>]) -> u64 {
-    rows.first()
-        .and_then(|r| r.first())
-        .and_then(|v| v.as_i64())
-        .unwrap_or(0)
-        .max(0) as u64
 }

@@ -43,13 +43,15 @@ use crate::config::Job;
 use crate::dialect::{Dialect, TableShape};
 use crate::error::{Error, Result};
 use crate::plan::Discovery;
-use crate::value::Value;
+use crate::value::{first_int, row_counts, Value};
 
-use super::first_int;
-use super::load::VERIFY_NOTE;
 use super::session::Session;
 use super::stream::StreamStats;
 use super::write::Table;
+
+/// The note on the verification queries (`--json`, `--verbose`).
+pub(super) const VERIFY_NOTE: &str =
+    "verify: rows and non-null cells written (must match the source)";
 
 /// The expected side of verification, from the stream where its counts prove it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -380,16 +382,6 @@ async fn verify_printed(
         }
     }
     Ok(())
-}
-
-pub(super) fn row_counts(rows: &[Vec<Value>]) -> Vec<u64> {
-    rows.first()
-        .map(|r| {
-            r.iter()
-                .map(|v| v.as_i64().unwrap_or(0).max(0) as u64)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn check_counts(out: &Table, rows: u64, cells: &[u64], got: &[u64]) -> Result<()> {

@@ -55,7 +55,7 @@ pub struct MariaDbBackend {
     session: SessionWatch,
     /// Ends this session on the server and drops the run's staging tables if the process
     /// is made to exit at once (a second signal): the server would run the statement on.
-    _forced_exit: Option<crate::execute::progress::ExitHookGuard>,
+    _forced_exit: Option<crate::interrupt::ExitHookGuard>,
 }
 
 pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
@@ -138,7 +138,7 @@ impl Backend for MariaDbBackend {
         self.session = watch::start_session(self, timeout).await?;
         if let Some(end) = self.session.id.and_then(|id| MariaDb.end_session(id)) {
             let target = self.target.clone();
-            self._forced_exit = Some(crate::execute::progress::on_forced_exit(move |budget| {
+            self._forced_exit = Some(crate::interrupt::on_forced_exit(move |budget| {
                 end_and_clean_up(&target, &end, budget)
             }));
         }
@@ -209,7 +209,7 @@ impl MariaDbBackend {
 /// transaction rolls back) and drop the run's staging tables, saying what was done; given up
 /// after `budget`.
 fn end_and_clean_up(target: &connect::MyTarget, end: &str, budget: std::time::Duration) {
-    let tables = crate::execute::progress::forced_cleanup();
+    let tables = crate::interrupt::forced_cleanup();
     let (target, end) = (target.clone(), end.to_string());
     let (said, hear) = std::sync::mpsc::channel::<String>();
     let worker = std::thread::Builder::new().spawn(move || {

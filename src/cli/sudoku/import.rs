@@ -16,10 +16,10 @@ use async_trait::async_trait;
 use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver, LoadTarget};
 use crate::config::{IfExists, TableRef};
 use crate::dialect::sudoku_sql;
-use crate::execute::first_int;
 use crate::execute::write::{Fill, Policy, Tables, Writes};
 use crate::execute::Session;
 use crate::transform::sudoku::Grid;
+use crate::value::first_int;
 use crate::value::Value;
 
 /// Puzzles loaded per `load_rows` call: bounds memory on the 49,158-puzzle sets.

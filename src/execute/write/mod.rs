@@ -29,9 +29,9 @@ use crate::error::{Error, Result};
 use crate::report::MergeStats;
 
 use super::fault;
-use super::first_int;
-use super::progress::{self, check_interrupt, InterruptGuard, Shield};
 use super::session::Session;
+use crate::interrupt::{self, check_interrupt, InterruptGuard, Shield};
+use crate::value::first_int;
 
 use commit::{read_identity, refuse_a_view};
 use guard::refuse_writing_sources;
@@ -266,7 +266,7 @@ impl Writes {
         let _interrupt = InterruptGuard::arm();
         let result = self.write(session, fill).await;
         if result.is_ok() || self.settled.is_some() {
-            progress::set_forced_cleanup(Vec::new());
+            interrupt::set_forced_cleanup(Vec::new());
         }
         if let Some(done) = self.settled.take() {
             // Past the COMMIT: nothing to roll back, and what happened is known.
@@ -332,10 +332,10 @@ impl Writes {
         }
         drop(shield);
         self.merged = merged;
-        if progress::interrupt_requested() {
+        if interrupt::interrupt_requested() {
             self.settled = Some(format!(
                 "interrupted ({}) during the commit, which was finished first: the commit went through: {}",
-                progress::interrupted_label(),
+                interrupt::interrupted_label(),
                 self.new_tables()
             ));
         }
@@ -344,7 +344,7 @@ impl Writes {
 
     /// Tell a forced exit (a second signal) what this run would leave behind now.
     fn publish_cleanup(&self, dialect: &dyn Dialect) {
-        progress::set_forced_cleanup(
+        interrupt::set_forced_cleanup(
             self.created_outside
                 .iter()
                 .map(|t| (t.to_string(), dialect.drop_table(t)))
