@@ -25,7 +25,7 @@ use rusqlite::{Connection, OpenFlags};
 use super::read_ahead::ReadAhead;
 use super::{flush_rows, Backend, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, Sqlite};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::interrupt;
 use crate::value::Value;
 
@@ -115,7 +115,7 @@ impl SqliteBackend {
 
     /// [`db_error`], naming the database file and the wait when the lock timed out.
     fn db_error(&self, context: &str, err: rusqlite::Error) -> Error {
-        if err.sqlite_error_code() != Some(rusqlite::ErrorCode::DatabaseBusy) {
+        if kind_of(&err) != ErrorKind::LockTimeout {
             return db_error(context, err);
         }
         let file = match &self.path {
@@ -365,18 +365,36 @@ fn db_error(context: &str, err: rusqlite::Error) -> Error {
         Some(rusqlite::ErrorCode::OperationInterrupted) => interrupt::interrupted_error(true),
         // The busy timeout ran out: another connection holds the file's lock (SQLite locks
         // the whole database, and cannot say who holds it).
-        Some(rusqlite::ErrorCode::DatabaseBusy) => Error::Job(format!(
+        _ if kind_of(&err) == ErrorKind::LockTimeout => Error::Job(format!(
             "sqlite {context}: lock_timeout expired waiting for a lock on the database file \
              (another connection is writing to it)"
         )),
         // The message alone: SqlInputError's Display echoes the whole statement.
         _ => {
+            let kind = kind_of(&err);
             let message = match err {
                 rusqlite::Error::SqlInputError { msg, .. } => msg,
                 other => other.to_string(),
             };
-            Error::database(format!("sqlite {context}"), message)
+            Error::database_of(kind, format!("sqlite {context}"), message)
         }
+    }
+}
+
+/// The kind of an SQLite error, by its (extended) result code.
+fn kind_of(err: &rusqlite::Error) -> ErrorKind {
+    use rusqlite::ffi;
+    let Some(e) = err.sqlite_error() else {
+        return ErrorKind::Other;
+    };
+    match e.extended_code {
+        ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+            ErrorKind::UniqueViolation
+        }
+        ffi::SQLITE_CONSTRAINT_NOTNULL => ErrorKind::NotNullViolation,
+        // The busy timeout ran out (SQLite locks the whole file).
+        _ if e.code == rusqlite::ErrorCode::DatabaseBusy => ErrorKind::LockTimeout,
+        _ => ErrorKind::Other,
     }
 }
 

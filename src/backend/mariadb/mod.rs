@@ -31,7 +31,7 @@ use super::read_ahead::{self, ReadAhead, RowSender};
 use super::watch::{self, SessionWatch};
 use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, MariaDb, SessionSql};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
 use monitor::watched;
 
@@ -433,5 +433,27 @@ fn db_error(context: &str, err: &mysql_async::Error) -> Error {
         mysql_async::Error::Server(e) => format!("ERROR {} ({}): {}", e.code, e.state, e.message),
         other => other.to_string(),
     };
-    Error::database(format!("mariadb {context}"), message)
+    Error::database_of(kind_of(err), format!("mariadb {context}"), message)
+}
+
+/// The kind of a server error, by its error number.
+pub(super) fn kind_of(err: &mysql_async::Error) -> ErrorKind {
+    match err {
+        mysql_async::Error::Server(e) => kind_of_code(e.code),
+        _ => ErrorKind::Other,
+    }
+}
+
+/// The kind of an error or warning number (`SHOW WARNINGS` gives the same numbers).
+pub(super) fn kind_of_code(code: u16) -> ErrorKind {
+    match code {
+        // ER_DUP_ENTRY (also `LOAD DATA LOCAL`'s warning: LOCAL implies IGNORE),
+        // ER_DUP_ENTRY_WITH_KEY_NAME.
+        1062 | 1586 => ErrorKind::UniqueViolation,
+        // ER_BAD_NULL_ERROR.
+        1048 => ErrorKind::NotNullViolation,
+        // ER_LOCK_WAIT_TIMEOUT: `lock_wait_timeout` or `innodb_lock_wait_timeout` expired.
+        1205 => ErrorKind::LockTimeout,
+        _ => ErrorKind::Other,
+    }
 }
