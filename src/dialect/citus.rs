@@ -38,6 +38,25 @@ pub trait ScaleOut: Send + Sync {
 
 pub struct Citus;
 
+/// The source column an entity expression names (`entity`, `kv.entity`, `"Entity"`), as
+/// PostgreSQL stores it (unquoted names fold to lower case); None for any other expression.
+/// A table can only be distributed like the source by a key that is its distribution column.
+pub fn column_named(expr: &str) -> Option<String> {
+    let expr = expr.trim();
+    let last = match expr.rsplit_once('.') {
+        Some((_, last)) if !expr.ends_with('"') || last.starts_with('"') => last,
+        _ => expr,
+    };
+    if let Some(quoted) = last.strip_prefix('"').and_then(|l| l.strip_suffix('"')) {
+        return Some(quoted.replace("\"\"", "\""));
+    }
+    let plain = !last.is_empty()
+        && last
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    plain.then(|| last.to_ascii_lowercase())
+}
+
 impl ScaleOut for Citus {
     fn installed(&self) -> String {
         "SELECT count(*) FROM pg_catalog.pg_extension WHERE extname = 'citus'".into()

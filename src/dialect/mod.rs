@@ -7,7 +7,7 @@
 //! Everything that comes from the data (attribute names, values) reaches SQL only through
 //! [`Dialect::quote_ident`] and [`Dialect::quote_literal`].
 
-mod citus;
+pub mod citus;
 mod ident_case;
 mod identity;
 mod mariadb;

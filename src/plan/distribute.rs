@@ -109,21 +109,9 @@ fn if_exists_word(if_exists: IfExists) -> &'static str {
     }
 }
 
-/// The entity expression is the source's column `column` (`entity`, `kv.entity`, `"Entity"`):
-/// its last part, unquoted as PostgreSQL reads it (unquoted names fold to lower case).
+/// The entity expression is the source's column `column`.
 fn is_column(key: &EntityKey, column: &str) -> bool {
-    let expr = key.expr.trim();
-    let last = match expr.rsplit_once('.') {
-        Some((_, last)) if !expr.ends_with('"') || last.starts_with('"') => last,
-        _ => expr,
-    };
-    if let Some(quoted) = last.strip_prefix('"').and_then(|l| l.strip_suffix('"')) {
-        return quoted.replace("\"\"", "\"") == column;
-    }
-    let plain = last
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-    plain && last.to_ascii_lowercase() == column
+    crate::dialect::citus::column_named(&key.expr).as_deref() == Some(column)
 }
 
 #[cfg(test)]
