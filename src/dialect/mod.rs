@@ -7,6 +7,7 @@
 //! Everything that comes from the data (attribute names, values) reaches SQL only through
 //! [`Dialect::quote_ident`] and [`Dialect::quote_literal`].
 
+pub mod citus;
 mod ident_case;
 mod identity;
 mod mariadb;
@@ -22,6 +23,7 @@ pub mod sudoku_join;
 pub mod sudoku_sql;
 mod typed;
 
+pub use citus::{Citus, ScaleOut};
 pub use ident_case::{entity_column_name, UnquotedCase};
 pub use identity::Identity;
 pub use mariadb::MariaDb;
@@ -149,6 +151,12 @@ pub struct TableShape {
 pub trait Dialect: SessionSql + Identity + Send + Sync {
     /// `sqlite`, `postgres`, `mariadb` or `mssql`: also the folder name under `sql/`.
     fn name(&self) -> &'static str;
+
+    /// The engine that can spread this dialect's tables over several servers (Citus for
+    /// PostgreSQL), if one may be installed; whether it is, is asked of the database.
+    fn scale_out(&self) -> Option<&'static dyn ScaleOut> {
+        None
+    }
 
     /// Quote an identifier that may contain anything (it comes from the data).
     fn quote_ident(&self, name: &str) -> String {

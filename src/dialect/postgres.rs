@@ -74,6 +74,10 @@ impl Dialect for Postgres {
         "postgres"
     }
 
+    fn scale_out(&self) -> Option<&'static dyn super::ScaleOut> {
+        Some(&super::Citus)
+    }
+
     /// PostgreSQL text cannot hold a NUL at all, and one inside the statement text fails in
     /// the protocol with no hint of the value; `chr(0)` fails as one clear line instead
     /// (`null character not permitted`).

@@ -153,6 +153,8 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     )
     .await?;
     writes.guard_merges(job);
+    plan.notes
+        .extend(writes.plan_distribution(&mut session, job).await?);
     // An existing target's key columns keep their names (an older table's case); a merged
     // attribute takes its own existing column, never another attribute's.
     for (planned, table) in plan.tables.iter_mut().zip(writes.tables().targets()) {

@@ -15,6 +15,7 @@
 //! recognised by that mark and dropped by the next run before it starts.
 
 mod commit;
+mod distribute;
 mod guard;
 mod merge;
 mod nulled;
@@ -158,6 +159,8 @@ pub struct Writes {
     copied: Vec<(TableRef, Vec<String>)>,
     /// Plan notes from matching existing targets (an older key column's case).
     notes: Vec<String>,
+    /// On a scale-out engine (Citus): how created tables are distributed.
+    scaled_out: Option<distribute::ScaledOut>,
 }
 
 impl Writes {
@@ -231,6 +234,7 @@ impl Writes {
             settled: None,
             copied: Vec::new(),
             notes,
+            scaled_out: None,
         })
     }
 
@@ -296,6 +300,9 @@ impl Writes {
         }
         session.change(&dialect.begin()).await?;
         self.began = true;
+        for sql in self.scaled_out.iter().flat_map(|s| s.after_begin()) {
+            session.change(&sql).await?;
+        }
         if tx_ddl {
             self.create_all(session, dialect, true).await?;
         }
@@ -369,7 +376,8 @@ impl Writes {
         dialect: &dyn Dialect,
         in_transaction: bool,
     ) -> Result<()> {
-        for table in &self.tables.all {
+        let n_targets = self.tables.targets;
+        for (index, table) in self.tables.all.iter().enumerate() {
             if table.append {
                 continue;
             }
@@ -379,6 +387,15 @@ impl Writes {
                 false => create,
             };
             session.change(&create).await?;
+            // Companion tables hold rows that are not per entity: they stay local.
+            let keys: Vec<String> = table.shape.entity.iter().map(|e| e.name.clone()).collect();
+            let spread = |t: &TableRef| {
+                let scaled = self.scaled_out.as_ref().filter(|_| index < n_targets);
+                scaled.and_then(|s| s.distribute(t, &keys))
+            };
+            if let Some(sql) = spread(&table.build) {
+                session.change(&sql).await?;
+            }
             if !in_transaction && !session.dry_run {
                 self.created_outside.push(table.build.clone());
                 self.publish_cleanup(dialect);
@@ -388,7 +405,7 @@ impl Writes {
                     let mark = self.run.mark(&m.copy_tag);
                     m.create_copy(dialect, &table.shape.table, &mark)
                 });
-                for sql in plan.unwrap_or_default() {
+                for sql in plan.unwrap_or_default().into_iter().chain(spread(copy)) {
                     session.change(&sql).await?;
                     if !session.dry_run && !self.created_outside.contains(copy) {
                         self.created_outside.push(copy.clone());

@@ -1,0 +1,203 @@
+//! Whether the tables a run creates are distributed like its source (Citus), and why or why
+//! not, from facts read before any write. Pure: the catalog reads are in
+//! `execute::write::distribute`, the SQL in `dialect::citus`.
+//!
+//! Distributing pays only when the source is spread by the very column the target is keyed
+//! by: then `INSERT … SELECT … GROUP BY entity` into a co-located table runs on each worker
+//! against its own shards, and no wide row crosses the coordinator.
+
+use crate::config::{Distribute, EntityKey, IfExists, Job, TableRef};
+
+/// A table spread over the workers: by which column, in which colocation group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spread {
+    pub column: String,
+    pub colocation: i64,
+}
+
+/// What the catalogs said, read before any write.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    /// The scale-out engine is installed in the target's database.
+    pub installed: bool,
+    /// The source is reached on the target's connection (not `target.connection`).
+    pub same_database: bool,
+    /// The source table, if it is distributed.
+    pub source: Option<Spread>,
+    /// The target, if it exists already and is distributed (read only when it exists).
+    pub target: Option<Spread>,
+    pub target_exists: bool,
+}
+
+/// The decision: distribute the created target tables by the entity column `entity` (its
+/// index in the job's entity list), co-located with `colocate_with`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Distribution {
+    pub entity: usize,
+    pub colocate_with: TableRef,
+}
+
+/// The decision and the plan's note saying why (None: nothing to say, no engine).
+pub fn decide(job: &Job, facts: &Facts) -> (Option<Distribution>, Option<String>) {
+    if !facts.installed {
+        return (None, None);
+    }
+    let source = &job.source.table;
+    let no = |why: String| (None, Some(format!("target not distributed: {why}")));
+    if job.target.distribute == Distribute::Off {
+        return no("target.distribute: off".into());
+    }
+    if !facts.same_database {
+        return no("the source is in another database (target.connection)".into());
+    }
+    let Some(spread) = &facts.source else {
+        return no(format!("the source {source} is not a distributed table"));
+    };
+    let Some(entity) = job
+        .entity
+        .iter()
+        .position(|key| is_column(key, &spread.column))
+    else {
+        return no(format!(
+            "the source {source} is distributed by {}, which no entity column is",
+            spread.column
+        ));
+    };
+    let name = &job.entity[entity].name;
+    let kept = matches!(job.target.if_exists, IfExists::Append | IfExists::Merge);
+    if facts.target_exists && kept {
+        return match &facts.target {
+            Some(t) if t.colocation == spread.colocation => (
+                Some(Distribution {
+                    entity,
+                    colocate_with: source.clone(),
+                }),
+                Some(format!(
+                    "target {} is distributed and co-located with the source {source}: the run's tables are too, by {name}, so the {} runs on the workers",
+                    job.target.table,
+                    if_exists_word(job.target.if_exists)
+                )),
+            ),
+            Some(_) => no(format!(
+                "the existing target {} is distributed but not co-located with the source {source}",
+                job.target.table
+            )),
+            None => no(format!(
+                "the existing target {} is a local table (distribute it by {name}, colocate_with => '{source}', to run the {} on the workers)",
+                job.target.table,
+                if_exists_word(job.target.if_exists)
+            )),
+        };
+    }
+    (
+        Some(Distribution {
+            entity,
+            colocate_with: source.clone(),
+        }),
+        Some(format!(
+            "target distributed by {name}, co-located with the source {source} (distributed by {}): the pivot runs on the workers",
+            spread.column
+        )),
+    )
+}
+
+fn if_exists_word(if_exists: IfExists) -> &'static str {
+    match if_exists {
+        IfExists::Merge => "merge",
+        IfExists::Append => "append",
+        _ => "load",
+    }
+}
+
+/// The entity expression is the source's column `column`.
+fn is_column(key: &EntityKey, column: &str) -> bool {
+    crate::dialect::citus::column_named(&key.expr).as_deref() == Some(column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(expr: &str) -> EntityKey {
+        EntityKey {
+            expr: expr.into(),
+            name: "e".into(),
+        }
+    }
+
+    #[test]
+    fn an_entity_expression_is_the_distribution_column_only_when_it_names_it() {
+        assert!(is_column(&key("entity"), "entity"));
+        assert!(is_column(&key("kv.Entity"), "entity"));
+        assert!(is_column(&key("s.kv.\"Ent\""), "Ent"));
+        assert!(!is_column(&key("\"Ent\""), "ent"));
+        assert!(!is_column(&key("Ent"), "Ent"));
+        assert!(!is_column(&key("entity + 1"), "entity"));
+        assert!(!is_column(&key("lower(entity)"), "entity"));
+    }
+}
+
+#[cfg(test)]
+mod decide_tests {
+    use super::*;
+
+    fn job(extra: &str) -> Job {
+        let text = format!(
+            "name: t\nsource: {{ table: kv, alias: k }}\nentity: [k.entity]\nattribute: k.a\nvalue: k.v\ntarget:\n  table: wide\n{extra}"
+        );
+        crate::config::parse_job(&text, std::path::Path::new("job.yaml")).expect("valid job")
+    }
+
+    fn facts(source: Option<&str>) -> Facts {
+        Facts {
+            installed: true,
+            same_database: true,
+            source: source.map(|c| Spread {
+                column: c.into(),
+                colocation: 7,
+            }),
+            target: None,
+            target_exists: false,
+        }
+    }
+
+    #[test]
+    fn a_source_distributed_by_the_entity_distributes_the_target_unless_off() {
+        let (how, note) = decide(&job(""), &facts(Some("entity")));
+        assert_eq!(how.map(|d| d.entity), Some(0));
+        assert!(note.unwrap_or_default().contains("runs on the workers"));
+        let (how, note) = decide(&job("  distribute: off\n"), &facts(Some("entity")));
+        assert_eq!(how, None);
+        assert!(note.unwrap_or_default().contains("target.distribute: off"));
+        let (how, note) = decide(&job(""), &facts(Some("other")));
+        assert_eq!(how, None);
+        assert!(note.unwrap_or_default().contains("distributed by other"));
+        assert_eq!(decide(&job(""), &facts(None)).0, None);
+        let plain = Facts {
+            installed: false,
+            ..facts(Some("entity"))
+        };
+        assert_eq!(decide(&job(""), &plain), (None, None));
+    }
+
+    #[test]
+    fn a_merge_distributes_only_into_a_target_co_located_with_the_source() {
+        let merge = job("  if_exists: merge\n");
+        let mut f = facts(Some("entity"));
+        f.target_exists = true;
+        assert_eq!(decide(&merge, &f).0, None, "a local target");
+        f.target = Some(Spread {
+            column: "entity".into(),
+            colocation: 7,
+        });
+        assert!(decide(&merge, &f).0.is_some());
+        f.target = Some(Spread {
+            column: "entity".into(),
+            colocation: 8,
+        });
+        assert_eq!(decide(&merge, &f).0, None, "another colocation group");
+        // replace builds a new table: distributed whatever the old one was.
+        f.target = None;
+        assert!(decide(&job("  if_exists: replace\n"), &f).0.is_some());
+    }
+}
