@@ -178,7 +178,7 @@ The password when the connection string and \fB\-\-password\-file\fR give none.
 Each server's own password variable, read after EAVPIVOT_PASSWORD.
 .TP
 \fBPGPASSFILE\fR
-PostgreSQL's password file (default ~/.pgpass), read last, ignored with a warning when others can read it.
+PostgreSQL's password file (default ~/.pgpass), read after the variables above; ignored, with a warning, when others can read it.
 .TP
 \fBPGHOST\fR, \fBPGPORT\fR, \fBPGUSER\fR, \fBPGDATABASE\fR
 Fill what a PostgreSQL connection string leaves out.
