@@ -8,28 +8,21 @@
 //! `target/oracle-parser-venv` or where `EAVPIVOT_ORACLE_PARSER_VENV` points. Without it the
 //! tests fail under `EAVPIVOT_REQUIRE_SERVERS=1` (CI) and are skipped, saying why, otherwise.
 
+#[path = "support/dry_run.rs"]
+mod dry_run;
 #[path = "support/scripted_backend.rs"]
 mod scripted_backend;
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use eavpivot::backend::sqlite::SqliteBackend;
-use eavpivot::backend::Backend;
+use dry_run::{bundled_jobs, dry_run_statements, repo};
 use eavpivot::config::{self, Job, StrategyName, TableRef};
 use eavpivot::dialect::merge::{upsert, MergeColumns};
 use eavpivot::dialect::{
-    sudoku_join, sudoku_sql, ColumnKind, Dialect, Identity, Oracle, PivotColumn, SessionSql,
-    Sqlite, Typed,
+    sudoku_join, sudoku_sql, ColumnKind, Dialect, Identity, Oracle, PivotColumn, SessionSql, Typed,
 };
-use eavpivot::execute::{self, RunOptions};
-use eavpivot::plan::PlanOptions;
 use eavpivot::value::Value;
-use scripted_backend::ScriptedBackend;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// The venv's Python with sqlglot, or None (and why) when it is not installed.
 fn parser() -> Option<PathBuf> {
@@ -98,55 +91,6 @@ fn run_checker(
             )
         })
         .collect()
-}
-
-fn bundled_jobs() -> Vec<Job> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(repo().join("config"))
-        .expect("config/ exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| config::load_job(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .collect()
-}
-
-/// The attribute names of the job's SQLite sample data: realistic input for the dry run.
-async fn sample_attributes(job: &Job) -> Vec<(String, i64, i64)> {
-    let mut db = SqliteBackend::in_memory().expect("in-memory sqlite");
-    let setup = job
-        .setup
-        .as_deref()
-        .expect("sample data")
-        .replace("{dialect}", "sqlite");
-    let script = std::fs::read_to_string(repo().join(setup)).expect("sample data readable");
-    db.execute_script(&script).await.expect("sample data loads");
-    let rows = db
-        .query(&Sqlite.discover_attributes(job))
-        .await
-        .expect("discovery");
-    rows.into_iter()
-        .filter_map(|r| Some((r[0].as_text()?, r[1].as_i64()?, r[2].as_i64()?)))
-        .collect()
-}
-
-async fn dry_run(job: &Job, strategy: StrategyName) -> Vec<String> {
-    let attrs = sample_attributes(job).await;
-    let mut backend = ScriptedBackend::new(&Oracle, attrs, job.entity.len());
-    let options = RunOptions {
-        dry_run: true,
-        plan: PlanOptions {
-            strategy: Some(strategy),
-            ..PlanOptions::default()
-        },
-        ..RunOptions::default()
-    };
-    let outcome = execute::run_job(job, &mut backend, &options)
-        .await
-        .unwrap_or_else(|e| panic!("{}: dry run failed: {e}", job.name));
-    outcome.report.statements
 }
 
 /// A solved grid with three cells emptied: what `engine: sql_join` writes one join for.
@@ -259,7 +203,7 @@ async fn every_oracle_statement_parses_with_sqlglot() {
             if strategy == StrategyName::Pushdown && !job.transforms.is_empty() {
                 continue;
             }
-            let sent = dry_run(&job, strategy).await;
+            let sent = dry_run_statements(&Oracle, &job, strategy).await;
             assert!(
                 sent.len() >= 5,
                 "{}: too few statements: {sent:?}",
