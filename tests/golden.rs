@@ -16,11 +16,15 @@
 //! interrupt flag — see `interrupt.rs`). Tests of one binary run in parallel, across files too:
 //! server table and database names carry a prefix of their file and `std::process::id()`.
 
+#[path = "support/dry_run.rs"]
+mod dry_run;
 #[path = "support/scripted_backend.rs"]
 mod scripted_backend;
 
 #[path = "golden/mssql_tsql_parse.rs"]
 mod mssql_tsql_parse;
+#[path = "golden/oracle_parse.rs"]
+mod oracle_parse;
 #[path = "golden/script_parse.rs"]
 mod script_parse;
 

@@ -25,6 +25,11 @@ pub enum Driver {
     MsSql {
         config: String,
     },
+    /// An `oracle://` URL: understood, but this build has no Oracle backend
+    /// ([`super::oracle`]).
+    Oracle {
+        url: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -95,11 +100,13 @@ impl ConnectionSpec {
             Driver::MsSql {
                 config: text.into(),
             }
+        } else if lower.starts_with("oracle:") {
+            Driver::Oracle { url: text.into() }
         } else {
             return Err(Error::Usage(format!(
                 "connection '{shown}' is not understood: use sqlite:PATH, postgres://…, \
                  mysql://…/mariadb://…, mssql://…, an ADO.NET string (Server=…;Database=…), \
-                 jdbc:sqlserver://… or a libpq string (host=… dbname=…)"
+                 jdbc:sqlserver://…, a libpq string (host=… dbname=…) or oracle://… (SQL only)"
             )));
         };
         // A SQLite file path holds no password: shown as given (the redacting parsers are for
@@ -403,7 +410,9 @@ mod tests {
             d("Server=tcp:h,1433;Database=x"),
             Driver::MsSql { .. }
         ));
-        assert!(ConnectionSpec::parse(Some("oracle://x")).is_err());
+        // Oracle is understood (its SQL is rendered), though this build cannot connect to it.
+        assert!(matches!(d("oracle://u@h:1521/svc"), Driver::Oracle { .. }));
+        assert!(ConnectionSpec::parse(Some("db2://x")).is_err());
         assert!(ConnectionSpec::parse(None).unwrap().embedded);
     }
 }

@@ -8,6 +8,7 @@ pub(crate) mod connection;
 pub mod credentials;
 pub mod mariadb;
 pub mod mssql;
+pub mod oracle;
 pub mod postgres;
 pub mod read_ahead;
 pub mod sqlite;
@@ -154,5 +155,6 @@ pub async fn connect(spec: &ConnectionSpec, options: &ConnectOptions) -> Result<
         Driver::Postgres { url } => postgres::connect(url, options).await,
         Driver::MariaDb { url } => mariadb::connect(url, options).await,
         Driver::MsSql { config } => mssql::connect(config, options).await,
+        Driver::Oracle { .. } => oracle::connect(),
     }
 }

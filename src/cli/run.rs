@@ -116,7 +116,19 @@ fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
         .build()
         .context("starting the async runtime")?;
     let specs = (&spec, target.as_ref());
-    runtime.block_on(run_async(args, &job, specs, &options, verbosity))
+    // What a dry run on a connection with no backend (Oracle) was given before it stopped.
+    let asked = backend::oracle::Asked::default();
+    let result = runtime.block_on(run_async(args, &job, specs, &options, verbosity, &asked));
+    if result.is_err() && !args.json {
+        let oracle = [Some(&spec), target.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|s| matches!(s.driver, Driver::Oracle { .. }));
+        if let Some(script) = oracle.and_then(|s| asked.script(&job.job.name, s.display())) {
+            write_output(args.output.as_deref(), &script)?;
+        }
+    }
+    result
 }
 
 /// The database a run across two databases writes to. A SQLite file that does not exist
@@ -125,11 +137,11 @@ fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
 async fn open_target(
     spec: &ConnectionSpec,
     options: &ConnectOptions,
-    dry_run: bool,
+    (dry_run, asked): (bool, &backend::oracle::Asked),
     verbosity: Verbosity,
 ) -> anyhow::Result<Box<dyn Backend>> {
     verbosity.note(&format!("writing to {}\n", spec.display()));
-    let backend = open_backend(spec, options, Some(""), dry_run, verbosity).await?;
+    let backend = open_backend(spec, options, Some(""), (dry_run, asked), verbosity).await?;
     Ok(match verbosity >= Verbosity::Verbose {
         true => Box::new(Logged(backend)),
         false => backend,
@@ -139,13 +151,17 @@ async fn open_target(
 /// Connect to `spec`. A SQLite file that does not exist is created only where `create` says
 /// why (a mistyped path must not silently become a new, empty database), and never in a dry
 /// run, which gets an empty in-memory stand-in instead; the embedded default makes its own.
+/// A dry run on Oracle, which has no backend, gets a stand-in that records into `asked`.
 async fn open_backend(
     spec: &ConnectionSpec,
     options: &ConnectOptions,
     create: Option<&str>,
-    dry_run: bool,
+    (dry_run, asked): (bool, &backend::oracle::Asked),
     verbosity: Verbosity,
 ) -> anyhow::Result<Box<dyn Backend>> {
+    if let (Driver::Oracle { .. }, true) = (&spec.driver, dry_run) {
+        return Ok(Box::new(backend::oracle::Unconnected::new(asked)));
+    }
     let missing = match (&spec.driver, create) {
         (Driver::Sqlite { path }, Some(why)) if !path.exists() => Some((path, why)),
         _ => None,
@@ -205,6 +221,7 @@ async fn run_async(
     (spec, target_spec): (&ConnectionSpec, Option<&ConnectionSpec>),
     options: &ConnectOptions,
     verbosity: Verbosity,
+    asked: &backend::oracle::Asked,
 ) -> anyhow::Result<ExitCode> {
     let job = &loaded.job;
     if loaded.bundled.is_some() {
@@ -216,7 +233,8 @@ async fn run_async(
     verbosity.note(&format!("connecting to {}\n", spec.display()));
     let may_create = spec.embedded || args.load_sample;
     let create = may_create.then_some(" for the sample data");
-    let mut backend = open_backend(spec, options, create, args.dry_run, verbosity).await?;
+    let dry_run = (args.dry_run, asked);
+    let mut backend = open_backend(spec, options, create, dry_run, verbosity).await?;
     let session_sql = backend.set_lock_timeout(job.lock_timeout).await?;
     if verbosity >= Verbosity::Verbose {
         super::verbose::echo_session(&session_sql);
@@ -277,7 +295,7 @@ async fn run_async(
             Vec::new(),
         ),
         Some(target_spec) => {
-            let mut target = open_target(target_spec, options, args.dry_run, verbosity).await?;
+            let mut target = open_target(target_spec, options, dry_run, verbosity).await?;
             let sent = target.set_lock_timeout(job.lock_timeout).await?;
             let outcome =
                 execute::run_job_across(job, backend.as_mut(), target.as_mut(), &run_options)

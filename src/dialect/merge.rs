@@ -47,6 +47,9 @@ pub enum UpsertStyle {
     OnConflict,
     /// `INSERT … ON DUPLICATE KEY UPDATE c = VALUES(c)` (MariaDB/MySQL).
     OnDuplicateKey,
+    /// `MERGE INTO target t USING staging s ON (…) WHEN MATCHED … WHEN NOT MATCHED …`
+    /// (Oracle: no `UPDATE … FROM`, no upsert clause on INSERT).
+    MergeInto,
 }
 
 /// The statements that upsert the staging table's rows into `target`.
@@ -84,6 +87,17 @@ pub fn upsert<D: Dialect + ?Sized>(
             vec![format!(
                 "INSERT INTO {target} ({list})\nSELECT {rows} FROM {staging} AS s WHERE true\nON CONFLICT ({}) {action}",
                 keys.join(", ")
+            )]
+        }
+        UpsertStyle::MergeInto => {
+            let sets = assignments(d, cols, |c| format!("s.{c}"));
+            let matched = match sets.is_empty() {
+                true => String::new(),
+                false => format!("\nWHEN MATCHED THEN UPDATE SET {}", sets.join(", ")),
+            };
+            vec![format!(
+                "MERGE INTO {target} t USING {staging} s ON ({}){matched}\nWHEN NOT MATCHED THEN INSERT ({list}) VALUES ({rows})",
+                keys_match(d, cols.keys, "t", "s")
             )]
         }
         UpsertStyle::OnDuplicateKey => {

@@ -14,6 +14,8 @@ mod mariadb;
 pub mod mariadb_script;
 mod mssql;
 pub mod mssql_script;
+mod oracle;
+pub mod oracle_script;
 mod postgres;
 pub mod postgres_script;
 pub mod script;
@@ -28,6 +30,7 @@ pub use ident_case::{entity_column_name, UnquotedCase};
 pub use identity::Identity;
 pub use mariadb::MariaDb;
 pub use mssql::MsSql;
+pub use oracle::Oracle;
 pub use postgres::Postgres;
 pub use session_sql::SessionSql;
 pub use sqlite::Sqlite;
@@ -149,7 +152,7 @@ pub struct TableShape {
 /// Session control (lock timeouts, lock holders, cancel) is [`SessionSql`], kept apart; which
 /// database a connection reaches and what a view reads is [`Identity`].
 pub trait Dialect: SessionSql + Identity + Send + Sync {
-    /// `sqlite`, `postgres`, `mariadb` or `mssql`: also the folder name under `sql/`.
+    /// `sqlite`, `postgres`, `mariadb`, `mssql` or `oracle`: also the folder name under `sql/`.
     fn name(&self) -> &'static str;
 
     /// The engine that can spread this dialect's tables over several servers (Citus for
@@ -526,6 +529,12 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
             )));
         }
         render(job)
+    }
+
+    /// What every plan on this database says, whatever the job: behaviour of the database
+    /// a user must not be surprised by (Oracle's empty string that is NULL).
+    fn plan_notes(&self) -> Vec<String> {
+        Vec::new()
     }
 
     /// `strategy: auto` streams above this many columns. On SQLite, PostgreSQL and MariaDB
@@ -1032,11 +1041,12 @@ pub fn by_name(name: &str) -> Option<&'static dyn Dialect> {
         "postgres" | "postgresql" => Some(&Postgres),
         "mariadb" | "mysql" => Some(&MariaDb),
         "mssql" | "sqlserver" | "tsql" => Some(&MsSql),
+        "oracle" => Some(&Oracle),
         _ => None,
     }
 }
 
-pub const ALL: [&dyn Dialect; 4] = [&Sqlite, &Postgres, &MariaDb, &MsSql];
+pub const ALL: [&dyn Dialect; 5] = [&Sqlite, &Postgres, &MariaDb, &MsSql, &Oracle];
 
 #[cfg(test)]
 mod tests;

@@ -150,7 +150,8 @@ pub fn build_plan(
         )));
     }
     let (mut columns, renamed) = naming::name_columns(job, dialect, &attributes)?;
-    let mut notes = type_columns(job, dialect, discovery, &mut columns)?;
+    let mut notes = dialect.plan_notes();
+    notes.extend(type_columns(job, dialect, discovery, &mut columns)?);
     let (entity, column_type) = target_layout(job, dialect, entity_types);
     let widths = column_widths(discovery, &columns);
     let tables = split_tables(

@@ -401,7 +401,7 @@ fn unknown_connection_scheme_is_a_usage_error() {
                 .to_str()
                 .expect("path"),
             "--connection",
-            "oracle://u:hunter2@h/x",
+            "db2://u:hunter2@h/x",
         ])
         .assert()
         .code(2)

@@ -9,38 +9,14 @@
 //! T-SQL parser takes it: its table and column list are parsed as those of an `INSERT INTO`,
 //! and the rest must be exactly the bulk options tiberius is given.
 
-use crate::scripted_backend;
+use crate::{dry_run, scripted_backend};
 
-use std::path::PathBuf;
-
-use eavpivot::backend::sqlite::SqliteBackend;
-use eavpivot::backend::Backend;
-use eavpivot::config::StrategyName;
-use eavpivot::config::{self, Job};
+use dry_run::{bundled_jobs, dry_run_statements, repo};
+use eavpivot::config::{self, StrategyName};
 use eavpivot::dialect::mssql_script::{self, Aggregation};
-use eavpivot::dialect::{Dialect, MsSql, Sqlite};
-use eavpivot::execute::{self, RunOptions};
-use eavpivot::plan::PlanOptions;
-use scripted_backend::ScriptedBackend;
+use eavpivot::dialect::{Dialect, MsSql};
 use sqlparser::dialect::MsSqlDialect;
 use sqlparser::parser::Parser;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn bundled_jobs() -> Vec<Job> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(repo().join("config"))
-        .expect("config/ exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| config::load_job(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .collect()
-}
 
 const BULK_OPTIONS: &str = " WITH (CHECK_CONSTRAINTS, KEEP_NULLS, FIRE_TRIGGERS)";
 
@@ -56,42 +32,6 @@ fn parse(what: &str, sql: &str) {
     }
 }
 
-/// The attribute names of the job's SQLite sample data: realistic input for the dry run.
-async fn sample_attributes(job: &Job) -> Vec<(String, i64, i64)> {
-    let mut db = SqliteBackend::in_memory().expect("in-memory sqlite");
-    let setup = job
-        .setup
-        .as_deref()
-        .expect("sample data")
-        .replace("{dialect}", "sqlite");
-    let script = std::fs::read_to_string(repo().join(setup)).expect("sample data readable");
-    db.execute_script(&script).await.expect("sample data loads");
-    let rows = db
-        .query(&Sqlite.discover_attributes(job))
-        .await
-        .expect("discovery");
-    rows.into_iter()
-        .filter_map(|r| Some((r[0].as_text()?, r[1].as_i64()?, r[2].as_i64()?)))
-        .collect()
-}
-
-async fn statements(job: &Job, strategy: StrategyName) -> Vec<String> {
-    let attrs = sample_attributes(job).await;
-    let mut backend = ScriptedBackend::new(&MsSql, attrs, job.entity.len());
-    let options = RunOptions {
-        dry_run: true,
-        plan: PlanOptions {
-            strategy: Some(strategy),
-            ..PlanOptions::default()
-        },
-        ..RunOptions::default()
-    };
-    let outcome = execute::run_job(job, &mut backend, &options)
-        .await
-        .unwrap_or_else(|e| panic!("{}: dry run failed: {e}", job.name));
-    outcome.report.statements
-}
-
 #[tokio::test]
 async fn every_statement_of_every_bundled_job_parses() {
     for job in bundled_jobs() {
@@ -100,7 +40,7 @@ async fn every_statement_of_every_bundled_job_parses() {
             if strategy == StrategyName::Pushdown && !job.transforms.is_empty() {
                 continue;
             }
-            let sent = statements(&job, strategy).await;
+            let sent = dry_run_statements(&MsSql, &job, strategy).await;
             assert!(
                 sent.len() >= 5,
                 "{}: too few statements: {sent:?}",
