@@ -406,7 +406,7 @@ fn the_oracle_script_matches_its_golden_file() {
     let want = std::fs::read_to_string(&golden).unwrap_or_default();
     assert_eq!(
         got, want,
-        "re-bless with EAVPIVOT_BLESS=1 cargo test --test oracle_parse"
+        "re-bless with EAVPIVOT_BLESS=1 cargo test --test golden oracle_parse"
     );
     // One PL/SQL block, ended by the SQL*Plus `/` line, after comments and SET commands only.
     let lines: Vec<&str> = got.lines().collect();
