@@ -305,10 +305,7 @@ pub fn print_hash(value: &Value) -> Option<u64> {
             owned.as_bytes()
         }
     };
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-    }
+    let mut h = crate::plan::naming::fnv1a(bytes);
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
