@@ -41,6 +41,8 @@ mod inspect;
 mod locks_config;
 #[path = "cli/quick_start.rs"]
 mod quick_start;
+#[path = "cli/schemas.rs"]
+mod schemas;
 #[path = "cli/secrets.rs"]
 mod secrets;
 #[path = "cli/yaml_scalars.rs"]

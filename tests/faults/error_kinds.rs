@@ -10,9 +10,7 @@
 //! number for any PostgreSQL error it has no SQL Server number for: a known Babelfish gap. Servers come from `EAVPIVOT_PG_URL` / `EAVPIVOT_MARIADB_URL` /
 //! `EAVPIVOT_MSSQL_URL`; with `EAVPIVOT_REQUIRE_SERVERS=1` an unreachable server fails.
 
-#[path = "support/servers.rs"]
-mod servers;
-
+use crate::servers;
 use std::path::Path;
 use std::time::Duration;
 
