@@ -2,8 +2,8 @@
 //! Every table the run creates must be distributed and co-located with the source (so the
 //! pivot runs on the workers), `replace`, `merge` and `append` must work with both
 //! strategies, text and typed, a kill -9 anywhere must leave no staging table on the
-//! coordinator and no staging shard on any worker, and a lock held on a worker must stop the
-//! run within its lock timeout.
+//! coordinator and no staging shard on any worker, a lock held on a worker must stop the
+//! run within its lock timeout, and Ctrl-C must stop the statement on the workers too.
 //!
 //! The coordinator is `EAVPIVOT_CITUS_URL` (default `postgres://postgres@127.0.0.1:9700/postgres`,
 //! started by `.ci/citus.sh`), reached with TLS as a user would (no `sslmode=disable`: Citus's
@@ -11,6 +11,8 @@
 //! are read from the coordinator's `pg_dist_node`. Unreachable: skipped with the reason, or a
 //! failure when `EAVPIVOT_REQUIRE_SERVERS=1` and `EAVPIVOT_CITUS_URL` is set.
 
+#[path = "support/db_children.rs"]
+mod db_children;
 #[path = "support/servers.rs"]
 mod servers;
 
@@ -468,6 +470,60 @@ async fn a_lock_held_on_a_worker_stops_the_run_within_its_lock_timeout() {
     assert!(
         took < Duration::from_secs(8),
         "stopped within the 1 s limit (plus start-up), took {took:?}: {err}"
+    );
+    fx.drop(db.as_mut()).await;
+}
+
+/// Ctrl-C while a distributed statement runs on the workers: the run exits promptly and no
+/// task of it is left running on any node (Citus cancels the workers' tasks with the
+/// coordinator's statement, which the protocol's cancel request stops).
+#[tokio::test(flavor = "current_thread")]
+async fn ctrl_c_stops_the_distributed_statement_on_every_worker() {
+    let Some(mut db) = coordinator().await else {
+        return;
+    };
+    let (url, _) = url();
+    let fx = Fixture::new(db.as_mut(), "cancel").await;
+    // 200 ms per row in every statement reading the source: the first (discovery) is a
+    // distributed query too, its tasks running on the workers.
+    let value = "s.val || pg_sleep(0.2)::text";
+    let job = fx.dir.path().join("cancel.yaml");
+    std::fs::write(
+        &job,
+        format!(
+            "name: citus\nsource: {{table: {}, alias: s}}\nentity: [s.entity_id]\nattribute: s.attr\nvalue: \"{value}\"\nstrategy: pushdown\ntarget: {{table: {}, if_exists: replace}}\n",
+            fx.source, fx.target
+        ),
+    )
+    .expect("job");
+    let running = format!(
+        "SELECT count(*) FROM citus_stat_activity WHERE query LIKE '%pg_sleep%' AND query LIKE '%{}%' \
+         AND query NOT LIKE '%citus_stat_activity%' AND nodeid <> (SELECT nodeid FROM pg_dist_node WHERE groupid = 0)",
+        fx.prefix
+    );
+    let child = db_children::start(&job, &url, &[]);
+    let seen = db_children::wait_until(db.as_mut(), &running, Duration::from_secs(30)).await;
+    assert!(seen, "the statement never ran on the workers");
+    db_children::signal(&child, "INT");
+    let (status, err, took) = db_children::finish(child, Duration::from_secs(20)).await;
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(
+        took < Duration::from_secs(3),
+        "exited {took:?} after Ctrl-C: {err}"
+    );
+    assert!(err.contains("cancelled on the server"), "{err}");
+    let started = Instant::now();
+    while db_children::count(db.as_mut(), &running).await > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the statement still runs on a worker after Ctrl-C"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        colocation(db.as_mut(), &fx.target).await,
+        None,
+        "no target left"
     );
     fx.drop(db.as_mut()).await;
 }
