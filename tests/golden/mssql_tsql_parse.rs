@@ -9,7 +9,7 @@
 //! T-SQL parser takes it: its table and column list are parsed as those of an `INSERT INTO`,
 //! and the rest must be exactly the bulk options tiberius is given.
 
-use crate::{dry_run, scripted_backend};
+use crate::dry_run;
 
 use dry_run::{bundled_jobs, dry_run_statements, repo};
 use eavpivot::config::{self, StrategyName};
