@@ -265,35 +265,47 @@ pub async fn connect_or_skip(what: &str, url: &str) -> Option<Box<dyn Backend>> 
 }
 
 /// entity → column → value, NULLs left out.
-pub type Table = std::collections::BTreeMap<i64, std::collections::BTreeMap<String, String>>;
+pub type Table = std::collections::BTreeMap<i64, Cells>;
+
+/// column → value of one row, NULLs left out.
+pub type Cells = std::collections::BTreeMap<String, String>;
 
 /// Every row of `table` (keyed by its first, integer column) with its columns by name, as
 /// the catalog of `what` lists them.
 pub async fn read_table(db: &mut dyn Backend, what: &str, table: &str) -> Table {
+    read_keyed(db, what, table, 1)
+        .await
+        .into_iter()
+        .map(|(key, cells)| (key[0].as_i64().expect("integer id"), cells))
+        .collect()
+}
+
+/// Every row of `table`: its first `keys` columns, and the other columns by name (as the
+/// catalog of `what` lists them) with their values as text, NULLs left out.
+pub async fn read_keyed(
+    db: &mut dyn Backend,
+    what: &str,
+    table: &str,
+    keys: usize,
+) -> Vec<(Vec<Value>, Cells)> {
     let d = eavpivot::dialect::by_name(what).expect("dialect");
     let table_ref = eavpivot::config::TableRef::parse(table).expect("table name");
-    let columns: Vec<String> = db
-        .query(&d.table_columns(&table_ref))
-        .await
-        .expect("columns")
-        .into_iter()
-        .filter_map(|r| r.first().and_then(Value::as_text))
-        .collect();
+    let columns = names(db, &d.table_columns(&table_ref)).await;
     let list: Vec<String> = columns.iter().map(|c| d.quote_ident(c)).collect();
     let rows = db
         .query(&format!("SELECT {} FROM {table}", list.join(", ")))
         .await
-        .expect("rows");
-    let mut out = Table::new();
-    for row in rows {
-        let id = row[0].as_i64().expect("integer id");
-        let cells = columns
-            .iter()
-            .zip(&row)
-            .skip(1)
-            .filter_map(|(c, v)| v.as_text().map(|t| (c.clone(), t)))
-            .collect();
-        out.insert(id, cells);
-    }
-    out
+        .unwrap_or_else(|e| panic!("reading {table}: {e}"));
+    rows.into_iter()
+        .map(|mut row| {
+            let cells = columns
+                .iter()
+                .zip(&row)
+                .skip(keys)
+                .filter_map(|(c, v)| v.as_text().map(|t| (c.clone(), t)))
+                .collect();
+            row.truncate(keys);
+            (row, cells)
+        })
+        .collect()
 }
