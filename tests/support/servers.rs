@@ -309,3 +309,43 @@ pub async fn read_keyed(
         })
         .collect()
 }
+
+/// A run of the library under `strategy`, without preview rows.
+pub fn run_options(strategy: eavpivot::config::StrategyName) -> eavpivot::execute::RunOptions {
+    eavpivot::execute::RunOptions {
+        plan: eavpivot::plan::PlanOptions {
+            strategy: Some(strategy),
+            ..eavpivot::plan::PlanOptions::default()
+        },
+        preview_rows: 0,
+        ..eavpivot::execute::RunOptions::default()
+    }
+}
+
+/// Per entity (the integer `id` column), the text each of `columns` prints back as through
+/// the dialect's `text_of` (NULL cells left out).
+pub async fn printed(
+    db: &mut dyn Backend,
+    table: &str,
+    columns: &[String],
+) -> std::collections::BTreeMap<(i64, String), String> {
+    let d = db.dialect();
+    let select: Vec<String> = columns
+        .iter()
+        .map(|c| d.text_of(&d.quote_ident(c)))
+        .collect();
+    let rows = db
+        .query(&format!("SELECT id, {} FROM {table}", select.join(", ")))
+        .await
+        .expect("read target");
+    let mut out = std::collections::BTreeMap::new();
+    for row in rows {
+        let id = row[0].as_i64().expect("id");
+        for (c, v) in columns.iter().zip(&row[1..]) {
+            if let Some(text) = v.as_text() {
+                out.insert((id, c.clone()), text);
+            }
+        }
+    }
+    out
+}
