@@ -13,10 +13,20 @@
 #[path = "common/tds_peer.rs"]
 mod tds_peer;
 
+// The eavpivot binary against the peer, by what it proves (one shared fixture).
+#[path = "tds/bulk_load.rs"]
+mod bulk_load;
+#[path = "tds/connect_errors.rs"]
+mod connect_errors;
+#[path = "tds/fixture.rs"]
+mod fixture;
+#[path = "tds/pushdown.rs"]
+mod pushdown;
+#[path = "tds/two_databases.rs"]
+mod two_databases;
+
 #[path = "tds/connect_mssql_strict.rs"]
 mod connect_mssql_strict;
-#[path = "tds/mssql_tds.rs"]
-mod mssql_tds;
 #[path = "tds/tds_peer_selftest.rs"]
 mod tds_peer_selftest;
 #[path = "tds/typed_mssql_tds.rs"]

@@ -749,22 +749,12 @@ fn mariadb_double_sigint_ends_the_server_statement_and_drops_staging() {
 /// from `EAVPIVOT_PASSWORD`, which the binary reads too).
 #[test]
 fn mssql_refuses_a_view_as_the_target() {
-    let Some(url) = std::env::var("EAVPIVOT_MSSQL_URL")
-        .ok()
-        .filter(|u| !u.trim().is_empty())
-    else {
-        eprintln!("SKIPPED: EAVPIVOT_MSSQL_URL is not set, so no SQL Server was used");
+    let Some(url) = mssql_url() else {
         return;
     };
-    let rt = runtime();
-    let spec = eavpivot::backend::ConnectionSpec::parse(Some(&url)).expect("connection string");
-    let options = eavpivot::backend::ConnectOptions {
-        password: std::env::var("EAVPIVOT_PASSWORD").ok(),
-        ..Default::default()
+    let Some((rt, mut conn)) = server("mssql", &url) else {
+        return;
     };
-    let mut conn = rt
-        .block_on(eavpivot::backend::connect(&spec, &options))
-        .expect("connect to SQL Server");
     let prefix = format!("fm{}_ms_view", std::process::id());
     let (source, view, other) = (
         format!("{prefix}_kv"),

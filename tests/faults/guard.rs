@@ -299,22 +299,12 @@ fn mariadb_one_database_under_two_spellings_is_refused() {
 /// two host names, and a view over a view over the source.
 #[test]
 fn mssql_one_database_under_two_spellings_is_refused() {
-    let url = match std::env::var("EAVPIVOT_MSSQL_URL") {
-        Ok(url) if !url.trim().is_empty() => url,
-        _ => {
-            eprintln!("SKIPPED: EAVPIVOT_MSSQL_URL is not set, so no SQL Server was used");
-            return;
-        }
+    let Some(url) = mssql_url() else {
+        return;
     };
-    let rt = runtime();
-    let spec = eavpivot::backend::ConnectionSpec::parse(Some(&url)).expect("connection string");
-    let options = eavpivot::backend::ConnectOptions {
-        password: std::env::var("EAVPIVOT_PASSWORD").ok(),
-        ..Default::default()
+    let Some((rt, mut conn)) = server("mssql", &url) else {
+        return;
     };
-    let mut conn = rt
-        .block_on(eavpivot::backend::connect(&spec, &options))
-        .expect("EAVPIVOT_MSSQL_URL is set: SQL Server must be reachable");
     let ks = format!("guard_ms_{}", std::process::id());
     let (v, vv) = (format!("{ks}_v"), format!("{ks}_vv"));
     rt.block_on(fill(conn.as_mut(), &ks));

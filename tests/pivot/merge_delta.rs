@@ -19,32 +19,11 @@ use servers::*;
 type Wide = BTreeMap<String, BTreeMap<String, String>>;
 
 async fn read_wide(db: &mut dyn Backend, what: &str, table: &str) -> Wide {
-    let d = eavpivot::dialect::by_name(what).expect("dialect");
-    let table_ref = eavpivot::config::TableRef::parse(table).expect("table name");
-    let columns: Vec<String> = db
-        .query(&d.table_columns(&table_ref))
+    let text = |v: &Value| v.as_text().unwrap_or_default();
+    read_keyed(db, what, table, 2)
         .await
-        .expect("columns")
         .into_iter()
-        .filter_map(|r| r.first().and_then(Value::as_text))
-        .collect();
-    let list: Vec<String> = columns.iter().map(|c| d.quote_ident(c)).collect();
-    let rows = db
-        .query(&format!("SELECT {} FROM {table}", list.join(", ")))
-        .await
-        .expect("rows");
-    rows.into_iter()
-        .map(|row| {
-            let text = |v: &Value| v.as_text().unwrap_or_default();
-            let key = format!("{}|{}", text(&row[0]), text(&row[1]));
-            let cells = columns
-                .iter()
-                .zip(&row)
-                .skip(2)
-                .filter_map(|(c, v)| v.as_text().map(|t| (c.clone(), t)))
-                .collect();
-            (key, cells)
-        })
+        .map(|(key, cells)| (format!("{}|{}", text(&key[0]), text(&key[1])), cells))
         .collect()
 }
 
@@ -408,18 +387,8 @@ async fn open(db: &Db) -> Option<Box<dyn Backend>> {
 /// `EAVPIVOT_PASSWORD`); otherwise skipped, saying so.
 #[test]
 fn mssql_delta_merges() {
-    let Some(url) = std::env::var("EAVPIVOT_MSSQL_URL")
-        .ok()
-        .filter(|u| !u.trim().is_empty())
-    else {
-        eprintln!("SKIPPED: EAVPIVOT_MSSQL_URL is not set, so no SQL Server was used");
+    let Some(db) = mssql() else {
         return;
-    };
-    let db = Db {
-        what: "mssql",
-        url,
-        list_staging: |p| format!("SELECT name FROM sys.tables WHERE name LIKE '{p}%eavpivot%'"),
-        _dir: None,
     };
     runtime().block_on(async {
         delta_case(&db, "pushdown").await;

@@ -15,24 +15,10 @@ use servers::*;
 type Wide = BTreeMap<String, BTreeMap<String, String>>;
 
 async fn read_wide(db: &mut dyn Backend, what: &str, table: &str) -> Wide {
-    let d = eavpivot::dialect::by_name(what).expect("dialect");
-    let table_ref = eavpivot::config::TableRef::parse(table).expect("table name");
-    let columns: Vec<String> = names(db, &d.table_columns(&table_ref)).await;
-    let list: Vec<String> = columns.iter().map(|c| d.quote_ident(c)).collect();
-    let rows = db
-        .query(&format!("SELECT {} FROM {table}", list.join(", ")))
+    read_keyed(db, what, table, 1)
         .await
-        .expect("rows");
-    rows.into_iter()
-        .map(|row| {
-            let cells = columns
-                .iter()
-                .zip(&row)
-                .skip(1)
-                .filter_map(|(c, v)| v.as_text().map(|t| (c.clone(), t)))
-                .collect();
-            (row[0].as_text().unwrap_or_default(), cells)
-        })
+        .into_iter()
+        .map(|(key, cells)| (key[0].as_text().unwrap_or_default(), cells))
         .collect()
 }
 

@@ -14,9 +14,8 @@ use crate::servers;
 
 use eavpivot::backend::Backend;
 use eavpivot::config::{self, StrategyName};
-use eavpivot::execute::{run_job, RunOptions};
-use eavpivot::plan::PlanOptions;
-use servers::runtime;
+use eavpivot::execute::run_job;
+use servers::{printed, run_options, runtime};
 
 /// (entity, attribute, value): the source rows.
 const ROWS: &[(i64, &str, &str)] = &[
@@ -167,17 +166,6 @@ fn job(source: &str, target: &str, value: &str, pivot: &str) -> config::Job {
     config::parse_job(&text, Path::new("typed.yaml")).expect("job parses")
 }
 
-fn options(strategy: StrategyName) -> RunOptions {
-    RunOptions {
-        plan: PlanOptions {
-            strategy: Some(strategy),
-            ..PlanOptions::default()
-        },
-        preview_rows: 0,
-        ..RunOptions::default()
-    }
-}
-
 /// The declared type of each column, lower-cased, as the catalog reports it.
 async fn catalog_types(
     db: &mut dyn Backend,
@@ -200,33 +188,6 @@ async fn catalog_types(
         .into_iter()
         .filter_map(|r| Some((r[0].as_text()?, r[1].as_text()?)))
         .collect()
-}
-
-/// Per entity, the text each pivoted column prints back as (NULL cells left out).
-async fn printed(
-    db: &mut dyn Backend,
-    table: &str,
-    columns: &[String],
-) -> BTreeMap<(i64, String), String> {
-    let d = db.dialect();
-    let select: Vec<String> = columns
-        .iter()
-        .map(|c| d.text_of(&d.quote_ident(c)))
-        .collect();
-    let rows = db
-        .query(&format!("SELECT id, {} FROM {table}", select.join(", ")))
-        .await
-        .expect("read target");
-    let mut out = BTreeMap::new();
-    for row in rows {
-        let id = row[0].as_i64().expect("id");
-        for (c, v) in columns.iter().zip(&row[1..]) {
-            if let Some(text) = v.as_text() {
-                out.insert((id, c.clone()), text);
-            }
-        }
-    }
-    out
 }
 
 /// The source text each cell must print back as: under `aggregate: max`, the greatest
@@ -254,7 +215,7 @@ async fn check_run(
     // The exact text mode: every value prints back as written (typed_infer_modes.rs tests
     // the defaults, headroom and numbers by value).
     let job = job(source, target, "val", EXACT_TEXT);
-    let outcome = run_job(&job, db, &options(strategy))
+    let outcome = run_job(&job, db, &run_options(strategy))
         .await
         .map_err(|e| format!("run failed: {e}"))?;
     let columns: Vec<String> = outcome
@@ -318,7 +279,7 @@ async fn check_typed_source(
         "n",
         &format!("{EXACT_TEXT}, columns: [qty, big]"),
     );
-    let outcome = run_job(&job, db, &options(strategy))
+    let outcome = run_job(&job, db, &run_options(strategy))
         .await
         .map_err(|e| format!("run failed: {e}"))?;
     let catalog = catalog_types(db, dialect, target).await;
@@ -360,7 +321,7 @@ async fn check_override_refusal(
 ) -> Result<(), String> {
     let _ = db.execute(&format!("DROP TABLE {target}")).await;
     let job = job(source, target, "val", "types: { qty: INT, zip: INT }");
-    let err = match run_job(&job, db, &options(StrategyName::Auto)).await {
+    let err = match run_job(&job, db, &run_options(StrategyName::Auto)).await {
         Ok(_) => return Err("a job with zip: INT ran over '00501'".into()),
         Err(e) => e.to_string(),
     };

@@ -15,9 +15,8 @@ use crate::servers;
 
 use eavpivot::backend::Backend;
 use eavpivot::config::{self, StrategyName};
-use eavpivot::execute::{run_job, RunOptions};
-use eavpivot::plan::PlanOptions;
-use servers::runtime;
+use eavpivot::execute::run_job;
+use servers::{printed, run_options, runtime};
 
 /// (entity, attribute, value): the source rows, one value per cell.
 const ROWS: &[(i64, &str, &str)] = &[
@@ -199,7 +198,7 @@ async fn check_merge_headroom(
         if let Some(rows) = rows {
             db.execute(&insert(rows)).await.map_err(|e| e.to_string())?;
         }
-        if let Err(e) = run_job(&job, db, &options(strategy)).await {
+        if let Err(e) = run_job(&job, db, &run_options(strategy)).await {
             result = Err(format!("{run} failed: {e}"));
             break;
         }
@@ -306,17 +305,6 @@ fn job(source: &str, target: &str, pivot: &str) -> config::Job {
     config::parse_job(&text, Path::new("infer_modes.yaml")).expect("job parses")
 }
 
-fn options(strategy: StrategyName) -> RunOptions {
-    RunOptions {
-        plan: PlanOptions {
-            strategy: Some(strategy),
-            ..PlanOptions::default()
-        },
-        preview_rows: 0,
-        ..RunOptions::default()
-    }
-}
-
 /// Each column's declared type as the catalog has it, lower-cased, with its precision and
 /// scale or length: `numeric(18,2)`, `varchar(32)`, `integer`.
 async fn catalog_types(
@@ -358,33 +346,6 @@ async fn catalog_types(
             ty
         };
         out.insert(name, shown);
-    }
-    out
-}
-
-/// Per entity, the text each pivoted column prints back as (NULL cells left out).
-async fn printed(
-    db: &mut dyn Backend,
-    table: &str,
-    columns: &[String],
-) -> BTreeMap<(i64, String), String> {
-    let d = db.dialect();
-    let select: Vec<String> = columns
-        .iter()
-        .map(|c| d.text_of(&d.quote_ident(c)))
-        .collect();
-    let rows = db
-        .query(&format!("SELECT id, {} FROM {table}", select.join(", ")))
-        .await
-        .expect("read target");
-    let mut out = BTreeMap::new();
-    for row in rows {
-        let id = row[0].as_i64().expect("id");
-        for (c, v) in columns.iter().zip(&row[1..]) {
-            if let Some(text) = v.as_text() {
-                out.insert((id, c.clone()), text);
-            }
-        }
     }
     out
 }
@@ -433,7 +394,7 @@ async fn check_defaults(
     let outcome = run_job(
         &job(source, target, "column_type: infer"),
         db,
-        &options(strategy),
+        &run_options(strategy),
     )
     .await
     .map_err(|e| format!("run failed: {e}"))?;
@@ -490,7 +451,7 @@ async fn check_exact_text(
     strategy: StrategyName,
 ) -> Result<(), String> {
     let pivot = "column_type: infer, infer: { widths: exact, numbers: text }";
-    let outcome = run_job(&job(source, target, pivot), db, &options(strategy))
+    let outcome = run_job(&job(source, target, pivot), db, &run_options(strategy))
         .await
         .map_err(|e| format!("run failed: {e}"))?;
     let catalog = catalog_types(db, dialect, target).await;
@@ -549,7 +510,7 @@ fn sqlite_declared_decimal_keeps_the_text() {
                 "wide",
                 "types: { price: \"DECIMAL(12,4)\", qty: INT }",
             );
-            let outcome = run_job(&job, db, &options(strategy))
+            let outcome = run_job(&job, db, &run_options(strategy))
                 .await
                 .expect("run");
             assert!(

@@ -2,6 +2,7 @@
 //! peer (no SQL Server involved): discovery's one scan carries the values, and the dry run
 //! prints the typed CREATE TABLE, the pushdown's CASTs and the round-trip verification.
 
+use crate::fixture::{int, text};
 use crate::tds_peer;
 
 use assert_cmd::Command;
@@ -16,14 +17,6 @@ pivot: { column_type: infer, infer: { widths: exact, numbers: text } }
 target: { table: dbo.WIDE }
 strategy: pushdown
 ";
-
-fn int(n: i64) -> Option<tds_peer::Value> {
-    Some(n.into())
-}
-
-fn text(s: &str) -> Option<tds_peer::Value> {
-    Some(s.into())
-}
 
 /// The values scan (`a, b, null_e0, v, e0`): attribute keys carry SQL Server's sentinel.
 fn server() -> Script {
