@@ -704,6 +704,22 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
         )
     }
 
+    /// The unique keys of `table` that the catalog vouches for, one row per key column:
+    /// `key_name, column_name`. Only keys enforced for every row (no partial index, no
+    /// expression part, not deferred). Where the job's entity and attribute columns cover
+    /// one, no (entity, attribute) pair can repeat and the pushdown skips its survey
+    /// ([`Dialect::pairs_per_attribute`]). None: this database's catalog is not read, the
+    /// survey runs.
+    fn unique_keys(&self, _table: &TableRef) -> Option<String> {
+        None
+    }
+
+    /// Whether an `INSERT … SELECT`'s reported row count is the rows it inserted, so the
+    /// pushdown's `GROUP BY` entity count can stand for a separate distinct-entity count.
+    fn counts_inserted_rows(&self) -> bool {
+        true
+    }
+
     /// Entity/attribute pairs that carry more than one distinct value (the first ten are
     /// listed when `aggregate: error` refuses a job).
     fn conflicts(&self, job: &Job) -> String {

@@ -147,6 +147,12 @@ impl Dialect for MsSql {
 
     /// Unmeasured on a real server: keep the pushdown up to a conservative width (its
     /// per-row CASE cost grows with width).
+    /// A session or server with `SET NOCOUNT ON` reports no row counts: the entities are
+    /// counted by their own query.
+    fn counts_inserted_rows(&self) -> bool {
+        false
+    }
+
     fn stream_above_columns(&self) -> usize {
         32
     }

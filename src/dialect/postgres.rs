@@ -212,6 +212,16 @@ impl Dialect for Postgres {
         ))
     }
 
+    /// Unique indexes (PRIMARY KEY and UNIQUE constraints have one each) that are valid,
+    /// not partial, on plain columns only and checked immediately (a deferred constraint
+    /// allows repeats inside a transaction).
+    fn unique_keys(&self, table: &TableRef) -> Option<String> {
+        Some(format!(
+            "SELECT i.indexrelid::regclass::text, a.attname::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) WHERE i.indrelid = to_regclass({}) AND i.indisunique AND i.indisvalid AND i.indimmediate AND i.indpred IS NULL AND i.indexprs IS NULL",
+            self.quote_literal(&table.sql())
+        ))
+    }
+
     fn table_exists(&self, table: &TableRef) -> String {
         // to_regclass parses the name exactly as the statements will (unquoted parts fold).
         format!(

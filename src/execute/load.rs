@@ -11,12 +11,11 @@ use crate::error::{Error, Result};
 use crate::plan::{Discovery, Plan, Strategy};
 use crate::report::LoadStats;
 use crate::transform::{SideTable, SideType, Transform};
-use crate::value::Value;
 
 use super::keys::explain_key_violation;
 use super::session::Session;
 use super::stream::{Pivoter, StreamStats};
-use super::verify;
+use super::verify::{self, PairCounts, PushdownCounts};
 use super::write::{Fill, Table, Tables};
 use crate::value::row_counts;
 
@@ -26,8 +25,8 @@ pub struct PivotFill<'a> {
     pub plan: &'a Plan,
     pub discovery: &'a Discovery,
     pub transforms: Vec<Box<dyn Transform>>,
-    /// The pushdown's survey: `(a, pairs, conflicting)` per attribute, counted before loading.
-    pub source_pairs: Option<Vec<Vec<Value>>>,
+    /// The pushdown's pair counts, known before loading.
+    pub source_pairs: Option<PairCounts>,
     /// Draw the progress bar (when stderr is a terminal).
     pub show_progress: bool,
 }
@@ -44,6 +43,7 @@ impl Fill for PivotFill<'_> {
         let before = counts_before(session, dialect, targets).await?;
         let mut stats = LoadStats::default();
         let verified_against_source = self.transforms.is_empty();
+        let mut inserted = Vec::new();
         let stream_expect = match plan.strategy {
             Strategy::Pushdown => {
                 let show = self.show_progress && !session.dry_run;
@@ -51,11 +51,15 @@ impl Fill for PivotFill<'_> {
                 for out in targets {
                     let shape = out.build_shape();
                     steps.start(&format!("INSERT INTO {}", out.shape.table));
-                    session
+                    let rows = session
                         .change(&dialect.insert_select(&shape, job, job.pivot.aggregate))
                         .await
                         .map_err(|e| explain_key_violation(e, dialect, targets, Some(out)))?;
+                    inserted.push(rows);
                     steps.finish_one();
+                }
+                if session.dry_run || !dialect.counts_inserted_rows() {
+                    inserted.clear();
                 }
                 None
             }
@@ -87,8 +91,13 @@ impl Fill for PivotFill<'_> {
                     verify::stream_proof(s, &shapes, self.discovery)
                 });
             let streamed = plan.strategy == Strategy::Stream;
-            let pairs = self.source_pairs.take();
-            verify::expected_from_source(session, source, job, targets, proof, streamed, pairs)
+            let pushdown = match self.source_pairs.take() {
+                Some(pairs) => {
+                    PushdownCounts::new(dialect, targets, self.discovery, pairs, &inserted)
+                }
+                None => PushdownCounts::default(),
+            };
+            verify::expected_from_source(session, source, job, targets, proof, streamed, pushdown)
                 .await?
         } else {
             match &stream_expect {

@@ -180,7 +180,9 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     }
 
     let survey = match plan.strategy {
-        Strategy::Pushdown => Some(survey_pairs(&mut session, dialect, job).await?),
+        Strategy::Pushdown => {
+            Some(survey_pairs(&mut session, dialect, job, &discovery, &mut plan).await?)
+        }
         Strategy::Stream => None,
     };
     let conflicts = survey.as_ref().map_or(0, |s| s.conflicts);
@@ -278,19 +280,32 @@ async fn count_fullest_entity(
 
 /// The pushdown's survey of the source ([`Dialect::pairs_per_attribute`]).
 struct PairSurvey {
-    /// `(a, pairs, conflicting)` rows: each column's expected cells, for verification.
-    pairs: Vec<Vec<Value>>,
+    /// Each column's expected cells, for verification.
+    pairs: verify::PairCounts,
     conflicts: u64,
 }
 
 /// Entity/attribute pairs per attribute and how many conflict, in one read-only scan (a dry
-/// run makes it too). Under `aggregate: error` the job stops here, before anything is
-/// written, listing the first ten conflicts.
+/// run makes it too), unless the source's unique key proves every pair single (then no pair
+/// can conflict, and the plan says so). Under `aggregate: error` the job stops here, before
+/// anything is written, listing the first ten conflicts.
 async fn survey_pairs(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
     job: &Job,
+    discovery: &plan::Discovery,
+    plan: &mut Plan,
 ) -> Result<PairSurvey> {
+    if let Some(key) = discover::unique_pairs(session, dialect, job, discovery).await {
+        plan.notes.push(format!(
+            "pushdown: {}'s unique key {key} makes every (entity, attribute) pair single: no conflict survey; each column's cells are discovery's value counts",
+            job.source.table
+        ));
+        return Ok(PairSurvey {
+            pairs: verify::PairCounts::Unique,
+            conflicts: 0,
+        });
+    }
     let pairs = session
         .inspect(&dialect.pairs_per_attribute(job))
         .await
@@ -327,7 +342,7 @@ async fn survey_pairs(
         return Err(stream::conflict_error(count, &lines));
     }
     Ok(PairSurvey {
-        pairs,
+        pairs: verify::PairCounts::Surveyed(pairs),
         conflicts: count,
     })
 }

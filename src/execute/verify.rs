@@ -134,7 +134,7 @@ pub(super) async fn expected_from_source(
     targets: &[Table],
     proof: Option<StreamProof>,
     streamed: bool,
-    source_pairs: Option<Vec<Vec<Value>>>,
+    pushdown: PushdownCounts,
 ) -> Result<Option<(u64, Vec<Vec<u64>>)>> {
     let (entities_note, cells_note) = if streamed {
         (
@@ -147,7 +147,11 @@ pub(super) async fn expected_from_source(
             "verify: non-null (entity, attribute) pairs in the source",
         )
     };
-    let rows = match proof.as_ref().and_then(|p| p.entities) {
+    let rows = match proof
+        .as_ref()
+        .and_then(|p| p.entities)
+        .or(pushdown.entities)
+    {
         Some(n) => Some(n),
         None => session
             .query_source_in_load(&dialect.count_entities(job), entities_note)
@@ -157,16 +161,78 @@ pub(super) async fn expected_from_source(
     if let (Some(proof), Some(rows)) = (&proof, rows) {
         check_runs(proof, rows)?;
     }
-    let cells = match (proof.and_then(|p| p.cells), source_pairs) {
-        (Some(cells), _) => Some(cells),
-        // The pushdown counted its pairs before loading (`pairs_per_attribute`).
-        (None, Some(rows)) => Some(cells_per_column(dialect, targets, &rows)),
-        (None, None) => session
+    let cells = match proof.and_then(|p| p.cells).or(pushdown.cells) {
+        Some(cells) => Some(cells),
+        None => session
             .query_source_in_load(&dialect.count_cells_per_attribute(job), cells_note)
             .await?
             .map(|rows| cells_per_column(dialect, targets, &rows)),
     };
     Ok(rows.zip(cells))
+}
+
+/// Where the pushdown's expected cells come from, known before it loads.
+pub enum PairCounts {
+    /// Its survey's `(a, pairs, conflicting)` rows ([`Dialect::pairs_per_attribute`]).
+    Surveyed(Vec<Vec<Value>>),
+    /// The catalog proves (entity, attribute) unique ([`super::discover::unique_pairs`]):
+    /// every non-null row is its own pair, so discovery's per-attribute value counts are the
+    /// cells.
+    Unique,
+}
+
+/// What the pushdown knows of the expected side without asking the source again.
+#[derive(Default)]
+pub struct PushdownCounts {
+    /// Expected cells per table and column.
+    pub cells: Option<Vec<Vec<u64>>>,
+    /// Distinct entities: the rows its `INSERT … SELECT … GROUP BY` entity reported, one per
+    /// group, when the database reports them and every table got the same number.
+    pub entities: Option<u64>,
+}
+
+impl PushdownCounts {
+    pub fn new(
+        dialect: &dyn Dialect,
+        targets: &[Table],
+        discovery: &Discovery,
+        pairs: PairCounts,
+        inserted: &[u64],
+    ) -> PushdownCounts {
+        let cells = match pairs {
+            PairCounts::Surveyed(rows) => cells_per_column(dialect, targets, &rows),
+            PairCounts::Unique => {
+                let values: HashMap<&str, u64> = discovery
+                    .attributes
+                    .iter()
+                    .map(|d| (d.name.as_str(), d.values))
+                    .collect();
+                columns_of(targets, |attribute| values.get(attribute).copied())
+            }
+        };
+        let entities = match inserted.split_first() {
+            Some((n, rest)) if rest.iter().all(|m| m == n) => Some(*n),
+            _ => None,
+        };
+        PushdownCounts {
+            cells: Some(cells),
+            entities,
+        }
+    }
+}
+
+/// Per target and column, the count `per_attribute` gives its attribute (0 when none).
+fn columns_of(targets: &[Table], per_attribute: impl Fn(&str) -> Option<u64>) -> Vec<Vec<u64>> {
+    targets
+        .iter()
+        .map(|o| {
+            o.shape
+                .columns
+                .iter()
+                .map(|c| per_attribute(&c.attribute).unwrap_or(0))
+                .collect()
+        })
+        .collect()
 }
 
 /// `(attribute, count)` rows of the DISTINCT query, laid out per target and column.
@@ -188,16 +254,7 @@ fn cells_per_column(
             ))
         })
         .collect();
-    targets
-        .iter()
-        .map(|o| {
-            o.shape
-                .columns
-                .iter()
-                .map(|c| per_attr.get(&c.attribute).copied().unwrap_or(0))
-                .collect()
-        })
-        .collect()
+    columns_of(targets, |attribute| per_attr.get(attribute).copied())
 }
 
 /// Count what every target holds and compare with what it must hold.
