@@ -1,11 +1,13 @@
 //! Connections and execution only: a backend runs the text a dialect rendered and hands back
 //! rows of [`Value`]s. It never builds SQL of its own, so what `--dry-run` prints is what runs.
 //!
-//! The driver is chosen from the connection string's scheme ([`ConnectionSpec::parse`]), and
+//! The driver is chosen from the connection string's scheme ([`ConnectionSpec::parse`], over
+//! the one registry [`drivers::DRIVERS`]), and
 //! passwords are hidden whenever a connection is displayed ([`ConnectionSpec::display`]).
 
 pub(crate) mod connection;
 pub mod credentials;
+pub mod drivers;
 pub mod mariadb;
 pub mod mssql;
 pub mod oracle;
@@ -150,11 +152,5 @@ pub(crate) async fn load_ready(
 
 /// Open a connection to what `spec` names.
 pub async fn connect(spec: &ConnectionSpec, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
-    match &spec.driver {
-        Driver::Sqlite { path } => Ok(Box::new(sqlite::SqliteBackend::open(path)?)),
-        Driver::Postgres { url } => postgres::connect(url, options).await,
-        Driver::MariaDb { url } => mariadb::connect(url, options).await,
-        Driver::MsSql { config } => mssql::connect(config, options).await,
-        Driver::Oracle { .. } => oracle::connect(),
-    }
+    spec.driver.connect(&spec.target, options).await
 }

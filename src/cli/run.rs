@@ -12,7 +12,7 @@ use super::job::{load_sample_data, source_exists, LoadedJob};
 use super::output::{print_stdout, with_json_failure, write_output};
 use super::verbose::Logged;
 use super::{CheckArgs, ConnectionArgs, StrategyArg, VarArgs, Verbosity};
-use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver};
+use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec};
 use crate::error::{Error, Result};
 use crate::execute::{self, RunOptions};
 use crate::plan::PlanOptions;
@@ -123,7 +123,7 @@ fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
         let oracle = [Some(&spec), target.as_ref()]
             .into_iter()
             .flatten()
-            .find(|s| matches!(s.driver, Driver::Oracle { .. }));
+            .find(|s| s.driver.sql_only);
         if let Some(script) = oracle.and_then(|s| asked.script(&job.job.name, s.display())) {
             write_output(args.output.as_deref(), &script)?;
         }
@@ -159,15 +159,12 @@ async fn open_backend(
     (dry_run, asked): (bool, &backend::oracle::Asked),
     verbosity: Verbosity,
 ) -> anyhow::Result<Box<dyn Backend>> {
-    if let (Driver::Oracle { .. }, true) = (&spec.driver, dry_run) {
+    if spec.driver.sql_only && dry_run {
         return Ok(Box::new(backend::oracle::Unconnected::new(asked)));
     }
-    let missing = match (&spec.driver, create) {
-        (Driver::Sqlite { path }, Some(why)) if !path.exists() => Some((path, why)),
-        _ => None,
-    };
+    let missing = create.and_then(|why| Some((spec.missing_file()?, why)));
     Ok(match missing {
-        Some(_) if dry_run => Box::new(backend::sqlite::SqliteBackend::in_memory()?),
+        Some(_) if dry_run => spec.driver.in_memory()?,
         Some((path, why)) if !spec.embedded => {
             std::fs::File::create(path)
                 .with_context(|| format!("creating SQLite database {}", path.display()))?;
@@ -242,16 +239,15 @@ async fn run_async(
     let mut sample_loaded = false;
     if spec.embedded || args.load_sample {
         if args.dry_run && !source_exists(backend.as_mut(), job).await? && job.setup.is_some() {
-            // A dry run writes nothing, not even sample data: use a private in-memory copy.
-            backend = Box::new(backend::sqlite::SqliteBackend::in_memory()?);
-            if spec.embedded {
-                verbosity.note("dry run: the sample data is loaded into a temporary in-memory database; nothing is written\n");
-            } else {
+            if !spec.embedded {
                 return Err(Error::Usage(
                     "--dry-run with --load-sample needs the source tables to exist already".into(),
                 )
                 .into());
             }
+            // A dry run writes nothing, not even sample data: use a private in-memory copy.
+            backend = spec.driver.in_memory()?;
+            verbosity.note("dry run: the sample data is loaded into a temporary in-memory database; nothing is written\n");
         }
         if let Some(from) = load_sample_data(backend.as_mut(), loaded).await? {
             verbosity.note(&format!(

@@ -39,8 +39,9 @@ pub fn run(args: &ScriptArgs) -> anyhow::Result<ExitCode> {
     let job = args.vars.load_job(&args.job)?.job;
     let Some(dialect) = dialect::by_name(&args.dialect) else {
         return Err(Error::Usage(format!(
-            "--dialect {}: unknown dialect (use mssql, postgres, mariadb, oracle or sqlite)",
-            args.dialect
+            "--dialect {}: unknown dialect (use {})",
+            args.dialect,
+            dialect::known_names()
         ))
         .into());
     };

@@ -37,6 +37,8 @@ pub use sqlite::Sqlite;
 pub use typed::{ColumnKind, Typed};
 
 pub mod merge;
+mod names;
+pub use names::{by_name, known_names, ALL};
 pub mod portable;
 pub mod preview;
 
@@ -1049,20 +1051,6 @@ fn table_with_alias(table: &TableRef, alias: &Option<String>) -> String {
         None => table.to_string(),
     }
 }
-
-/// The dialect for a name used in `--dialect` and `sql/{dialect}/`.
-pub fn by_name(name: &str) -> Option<&'static dyn Dialect> {
-    match name {
-        "sqlite" => Some(&Sqlite),
-        "postgres" | "postgresql" => Some(&Postgres),
-        "mariadb" | "mysql" => Some(&MariaDb),
-        "mssql" | "sqlserver" | "tsql" => Some(&MsSql),
-        "oracle" => Some(&Oracle),
-        _ => None,
-    }
-}
-
-pub const ALL: [&dyn Dialect; 5] = [&Sqlite, &Postgres, &MariaDb, &MsSql, &Oracle];
 
 #[cfg(test)]
 mod tests;

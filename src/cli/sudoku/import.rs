@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use async_trait::async_trait;
 
-use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver, LoadTarget};
+use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, LoadTarget};
 use crate::config::{IfExists, TableRef};
 use crate::dialect::sudoku_sql;
 use crate::execute::write::{Fill, Policy, Tables, Writes};
@@ -65,12 +65,10 @@ pub fn run(
     let grids = read_puzzles(path)?;
     let table = TableRef::parse(table).map_err(crate::Error::Usage)?;
     let spec = ConnectionSpec::parse(connection)?;
-    if let Driver::Sqlite { path: db } = &spec.driver {
-        if !db.exists() {
-            // An empty file is an empty SQLite database: a scratch file needs no other setup.
-            std::fs::File::create(db)
-                .with_context(|| format!("cannot create SQLite file {}", db.display()))?;
-        }
+    if let Some(db) = spec.missing_file() {
+        // An empty file is an empty SQLite database: a scratch file needs no other setup.
+        std::fs::File::create(db)
+            .with_context(|| format!("cannot create SQLite file {}", db.display()))?;
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
