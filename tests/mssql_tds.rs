@@ -1,6 +1,7 @@
 //! Evidence 2 for SQL Server: the real eavpivot binary, over the real TDS protocol (tiberius),
 //! against the scripted TDS peer in tests/common. Each test asserts the exact statements the
 //! peer received, in order, and what the user sees. No SQL Server is involved.
+#![cfg(feature = "mssql")] // needs the mssql driver in the build
 
 #[path = "common/tds_peer.rs"]
 mod tds_peer;
