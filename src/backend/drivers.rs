@@ -5,7 +5,6 @@
 //! driver reads all go through [`DRIVERS`]; adding a database is one row here.
 
 use std::future::Future;
-use std::path::Path;
 use std::pin::Pin;
 
 use super::connection::ConnectOptions;
@@ -51,6 +50,28 @@ pub struct Driver {
     pub sql_only: bool,
 }
 
+/// Each driver's connect, or None where its feature left it out of this build.
+#[cfg(feature = "sqlite")]
+const SQLITE: Option<ConnectFn> = Some(sqlite_connect);
+#[cfg(not(feature = "sqlite"))]
+const SQLITE: Option<ConnectFn> = None;
+#[cfg(feature = "postgres")]
+const POSTGRES: Option<ConnectFn> = Some(postgres_connect);
+#[cfg(not(feature = "postgres"))]
+const POSTGRES: Option<ConnectFn> = None;
+#[cfg(feature = "mariadb")]
+const MARIADB: Option<ConnectFn> = Some(mariadb_connect);
+#[cfg(not(feature = "mariadb"))]
+const MARIADB: Option<ConnectFn> = None;
+#[cfg(feature = "mssql")]
+const MSSQL: Option<ConnectFn> = Some(mssql_connect);
+#[cfg(not(feature = "mssql"))]
+const MSSQL: Option<ConnectFn> = None;
+#[cfg(feature = "sqlite")]
+const SQLITE_IN_MEMORY: Option<InMemoryFn> = Some(sqlite_in_memory);
+#[cfg(not(feature = "sqlite"))]
+const SQLITE_IN_MEMORY: Option<InMemoryFn> = None;
+
 /// Every driver, in the order a connection string is matched against them.
 pub static DRIVERS: [Driver; 5] = [
     Driver {
@@ -59,8 +80,8 @@ pub static DRIVERS: [Driver; 5] = [
         schemes: &["sqlite:"],
         other_form: None,
         file: true,
-        connect: Some(sqlite_connect),
-        in_memory: Some(sqlite_in_memory),
+        connect: SQLITE,
+        in_memory: SQLITE_IN_MEMORY,
         sql_only: false,
     },
     Driver {
@@ -72,7 +93,7 @@ pub static DRIVERS: [Driver; 5] = [
             shown: "a libpq string (host=… dbname=…)",
         }),
         file: false,
-        connect: Some(postgres_connect),
+        connect: POSTGRES,
         in_memory: None,
         sql_only: false,
     },
@@ -82,7 +103,7 @@ pub static DRIVERS: [Driver; 5] = [
         schemes: &["mysql://", "mariadb://"],
         other_form: None,
         file: false,
-        connect: Some(mariadb_connect),
+        connect: MARIADB,
         in_memory: None,
         sql_only: false,
     },
@@ -95,13 +116,14 @@ pub static DRIVERS: [Driver; 5] = [
             shown: "an ADO.NET string (Server=…;Database=…)",
         }),
         file: false,
-        connect: Some(mssql_connect),
+        connect: MSSQL,
         in_memory: None,
         sql_only: false,
     },
     Driver {
         dialect: &Oracle,
-        feature: "oracle",
+        // Always built: it links no driver crate.
+        feature: "",
         schemes: &["oracle:"],
         other_form: None,
         file: false,
@@ -202,25 +224,30 @@ fn is_ado_net(text: &str) -> bool {
     lower.contains("server=") || lower.contains("data source=")
 }
 
+#[cfg(feature = "sqlite")]
 fn sqlite_connect<'a>(path: &'a str, _: &'a ConnectOptions) -> Connecting<'a> {
     Box::pin(async move {
-        let opened = super::sqlite::SqliteBackend::open(Path::new(path))?;
+        let opened = super::sqlite::SqliteBackend::open(std::path::Path::new(path))?;
         Ok(Box::new(opened) as Box<dyn Backend>)
     })
 }
 
+#[cfg(feature = "sqlite")]
 fn sqlite_in_memory() -> Result<Box<dyn Backend>> {
     Ok(Box::new(super::sqlite::SqliteBackend::in_memory()?))
 }
 
+#[cfg(feature = "postgres")]
 fn postgres_connect<'a>(url: &'a str, options: &'a ConnectOptions) -> Connecting<'a> {
     Box::pin(super::postgres::connect(url, options))
 }
 
+#[cfg(feature = "mariadb")]
 fn mariadb_connect<'a>(url: &'a str, options: &'a ConnectOptions) -> Connecting<'a> {
     Box::pin(super::mariadb::connect(url, options))
 }
 
+#[cfg(feature = "mssql")]
 fn mssql_connect<'a>(config: &'a str, options: &'a ConnectOptions) -> Connecting<'a> {
     Box::pin(super::mssql::connect(config, options))
 }
@@ -279,7 +306,30 @@ mod tests {
 
     #[test]
     fn the_embedded_default_is_a_file_database() {
-        assert!(embedded().file && embedded().in_memory.is_some());
+        assert!(embedded().file);
+        assert_eq!(embedded().in_memory.is_some(), cfg!(feature = "sqlite"));
+    }
+
+    #[test]
+    fn a_driver_left_out_says_which_feature_it_needs() {
+        for d in DRIVERS.iter().filter(|d| !d.sql_only) {
+            let built = match d.feature {
+                "sqlite" => cfg!(feature = "sqlite"),
+                "postgres" => cfg!(feature = "postgres"),
+                "mariadb" => cfg!(feature = "mariadb"),
+                "mssql" => cfg!(feature = "mssql"),
+                other => panic!("{} names an unknown feature {other}", d.name()),
+            };
+            assert_eq!(d.connect.is_some(), built, "{}", d.name());
+            assert_eq!(
+                d.left_out().to_string(),
+                format!(
+                    "this eavpivot was built without the {0} feature: {1} connections need it (cargo build --features {0})",
+                    d.feature,
+                    d.name()
+                )
+            );
+        }
     }
 
     #[test]

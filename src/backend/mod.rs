@@ -8,12 +8,17 @@
 pub(crate) mod connection;
 pub mod credentials;
 pub mod drivers;
+#[cfg(feature = "mariadb")]
 pub mod mariadb;
+#[cfg(feature = "mssql")]
 pub mod mssql;
 pub mod oracle;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod read_ahead;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "postgres")]
 mod tls;
 pub mod watch;
 

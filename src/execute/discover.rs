@@ -337,7 +337,7 @@ impl RowPipeline for DiscoveryScan {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use super::*;
     use crate::backend::sqlite::SqliteBackend;

@@ -1,6 +1,7 @@
 //! Issue 10, defect 10: every failure is ONE line on stderr naming the file:line, table, key or
 //! value at fault, in words a job author can act on: what the key accepts, not serde's type
 //! names; the OS's text once; the database's complaint without the whole SQL echoed back.
+#![cfg(feature = "postgres")] // needs the postgres driver in the build
 
 use std::path::Path;
 

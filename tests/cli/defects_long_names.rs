@@ -1,5 +1,6 @@
 //! Issue 10, defect 3: a 10 MB attribute name is named in linear time, and whatever is printed
 //! about it (renames, notes, errors) shows the name cut, with its length, never the 10 MB.
+#![cfg(feature = "postgres")] // needs the postgres driver in the build
 
 use std::time::{Duration, Instant};
 

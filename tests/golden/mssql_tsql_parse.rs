@@ -8,6 +8,7 @@
 //! `INSERT BULK` (the stream's bulk load) is a statement only a bulk-load client may send, so no
 //! T-SQL parser takes it: its table and column list are parsed as those of an `INSERT INTO`,
 //! and the rest must be exactly the bulk options tiberius is given.
+#![cfg(feature = "mssql")] // needs the mssql driver in the build
 
 use crate::dry_run;
 

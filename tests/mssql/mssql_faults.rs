@@ -7,6 +7,7 @@
 //!
 //! The parts run in turn in one test: a run takes seconds on Babelfish, and one server's
 //! sessions are easier to read one part at a time.
+#![cfg(feature = "mssql")] // needs the mssql driver in the build
 
 use crate::servers;
 

@@ -7,6 +7,7 @@
 //! afterwards: the sample data is loaded with `--load-sample`, the job runs through the real
 //! binary, and the wide table is compared cell by cell with the same job run on embedded
 //! SQLite. The standalone `script` output is run the same way and compared too.
+#![cfg(feature = "mssql")] // needs the mssql driver in the build
 
 use crate::servers;
 

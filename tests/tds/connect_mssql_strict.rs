@@ -2,6 +2,7 @@
 //! peer wrapped in TLS with a certificate from a CA made here. Trusted through `ca=FILE` it
 //! logs in and answers; without that CA, or with a host name the certificate does not carry,
 //! the connection fails with one line saying TLS failed, naming the server, never the password.
+#![cfg(feature = "mssql")] // needs the mssql driver in the build
 
 use crate::tds_peer;
 

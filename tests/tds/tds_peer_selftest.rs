@@ -1,5 +1,6 @@
 //! Drives the TDS test peer with the real tiberius client, so every other
 //! MSSQL test can trust it.
+#![cfg(feature = "mssql")] // needs the mssql driver in the build
 
 use crate::tds_peer;
 

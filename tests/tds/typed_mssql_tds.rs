@@ -1,6 +1,7 @@
 //! `column_type: infer` on SQL Server, proven over the real TDS protocol against the scripted
 //! peer (no SQL Server involved): discovery's one scan carries the values, and the dry run
 //! prints the typed CREATE TABLE, the pushdown's CASTs and the round-trip verification.
+#![cfg(feature = "mssql")] // needs the mssql driver in the build
 
 use crate::fixture::{int, text};
 use crate::tds_peer;
