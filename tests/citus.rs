@@ -381,6 +381,64 @@ async fn distribute_off_keeps_the_target_local_and_the_dry_run_shows_the_call() 
     fx.drop(db.as_mut()).await;
 }
 
+/// `replace` of a distributed target from a local source: the new table is distributed by
+/// the same column, co-located with the table it replaces, and the plan says so (before,
+/// the replace silently turned the distributed target into a local table).
+#[tokio::test(flavor = "current_thread")]
+async fn replace_keeps_a_distributed_target_distributed_when_the_source_is_local() {
+    let Some(mut db) = coordinator().await else {
+        return;
+    };
+    let mut workers = workers(db.as_mut()).await;
+    for strategy in ["pushdown", "stream"] {
+        let fx = Fixture::new(db.as_mut(), &format!("local{}", &strategy[..2])).await;
+        let job = fx.job("replace", "");
+        let job = job.to_str().expect("path");
+        run_ok(&["run", job], "replace from the distributed source");
+        let group = colocation(db.as_mut(), &fx.target).await;
+        assert!(group.is_some(), "the first replace distributes the target");
+        db.execute(&format!("SELECT undistribute_table('{}')", fx.source))
+            .await
+            .expect("make the source a local table");
+        assert_eq!(colocation(db.as_mut(), &fx.source).await, None, "local");
+        for round in 1..=2 {
+            let what = format!("{strategy}: replace {round} from a local source");
+            let err = run_ok(&["run", job, "--strategy", strategy], &what);
+            assert!(
+                err.contains(&format!(
+                    "target kept distributed by entity_id, co-located with the existing {}",
+                    fx.target
+                )),
+                "{what}: the plan says it keeps the target distributed: {err}"
+            );
+            assert_eq!(
+                colocation(db.as_mut(), &fx.target).await,
+                group,
+                "{what}: distributed, in the old target's colocation group"
+            );
+            let column = names(
+                db.as_mut(),
+                &format!(
+                    "SELECT column_to_column_name(logicalrelid, partkey) FROM pg_dist_partition WHERE logicalrelid = to_regclass('{}')",
+                    fx.target
+                ),
+            )
+            .await;
+            assert_eq!(column, ["entity_id"], "{what}: by the same column");
+            let table = read_table(db.as_mut(), "postgres", &fx.target).await;
+            assert_eq!(table.len(), ENTITIES as usize, "{what}: rows");
+            assert_eq!(
+                table.get(&3).and_then(|c| c.get("a2")).map(String::as_str),
+                Some(expected_cell(3, 2).as_str()),
+                "{what}: a cell"
+            );
+        }
+        let left = leftovers(db.as_mut(), &mut workers, &fx.prefix).await;
+        assert!(left.is_empty(), "{strategy}: left behind: {left:?}");
+        fx.drop(db.as_mut()).await;
+    }
+}
+
 /// kill -9 at every fault point of a replace and a merge: the old target stays (or the new
 /// one is committed), no staging table on the coordinator and no staging shard on any worker
 /// survives, and the next run succeeds.

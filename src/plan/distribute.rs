@@ -24,7 +24,8 @@ pub struct Facts {
     pub same_database: bool,
     /// The source table, if it is distributed.
     pub source: Option<Spread>,
-    /// The target, if it exists already and is distributed (read only when it exists).
+    /// The target, if it exists already and is distributed (read only when it exists and
+    /// the run keeps it, or `replace` builds its successor).
     pub target: Option<Spread>,
     pub target_exists: bool,
 }
@@ -46,6 +47,9 @@ pub fn decide(job: &Job, facts: &Facts) -> (Option<Distribution>, Option<String>
     let no = |why: String| (None, Some(format!("target not distributed: {why}")));
     if job.target.distribute == Distribute::Off {
         return no("target.distribute: off".into());
+    }
+    if let Some(kept) = keep_distributed_target(job, facts) {
+        return kept;
     }
     if !facts.same_database {
         return no("the source is in another database (target.connection)".into());
@@ -99,6 +103,58 @@ pub fn decide(job: &Job, facts: &Facts) -> (Option<Distribution>, Option<String>
             spread.column
         )),
     )
+}
+
+/// `replace` of a distributed target whose source cannot give the distribution (a local
+/// source, one distributed by another column, another database): the new table is
+/// distributed like the one it replaces — by the same column, co-located with it — so the
+/// replace does not silently turn a distributed table into a local one.
+fn keep_distributed_target(
+    job: &Job,
+    facts: &Facts,
+) -> Option<(Option<Distribution>, Option<String>)> {
+    let old = facts.target.as_ref()?;
+    if job.target.if_exists != IfExists::Replace || !facts.target_exists {
+        return None;
+    }
+    let source = &job.source.table;
+    let by_source = facts.same_database
+        && facts
+            .source
+            .as_ref()
+            .is_some_and(|spread| job.entity.iter().any(|key| is_column(key, &spread.column)));
+    if by_source {
+        return None; // co-located with the source: the pivot runs on the workers
+    }
+    let target = &job.target.table;
+    let entity = job
+        .entity
+        .iter()
+        .position(|key| key.name == old.column)
+        .or_else(|| {
+            job.entity
+                .iter()
+                .position(|key| key.name.eq_ignore_ascii_case(&old.column))
+        });
+    let Some(entity) = entity else {
+        return Some((
+            None,
+            Some(format!(
+                "target not distributed: the existing target {target} is distributed by {}, which no entity column is; the new {target} is a local table",
+                old.column
+            )),
+        ));
+    };
+    Some((
+        Some(Distribution {
+            entity,
+            colocate_with: target.clone(),
+        }),
+        Some(format!(
+            "target kept distributed by {}, co-located with the existing {target} it replaces (the source {source} is not distributed by an entity column: the pivot reads it through the coordinator)",
+            job.entity[entity].name
+        )),
+    ))
 }
 
 fn if_exists_word(if_exists: IfExists) -> &'static str {
@@ -199,5 +255,46 @@ mod decide_tests {
         // replace builds a new table: distributed whatever the old one was.
         f.target = None;
         assert!(decide(&job("  if_exists: replace\n"), &f).0.is_some());
+    }
+
+    #[test]
+    fn a_replace_keeps_a_distributed_target_distributed_whatever_the_source() {
+        let replace = job("  if_exists: replace\n");
+        let mut f = facts(None);
+        f.target_exists = true;
+        assert_eq!(decide(&replace, &f).0, None, "a local target stays local");
+        f.target = Some(Spread {
+            column: "entity".into(),
+            colocation: 9,
+        });
+        let (how, note) = decide(&replace, &f);
+        let how = how.expect("kept distributed");
+        assert_eq!((how.entity, how.colocate_with.sql()), (0, "wide".into()));
+        assert!(note
+            .unwrap_or_default()
+            .contains("kept distributed by entity"));
+        // A source distributed by the entity still wins: co-located with the source.
+        f.source = Some(Spread {
+            column: "entity".into(),
+            colocation: 7,
+        });
+        let how = decide(&replace, &f).0.expect("distributed");
+        assert_eq!(how.colocate_with.sql(), "kv");
+        // Another database: the target's own distribution is all there is.
+        f.same_database = false;
+        let how = decide(&replace, &f).0.expect("kept distributed");
+        assert_eq!(how.colocate_with.sql(), "wide");
+        // Distributed by a column that no entity is: said, not guessed.
+        f.target = Some(Spread {
+            column: "other".into(),
+            colocation: 9,
+        });
+        let (how, note) = decide(&replace, &f);
+        assert_eq!(how, None);
+        assert!(note.unwrap_or_default().contains("distributed by other"));
+        assert_eq!(
+            decide(&job("  if_exists: replace\n  distribute: off\n"), &f).0,
+            None
+        );
     }
 }

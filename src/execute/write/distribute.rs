@@ -62,7 +62,8 @@ impl Writes {
             facts.source = spread(session, engine, &job.source.table).await?;
         }
         let kept = matches!(job.target.if_exists, IfExists::Append | IfExists::Merge);
-        if facts.source.is_some() && target_exists && kept {
+        let replaced = job.target.if_exists == IfExists::Replace;
+        if target_exists && (replaced || (facts.source.is_some() && kept)) {
             facts.target = spread(session, engine, &job.target.table).await?;
         }
         let (how, note) = distribute::decide(job, &facts);
