@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Citus for tests/citus.rs and the differential harness's Citus leg: installs the prebuilt
+# Citus for tests/faults/citus.rs and the differential harness's Citus leg: installs the prebuilt
 # extension (../shared/citus/install.sh: adds files to the system PostgreSQL 15, idempotent)
 # and starts the three-node cluster (coordinator 127.0.0.1:9700, workers 9701/9702; a second
 # call finds it running). Prints the URL to export:

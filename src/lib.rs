@@ -7,7 +7,7 @@
 //! # Layers
 //!
 //! Imports go one way. A module may use (`crate::…`) only modules on its own line or the
-//! lines above it; `tests/layers.rs` reads this list and fails on any import upwards.
+//! lines above it; `tests/golden/layers.rs` reads this list and fails on any import upwards.
 //!
 //! 1. `value` `display` `examples` — plain values and text; they import nothing of the crate
 //! 2. `config` — the job file, read and validated
@@ -20,7 +20,7 @@
 //! 9. `execute` — runs a plan's SQL over a backend, verifies, fills the report
 //! 10. `cli` — commands: parse, call the library, print
 //!
-//! `tests/layers.rs` names the imports upwards still known (each with the issue item that
+//! `tests/golden/layers.rs` names the imports upwards still known (each with the issue item that
 //! removes it) and fails when one of them is gone, so that list only shrinks.
 #![forbid(unsafe_code)]
 

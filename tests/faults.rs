@@ -29,6 +29,8 @@ mod servers;
 
 #[path = "faults/cancel_servers.rs"]
 mod cancel_servers;
+#[path = "faults/citus.rs"]
+mod citus;
 #[path = "faults/error_kinds.rs"]
 mod error_kinds;
 #[path = "faults/faults_more.rs"]

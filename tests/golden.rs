@@ -21,6 +21,8 @@ mod dry_run;
 #[path = "support/scripted_backend.rs"]
 mod scripted_backend;
 
+#[path = "golden/layers.rs"]
+mod layers;
 #[path = "golden/mssql_tsql_parse.rs"]
 mod mssql_tsql_parse;
 #[path = "golden/oracle_parse.rs"]

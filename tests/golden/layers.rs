@@ -3,7 +3,7 @@
 //! layers. Reads the sources as text (no build of the crate): a `use`, a path in an
 //! expression and a grouped `use crate::{a, b::{c, d}}` all count; comments do not.
 //!
-//! `cargo test --test layers -- --nocapture` also prints the import cycles among source files
+//! `cargo test --test golden layers -- --nocapture` also prints the import cycles among source files
 //! (strongly connected components of the file graph), the figure issue 19 measures.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -11,11 +11,7 @@
 //! are read from the coordinator's `pg_dist_node`. Unreachable: skipped with the reason, or a
 //! failure when `EAVPIVOT_REQUIRE_SERVERS=1` and `EAVPIVOT_CITUS_URL` is set.
 
-#[path = "support/db_children.rs"]
-mod db_children;
-#[path = "support/servers.rs"]
-mod servers;
-
+use crate::{db_children, servers};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
