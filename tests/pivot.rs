@@ -23,6 +23,8 @@ mod merge;
 mod merge_delta;
 #[path = "pivot/merge_twins.rs"]
 mod merge_twins;
+#[path = "pivot/pushdown_proof.rs"]
+mod pushdown_proof;
 #[path = "pivot/quoting.rs"]
 mod quoting;
 #[path = "pivot/script_live.rs"]

@@ -4,9 +4,7 @@
 //! verifies every column's cells; everywhere else the survey runs and finds conflicts as
 //! before. And the distinct-entity count comes from the INSERT's own row count.
 
-#[path = "support/servers.rs"]
-mod servers;
-
+use crate::servers;
 use eavpivot::backend::Backend;
 use eavpivot::config::{self, StrategyName};
 use eavpivot::execute::{run_job, Outcome, RunOptions};
