@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use assert_cmd::Command;
-use eavpivot::dialect::{Dialect, MsSql};
+use eavpivot::dialect::prelude::*;
+use eavpivot::dialect::MsSql;
 use tds_peer::{
     contains, starts_with, BulkColumn, ColType, Column, Received, Response, Script, TdsPeer, Value,
 };

@@ -19,7 +19,8 @@ use eavpivot::backend::Backend;
 use eavpivot::config::StrategyName;
 use eavpivot::config::{self, Job};
 use eavpivot::dialect::mssql_script::{self, Aggregation};
-use eavpivot::dialect::{Dialect, MsSql, Sqlite};
+use eavpivot::dialect::prelude::*;
+use eavpivot::dialect::{MsSql, Sqlite};
 use eavpivot::execute::{self, RunOptions};
 use eavpivot::plan::PlanOptions;
 use scripted_backend::ScriptedBackend;
@@ -68,7 +69,7 @@ async fn sample_attributes(job: &Job) -> Vec<(String, i64, i64)> {
     let script = std::fs::read_to_string(repo().join(setup)).expect("sample data readable");
     db.execute_script(&script).await.expect("sample data loads");
     let rows = db
-        .query(&Sqlite.discover_attributes(job))
+        .query(&eavpivot::dialect::query::discover_attributes(&Sqlite, job))
         .await
         .expect("discovery");
     rows.into_iter()
@@ -119,10 +120,19 @@ async fn every_statement_of_every_bundled_job_parses() {
             &d.describe_first_result_set(&d.describe_entity(&job)),
         );
         parse("rollback", &d.rollback());
-        parse("conflict sample", &d.limit(&d.conflicts(&job), 10));
-        parse("pairs survey", &d.pairs_per_attribute(&job));
+        parse(
+            "conflict sample",
+            &d.limit(&eavpivot::dialect::query::conflicts(d, &job), 10),
+        );
+        parse(
+            "pairs survey",
+            &eavpivot::dialect::query::pairs_per_attribute(d, &job),
+        );
         let cols: Vec<String> = vec!["ITEM_ID".into(), "Color ]x".into(), "Weight (kg)".into()];
-        parse("stream load", &d.insert_values(&job.target.table, &cols, 3));
+        parse(
+            "stream load",
+            &eavpivot::dialect::ddl::insert_values(d, &job.target.table, &cols, 3),
+        );
         parse("bulk load", &d.stream_load(&job.target.table, &cols).0);
         let staging = job.target.table.with_suffix("__eavpivot_0123abcd");
         let replaced = job.target.table.with_suffix("__eavpivot_old_0123abcd");

@@ -381,7 +381,7 @@ async fn check_override_refusal(
 #[test]
 fn the_round_trip_check_catches_a_value_that_prints_differently() {
     use eavpivot::backend::sqlite::SqliteBackend;
-    use eavpivot::dialect::{ColumnKind, Dialect, PivotColumn, Sqlite, TableShape, Typed};
+    use eavpivot::dialect::{ColumnKind, PivotColumn, Sqlite, TableShape, Typed};
     runtime().block_on(async {
         let mut db = SqliteBackend::in_memory().expect("sqlite");
         db.execute_script(
@@ -406,8 +406,7 @@ fn the_round_trip_check_catches_a_value_that_prints_differently() {
             column_type: "TEXT".into(),
             primary_key: false,
         };
-        let sql = Sqlite
-            .typed_round_trip(&shape, &job)
+        let sql = eavpivot::dialect::query::typed_round_trip(&Sqlite, &shape, &job)
             .expect("a typed column");
         let rows = db.query(&sql).await.expect("runs");
         assert_eq!(rows[0][0].as_i64(), Some(1), "{sql}");
@@ -415,6 +414,6 @@ fn the_round_trip_check_catches_a_value_that_prints_differently() {
             columns: vec![PivotColumn::text("t", "t")],
             ..shape
         };
-        assert!(Sqlite.typed_round_trip(&untyped, &job).is_none());
+        assert!(eavpivot::dialect::query::typed_round_trip(&Sqlite, &untyped, &job).is_none());
     });
 }

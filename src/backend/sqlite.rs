@@ -13,6 +13,7 @@
 //! durability; `journal_mode` and `synchronous` are left as the database has them, so a
 //! committed result is exactly as safe as with any other SQLite client.
 
+use crate::dialect::ddl;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
@@ -144,7 +145,7 @@ impl SqliteBackend {
                     chunk.len(),
                 ))
                 .or_insert_with(|| {
-                    Sqlite.insert_values(&target.table, &target.columns, chunk.len())
+                    ddl::insert_values(&Sqlite, &target.table, &target.columns, chunk.len())
                 });
             let mut stmt = self
                 .conn
@@ -383,6 +384,7 @@ fn db_error(context: &str, err: rusqlite::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::prelude::*;
 
     /// The dialect's column limit is the bundled library's SQLITE_MAX_COLUMN: a table of that
     /// many columns is created, one more is refused.

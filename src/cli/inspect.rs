@@ -4,6 +4,7 @@
 //! rarest and problem attributes, then all of them. Writes nothing, not even the embedded
 //! database file (a missing one is replaced by an in-memory copy of the sample data).
 
+use crate::dialect::query;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -169,7 +170,7 @@ pub async fn inspect(db: &mut dyn Backend, job: &Job, connection: &str) -> Resul
         entity_width: job.entity.len(),
         bar: progress_bar(),
     };
-    db.stream_into(&dialect.ordered_rows(job), &mut scan, &[])
+    db.stream_into(&query::ordered_rows(dialect, job), &mut scan, &[])
         .await
         .map_err(|e| e.with_context(&format!("inspecting {}", job.source.table)))?;
     let discovery = census.discovery();

@@ -2,6 +2,7 @@
 //! upserted into the existing target. The statements are standard SQL where they can be; the
 //! upsert itself is each database's native form ([`super::Dialect::upsert`]).
 
+use super::query;
 use super::Dialect;
 use crate::config::TableRef;
 
@@ -36,7 +37,7 @@ fn insert_list<D: Dialect + ?Sized>(d: &D, cols: &MergeColumns) -> String {
         .join(", ")
 }
 
-/// How a database upserts natively: data of each dialect ([`super::Dialect::upsert_style`]).
+/// How a database upserts natively: data of each dialect ([`super::Schema::upsert_style`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpsertStyle {
     /// `UPDATE … FROM` the staging table for entities already in the target, then
@@ -273,11 +274,11 @@ pub fn outside_scope<D: Dialect + ?Sized>(d: &D, job: &crate::config::Job) -> St
             .collect::<Vec<_>>()
             .join(" AND ")
     };
-    let scope = d.source_rows(job);
+    let scope = query::source_rows(d, job);
     let refs = super::entity_refs(job, "u");
     format!(
         "SELECT {refs}, u.a, MAX(u.v) FROM ({}) u\nWHERE u.v IS NOT NULL\n  AND EXISTS (SELECT 1 FROM ({scope}) f WHERE {})\n  AND NOT EXISTS (SELECT 1 FROM ({scope}) g WHERE {} AND g.a = u.a AND g.v IS NOT NULL)\nGROUP BY {refs}, u.a",
-        d.source_rows_filtered(job, None),
+        query::source_rows_filtered(d, job, None),
         same("f"),
         same("g"),
     )

@@ -2,6 +2,7 @@
 //! `INSERT … SELECT` or the stream (with its transforms and their companion tables), then
 //! verification against the source before the write path commits.
 
+use crate::dialect::{ddl, query};
 use async_trait::async_trait;
 
 use crate::backend::LoadTarget;
@@ -54,7 +55,12 @@ impl Fill for PivotFill<'_> {
                     let shape = out.build_shape();
                     steps.start(&format!("INSERT INTO {}", out.shape.table));
                     session
-                        .change(&dialect.insert_select(&shape, job, job.pivot.aggregate))
+                        .change(&query::insert_select(
+                            dialect,
+                            &shape,
+                            job,
+                            job.pivot.aggregate,
+                        ))
                         .await
                         .map_err(|e| explain_key_violation(e, dialect, targets, Some(out)))?;
                     steps.finish_one();
@@ -122,7 +128,7 @@ async fn counts_before(
         let counts = if out.append {
             let rows = session
                 .query_in_load(
-                    &dialect.count_table_cells(&out.shape),
+                    &ddl::count_table_cells(dialect, &out.shape),
                     "append: counts before loading",
                 )
                 .await?;
@@ -162,7 +168,12 @@ async fn stream(
     ))
     .with_print_check(session.across_databases());
     let loaded = session
-        .stream(&source.ordered_rows(job), &examples, &mut pivoter, &loads)
+        .stream(
+            &query::ordered_rows(source, job),
+            &examples,
+            &mut pivoter,
+            &loads,
+        )
         .await
         .map_err(|e| match e {
             // The server's errors say what failed, not which source: name it.
@@ -193,7 +204,7 @@ async fn load_companions(
     let dialect = session.backend.dialect();
     for (i, out) in companions.iter().enumerate() {
         let target = load_target(&out.build_shape());
-        let shape = dialect.insert_values(&target.table, &target.columns, 1);
+        let shape = ddl::insert_values(dialect, &target.table, &target.columns, 1);
         let rows = side_rows.get(i).map_or(&[][..], |s| s.rows.as_slice());
         session.load_rows(&target, rows, &shape).await?;
     }

@@ -16,6 +16,7 @@ pub mod stream;
 mod verify;
 pub mod write;
 
+use crate::dialect::query;
 use std::time::Instant;
 
 use crate::backend::Backend;
@@ -265,7 +266,7 @@ async fn count_fullest_entity(
 ) -> Result<()> {
     if let Some(attributes) = plan::attributes_to_count(job, target, discovery, entity_types) {
         let rows = session
-            .inspect(&source.max_cells_per_entity(job, &attributes))
+            .inspect(&query::max_cells_per_entity(source, job, &attributes))
             .await
             .map_err(|e| e.with_context("counting the fullest entity's cells"))?;
         discovery.max_cells_per_entity = Some(first_int(&rows));
@@ -273,7 +274,7 @@ async fn count_fullest_entity(
     Ok(())
 }
 
-/// The pushdown's survey of the source ([`Dialect::pairs_per_attribute`]).
+/// The pushdown's survey of the source ([`crate::dialect::query::pairs_per_attribute`]).
 struct PairSurvey {
     /// `(a, pairs, conflicting)` rows: each column's expected cells, for verification.
     pairs: Vec<Vec<Value>>,
@@ -289,7 +290,7 @@ async fn survey_pairs(
     job: &Job,
 ) -> Result<PairSurvey> {
     let pairs = session
-        .inspect(&dialect.pairs_per_attribute(job))
+        .inspect(&query::pairs_per_attribute(dialect, job))
         .await
         .map_err(|e| e.with_context(&format!("surveying {}", job.source.table)))?;
     let count: u64 = pairs
@@ -299,7 +300,7 @@ async fn survey_pairs(
         .sum();
     if count > 0 && job.pivot.aggregate == Aggregate::Error {
         let sample = session
-            .inspect(&dialect.limit(&dialect.conflicts(job), 10))
+            .inspect(&dialect.limit(&query::conflicts(dialect, job), 10))
             .await?;
         let width = job.entity.len();
         let lines: Vec<String> = sample

@@ -2,6 +2,7 @@
 //! server allows it, else multi-row `INSERT`s cut to the server's packet budget (see the
 //! parent module's comment for why and when).
 
+use crate::dialect::ddl;
 use std::fmt::Write as _;
 
 use bytes::Bytes;
@@ -11,7 +12,7 @@ use mysql_async::{Conn, Row};
 
 use super::{db_error, decode_row};
 use crate::backend::LoadTarget;
-use crate::dialect::{Dialect, MariaDb};
+use crate::dialect::MariaDb;
 use crate::error::{Error, Result};
 use crate::value::Value;
 
@@ -131,7 +132,7 @@ pub(super) async fn insert_rows(
             end += 1;
         }
         let chunk = &rows[start..end];
-        let sql = MariaDb.insert_values(&target.table, &target.columns, chunk.len());
+        let sql = ddl::insert_values(&MariaDb, &target.table, &target.columns, chunk.len());
         let params: Vec<mysql_async::Value> = chunk.iter().flatten().map(to_mysql).collect();
         conn.exec_drop(sql, params)
             .await

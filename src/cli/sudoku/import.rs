@@ -7,6 +7,7 @@
 //! write path ([`crate::execute::write`]) as an append: a bad line or a failed load leaves the
 //! table as it was (a table it had to create is dropped again).
 
+use crate::dialect::ddl;
 use std::path::Path;
 use std::time::Instant;
 
@@ -155,10 +156,8 @@ impl Fill for GivensRows<'_> {
                 table: table.build.clone(),
                 columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
             };
-            let shape = session
-                .backend
-                .dialect()
-                .insert_values(&target.table, &target.columns, 1);
+            let shape =
+                ddl::insert_values(session.backend.dialect(), &target.table, &target.columns, 1);
             for (batch_no, batch) in self.grids.chunks(PUZZLES_PER_BATCH).enumerate() {
                 let first = self.first_id + (batch_no * PUZZLES_PER_BATCH) as i64;
                 let rows = givens_rows(first, batch);
