@@ -44,7 +44,10 @@ async fn sample_attributes(job: &Job) -> Vec<(String, i64, i64)> {
     let script = std::fs::read_to_string(repo().join(&setup)).expect("sample data readable");
     db.execute_script(&script).await.expect("sample data loads");
     let rows = db
-        .query(&eavpivot::dialect::query::discover_attributes(&Sqlite, job))
+        .query(&eavpivot::dialect::query::discover_attributes(
+            &Sqlite,
+            &eavpivot::plan::source_query(job),
+        ))
         .await
         .expect("discovery");
     rows.into_iter()

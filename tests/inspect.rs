@@ -83,12 +83,15 @@ async fn sample_figures(job: &config::Job) -> Vec<(&'static str, u64)> {
     let rows = db
         .query(&format!(
             "SELECT COUNT(*) FROM ({}) s",
-            eavpivot::dialect::query::source_rows(d, job)
+            eavpivot::dialect::query::source_rows(d, &eavpivot::plan::source_query(job))
         ))
         .await
         .expect("rows");
     let entities = db
-        .query(&eavpivot::dialect::query::count_entities(d, job))
+        .query(&eavpivot::dialect::query::count_entities(
+            d,
+            &eavpivot::plan::source_query(job),
+        ))
         .await
         .expect("entities");
     vec![("source_rows", int(&rows)), ("entities", int(&entities))]

@@ -69,7 +69,10 @@ async fn sample_attributes(job: &Job) -> Vec<(String, i64, i64)> {
     let script = std::fs::read_to_string(repo().join(setup)).expect("sample data readable");
     db.execute_script(&script).await.expect("sample data loads");
     let rows = db
-        .query(&eavpivot::dialect::query::discover_attributes(&Sqlite, job))
+        .query(&eavpivot::dialect::query::discover_attributes(
+            &Sqlite,
+            &eavpivot::plan::source_query(job),
+        ))
         .await
         .expect("discovery");
     rows.into_iter()
@@ -117,16 +120,19 @@ async fn every_statement_of_every_bundled_job_parses() {
         let d = &MsSql;
         parse(
             "describe",
-            &d.describe_first_result_set(&d.describe_entity(&job)),
+            &d.describe_first_result_set(&d.describe_entity(&eavpivot::plan::source_query(&job))),
         );
         parse("rollback", &d.rollback());
         parse(
             "conflict sample",
-            &d.limit(&eavpivot::dialect::query::conflicts(d, &job), 10),
+            &d.limit(
+                &eavpivot::dialect::query::conflicts(d, &eavpivot::plan::source_query(&job)),
+                10,
+            ),
         );
         parse(
             "pairs survey",
-            &eavpivot::dialect::query::pairs_per_attribute(d, &job),
+            &eavpivot::dialect::query::pairs_per_attribute(d, &eavpivot::plan::source_query(&job)),
         );
         let cols: Vec<String> = vec!["ITEM_ID".into(), "Color ]x".into(), "Weight (kg)".into()];
         parse(

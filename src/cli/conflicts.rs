@@ -18,7 +18,10 @@ use crate::value::Value;
 pub async fn export(backend: &mut dyn Backend, job: &Job, path: &Path) -> Result<usize> {
     let dialect = backend.dialect();
     let rows = backend
-        .query(&query::conflicting_values(dialect, job))
+        .query(&query::conflicting_values(
+            dialect,
+            &crate::plan::source_query(job),
+        ))
         .await
         .map_err(|e| e.with_context(&format!("listing the conflicts in {}", job.source.table)))?;
     let width = job.entity.len();

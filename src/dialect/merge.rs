@@ -266,19 +266,19 @@ fn nulled_when<D: Dialect + ?Sized>(d: &D, target: &str, staged: &Option<String>
 /// `source.changed`): `e…, a, v` for every attribute that an entity in the scope has a value
 /// for only outside the scope (same joins, no `where`): a cell the merge would set to NULL
 /// although the source still holds it.
-pub fn outside_scope<D: Dialect + ?Sized>(d: &D, job: &crate::config::Job) -> String {
-    let n = job.entity.len();
+pub fn outside_scope<D: Dialect + ?Sized>(d: &D, source: &query::SourceQuery) -> String {
+    let n = source.entity.len();
     let same = |alias: &str| -> String {
         (0..n)
             .map(|i| format!("{alias}.e{i} = u.e{i}"))
             .collect::<Vec<_>>()
             .join(" AND ")
     };
-    let scope = query::source_rows(d, job);
-    let refs = super::entity_refs(job, "u");
+    let scope = query::source_rows(d, source);
+    let refs = super::entity_refs(source, "u");
     format!(
         "SELECT {refs}, u.a, MAX(u.v) FROM ({}) u\nWHERE u.v IS NOT NULL\n  AND EXISTS (SELECT 1 FROM ({scope}) f WHERE {})\n  AND NOT EXISTS (SELECT 1 FROM ({scope}) g WHERE {} AND g.a = u.a AND g.v IS NOT NULL)\nGROUP BY {refs}, u.a",
-        query::source_rows_filtered(d, job, None),
+        query::source_rows_filtered(d, source, None),
         same("f"),
         same("g"),
     )

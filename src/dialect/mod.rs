@@ -37,7 +37,7 @@ pub mod portable;
 pub mod query;
 
 pub use ddl::entity_order;
-pub use query::{entity_probe_query, entity_refs};
+pub use query::{entity_probe_query, entity_refs, SourceQuery};
 
 /// The dialect traits, for code that calls their methods on a concrete dialect
 /// (`Postgres.quote_ident(…)`): `use crate::dialect::prelude::*;`.
@@ -541,8 +541,8 @@ pub trait Catalog: Quoting {
 pub trait Query: Types {
     /// The source rows the typed round-trip check converts, fenced so that its CASTs only
     /// ever see the rows the job selects (a planner may otherwise test them first).
-    fn fenced_source_rows(&self, job: &Job) -> String {
-        query::source_rows(self, job)
+    fn fenced_source_rows(&self, source: &SourceQuery) -> String {
+        query::source_rows(self, source)
     }
 
     /// `strategy: auto` streams above this many columns. On SQLite, PostgreSQL and MariaDB
@@ -562,8 +562,8 @@ pub trait Query: Types {
 
     /// A query with no rows selecting the entity keys, so the backend can report their types.
     /// The backend runs it as given through [`crate::backend::Backend::column_types`].
-    fn describe_entity(&self, job: &Job) -> String {
-        entity_probe_query(self, job)
+    fn describe_entity(&self, source: &SourceQuery) -> String {
+        entity_probe_query(self, source)
     }
 }
 

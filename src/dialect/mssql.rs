@@ -286,8 +286,8 @@ impl Catalog for MsSql {
 
 impl Query for MsSql {
     /// Sent exactly as printed: `--dry-run` shows this EXEC, not the bare SELECT.
-    fn describe_entity(&self, job: &Job) -> String {
-        self.describe_first_result_set(&super::entity_probe_query(self, job))
+    fn describe_entity(&self, source: &super::SourceQuery) -> String {
+        self.describe_first_result_set(&super::entity_probe_query(self, source))
     }
 
     /// Unmeasured on a real server: keep the pushdown up to a conservative width (its

@@ -213,10 +213,10 @@ impl Catalog for Postgres {
 impl Query for Postgres {
     /// `OFFSET 0` keeps the planner from flattening the subquery and testing the outer
     /// conditions (the check's CASTs) on rows the job's `where` leaves out.
-    fn fenced_source_rows(&self, job: &crate::config::Job) -> String {
+    fn fenced_source_rows(&self, source: &super::SourceQuery) -> String {
         format!(
             "SELECT * FROM ({}) f OFFSET 0",
-            query::source_rows(self, job)
+            query::source_rows(self, source)
         )
     }
 }

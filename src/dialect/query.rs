@@ -5,38 +5,60 @@
 //! another shape it overrides the hook they call ([`super::Query`], [`super::Types`]).
 
 use super::{typed, Query, Quoting, TableShape, Types};
-use crate::config::{Aggregate, Job, JoinKind, TableRef};
+use crate::config::Aggregate;
+
+/// The job's source as SQL pieces, built once from the job by the plan
+/// ([`crate::plan::source_query`]): every query over the source rows is rendered from this
+/// value, so a dialect reads SQL, not the job file's joins, aliases and expressions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceQuery {
+    /// `FROM t a\n  JOIN u b ON …`: the tables and joins, without a WHERE.
+    pub from: String,
+    /// The entity key expressions, in key order (they become `e0`, `e1`, …).
+    pub entity: Vec<String>,
+    /// The attribute name expression (becomes `a`, through [`Quoting::attribute_key`]).
+    pub attribute: String,
+    /// The value expression (becomes `v`).
+    pub value: String,
+    /// The scope (`source.where`).
+    pub filter: Option<String>,
+    /// A merge's delta (`source.changed`): only entities with a row matching it.
+    pub changed: Option<String>,
+}
 
 /// `FROM t AS a JOIN … WHERE …` of the job's source: its scope (`source.where`).
-pub fn source_from(job: &Job) -> String {
-    source_from_sql(job, job.source.filter.as_deref(), None)
+pub fn source_from(source: &SourceQuery) -> String {
+    source_from_sql(source, source.filter.as_deref(), None)
 }
 
 /// The key–value rows as a derived table with columns `e0…eN, a, v`. With
 /// `source.changed` (a merge's delta) only the entities that have a row in the scope
 /// matching it, each with all its rows in the scope: every query of the run (discovery,
 /// both strategies, verification) sees the same rows.
-pub fn source_rows<D: Quoting + ?Sized>(d: &D, job: &Job) -> String {
-    let rows = source_rows_sql(d, job, job.source.filter.as_deref());
-    let Some(changed) = &job.source.changed else {
+pub fn source_rows<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    let rows = source_rows_sql(d, source, source.filter.as_deref());
+    let Some(changed) = &source.changed else {
         return rows;
     };
-    let keys: Vec<String> = job
+    let keys: Vec<String> = source
         .entity
         .iter()
         .enumerate()
-        .map(|(i, e)| format!("{} AS e{i}", e.expr))
+        .map(|(i, e)| format!("{e} AS e{i}"))
         .collect();
     let delta = format!(
         "SELECT {}\n  {}",
         keys.join(", "),
-        source_from_sql(job, job.source.filter.as_deref(), Some(changed))
+        source_from_sql(source, source.filter.as_deref(), Some(changed))
     );
-    let outer = format!("SELECT {}, r.a, r.v FROM ({rows}) r", entity_refs(job, "r"));
-    if job.entity.len() == 1 {
+    let outer = format!(
+        "SELECT {}, r.a, r.v FROM ({rows}) r",
+        entity_refs(source, "r")
+    );
+    if source.entity.len() == 1 {
         format!("{outer}\n  WHERE r.e0 IN (SELECT c.e0 FROM ({delta}) c)")
     } else {
-        let matched: Vec<String> = (0..job.entity.len())
+        let matched: Vec<String> = (0..source.entity.len())
             .map(|i| format!("c.e{i} = r.e{i}"))
             .collect();
         format!(
@@ -48,15 +70,19 @@ pub fn source_rows<D: Quoting + ?Sized>(d: &D, job: &Job) -> String {
 
 /// The key–value rows of the job's joins with `filter` instead of the scope and no delta:
 /// what a merge's guard reads to find values outside `where`.
-pub fn source_rows_filtered<D: Quoting + ?Sized>(d: &D, job: &Job, filter: Option<&str>) -> String {
-    source_rows_sql(d, job, filter)
+pub fn source_rows_filtered<D: Quoting + ?Sized>(
+    d: &D,
+    source: &SourceQuery,
+    filter: Option<&str>,
+) -> String {
+    source_rows_sql(d, source, filter)
 }
 
 /// Distinct attribute names with their row and non-null-value counts, the smallest and
 /// largest value in bytes (the capacity estimate's widths), and per entity column the rows
 /// where it is NULL (a primary key refuses them): all in the one scan discovery makes.
 /// Columns: `a, n_rows, n_values, min_bytes, max_bytes, null_e0, null_e1, …`.
-pub fn discover_attributes<D: Types + ?Sized>(d: &D, job: &Job) -> String {
+pub fn discover_attributes<D: Types + ?Sized>(d: &D, source: &SourceQuery) -> String {
     let width = d.value_bytes("s.v");
     let mut cols = vec![
         "s.a".to_string(),
@@ -65,26 +91,26 @@ pub fn discover_attributes<D: Types + ?Sized>(d: &D, job: &Job) -> String {
         format!("MIN({width}) AS min_bytes"),
         format!("MAX({width}) AS max_bytes"),
     ];
-    cols.extend((0..job.entity.len()).map(|i| format!("COUNT(*) - COUNT(s.e{i}) AS null_e{i}")));
+    cols.extend((0..source.entity.len()).map(|i| format!("COUNT(*) - COUNT(s.e{i}) AS null_e{i}")));
     format!(
         "SELECT {}\nFROM ({}) s\nGROUP BY s.a",
         cols.join(", "),
-        source_rows(d, job)
+        source_rows(d, source)
     )
 }
 
 /// Discovery's input as one plain scan, one row per source row: `a`, the value's bytes
 /// (NULL for a NULL value), then 1 per NULL entity column: what
 /// [`crate::dialect::query::discover_attributes`] aggregates, for [`crate::execute`] to aggregate.
-pub fn discovery_scan<D: Types + ?Sized>(d: &D, job: &Job) -> String {
-    discovery_scan_sql(d, job, false)
+pub fn discovery_scan<D: Types + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    discovery_scan_sql(d, source, false)
 }
 
 /// [`crate::dialect::query::discovery_scan`] with each row's value and entity key after it
 /// (`…, v, e0, e1, …`): when the job types its columns ([`crate::plan::types`]) discovery
 /// reads every value once, here, and decides the types in eavpivot.
-pub fn discovery_scan_values<D: Types + ?Sized>(d: &D, job: &Job) -> String {
-    discovery_scan_sql(d, job, true)
+pub fn discovery_scan_values<D: Types + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    discovery_scan_sql(d, source, true)
 }
 
 /// One row, one integer: the most non-null cells any entity has among `attributes`,
@@ -92,7 +118,7 @@ pub fn discovery_scan_values<D: Types + ?Sized>(d: &D, job: &Job) -> String {
 /// the plan's all-cells-filled estimate does not fit and `split` is off.
 pub fn max_cells_per_entity<D: Quoting + ?Sized>(
     d: &D,
-    job: &Job,
+    source: &SourceQuery,
     attributes: &[String],
 ) -> String {
     let names: Vec<String> = attributes
@@ -101,27 +127,27 @@ pub fn max_cells_per_entity<D: Quoting + ?Sized>(
         .collect();
     format!(
         "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT s.a) AS n FROM ({}) s WHERE s.v IS NOT NULL AND s.a IN ({}) GROUP BY {}) c",
-        source_rows(d, job),
+        source_rows(d, source),
         names.join(", "),
-        entity_refs(job, "s")
+        entity_refs(source, "s")
     )
 }
 
 /// Number of distinct entities: the row count every target table must end with.
-pub fn count_entities<D: Quoting + ?Sized>(d: &D, job: &Job) -> String {
+pub fn count_entities<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
     format!(
         "SELECT COUNT(*) FROM (SELECT DISTINCT {} FROM ({}) s) d",
-        entity_refs(job, "s"),
-        source_rows(d, job)
+        entity_refs(source, "s"),
+        source_rows(d, source)
     )
 }
 
 /// Per attribute, the number of entities with a non-null value: each column's cell count.
-pub fn count_cells_per_attribute<D: Quoting + ?Sized>(d: &D, job: &Job) -> String {
+pub fn count_cells_per_attribute<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
     format!(
         "SELECT d.a, COUNT(*) FROM (SELECT DISTINCT {}, s.a FROM ({}) s WHERE s.v IS NOT NULL) d GROUP BY d.a",
-        entity_refs(job, "s"),
-        source_rows(d, job)
+        entity_refs(source, "s"),
+        source_rows(d, source)
     )
 }
 
@@ -129,40 +155,40 @@ pub fn count_cells_per_attribute<D: Quoting + ?Sized>(d: &D, job: &Job) -> Strin
 /// column's expected cell count) and how many of them hold more than one distinct value.
 /// The pushdown's one survey of the source: conflicts are known before anything is written,
 /// and the cell counts check the target after, with no second scan.
-pub fn pairs_per_attribute<D: Quoting + ?Sized>(d: &D, job: &Job) -> String {
-    let entity = entity_refs(job, "s");
+pub fn pairs_per_attribute<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    let entity = entity_refs(source, "s");
     format!(
         "SELECT p.a, COUNT(*) AS pairs, SUM(CASE WHEN p.lo <> p.hi THEN 1 ELSE 0 END) AS conflicting\nFROM (SELECT {entity}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL AND {} GROUP BY {entity}, s.a) p\nGROUP BY p.a",
-        source_rows(d, job),
+        source_rows(d, source),
         named_attribute(d),
     )
 }
 
 /// Entity/attribute pairs that carry more than one distinct value (the first ten are
 /// listed when `aggregate: error` refuses a job).
-pub fn conflicts<D: Quoting + ?Sized>(d: &D, job: &Job) -> String {
+pub fn conflicts<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
     format!(
         "SELECT {}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL AND {} GROUP BY {}, s.a HAVING MIN(s.v) <> MAX(s.v)",
-        entity_refs(job, "s"),
-        source_rows(d, job),
+        entity_refs(source, "s"),
+        source_rows(d, source),
         named_attribute(d),
-        entity_refs(job, "s"),
+        entity_refs(source, "s"),
     )
 }
 
 /// Every distinct value of every conflicting entity/attribute pair ([`crate::dialect::query::conflicts`]),
 /// one row each (`e0…, a, v`), ordered by pair: what `run --conflicts FILE` exports in full.
-pub fn conflicting_values<D: Quoting + ?Sized>(d: &D, job: &Job) -> String {
-    let on: Vec<String> = (0..job.entity.len())
+pub fn conflicting_values<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    let on: Vec<String> = (0..source.entity.len())
         .map(|i| format!("s.e{i} = c.e{i}"))
         .chain(std::iter::once("s.a = c.a".to_string()))
         .collect();
     format!(
         "SELECT DISTINCT {entity}, s.a, s.v FROM ({}) s\nJOIN ({}) c ON {}\nWHERE s.v IS NOT NULL ORDER BY {entity}, s.a, s.v",
-        source_rows(d, job),
-        conflicts(d, job),
+        source_rows(d, source),
+        conflicts(d, source),
         on.join(" AND "),
-        entity = entity_refs(job, "s"),
+        entity = entity_refs(source, "s"),
     )
 }
 
@@ -170,14 +196,16 @@ pub fn conflicting_values<D: Quoting + ?Sized>(d: &D, job: &Job) -> String {
 pub fn insert_select<D: Types + ?Sized>(
     d: &D,
     shape: &TableShape,
-    job: &Job,
+    source: &SourceQuery,
     aggregate: Aggregate,
 ) -> String {
     let agg = match aggregate {
         Aggregate::Min => "MIN",
         Aggregate::Max | Aggregate::Error => "MAX",
     };
-    let mut select: Vec<String> = (0..job.entity.len()).map(|i| format!("s.e{i}")).collect();
+    let mut select: Vec<String> = (0..source.entity.len())
+        .map(|i| format!("s.e{i}"))
+        .collect();
     select.extend(shape.columns.iter().map(|c| {
         let cell = format!(
             "{agg}(CASE WHEN s.a = {} THEN s.v END)",
@@ -196,8 +224,8 @@ pub fn insert_select<D: Types + ?Sized>(
         shape.table,
         super::ddl::insert_columns(d, shape),
         select.join(",\n  "),
-        source_rows(d, job),
-        entity_refs(job, "s")
+        source_rows(d, source),
+        entity_refs(source, "s")
     )
 }
 
@@ -206,18 +234,22 @@ pub fn insert_select<D: Types + ?Sized>(
 /// pushdown's CASTs exact and agrees with the ladder); None when the shape has no such
 /// column. One scan of the source with one `IN` test per distinct type, not a second
 /// pivot: at 1,000 columns a `MAX(CASE)` join back to the target costs minutes.
-pub fn typed_round_trip<D: Query + ?Sized>(d: &D, shape: &TableShape, job: &Job) -> Option<String> {
-    typed::round_trip_query(d, shape, job)
+pub fn typed_round_trip<D: Query + ?Sized>(
+    d: &D,
+    shape: &TableShape,
+    source: &SourceQuery,
+) -> Option<String> {
+    typed::round_trip_query(d, shape, source)
 }
 
 /// One row: the entity of a source row whose attribute key is exactly `key` (bytes that
 /// may not be UTF-8), so a refusal can name it.
-pub fn entity_of_attribute<D: Quoting + ?Sized>(d: &D, job: &Job, key: &[u8]) -> String {
+pub fn entity_of_attribute<D: Quoting + ?Sized>(d: &D, source: &SourceQuery, key: &[u8]) -> String {
     d.limit(
         &format!(
             "SELECT {} FROM ({}) s WHERE s.a = {}",
-            entity_refs(job, "s"),
-            source_rows(d, job),
+            entity_refs(source, "s"),
+            source_rows(d, source),
             d.text_bytes_literal(key)
         ),
         1,
@@ -225,42 +257,46 @@ pub fn entity_of_attribute<D: Quoting + ?Sized>(d: &D, job: &Job, key: &[u8]) ->
 }
 
 /// The key–value rows ordered by entity: the streaming strategy's single scan.
-pub fn ordered_rows<D: Quoting + ?Sized>(d: &D, job: &Job) -> String {
+pub fn ordered_rows<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
     format!(
         "SELECT {}, s.a, s.v FROM ({}) s ORDER BY {}",
-        entity_refs(job, "s"),
-        source_rows(d, job),
-        entity_refs(job, "s")
+        entity_refs(source, "s"),
+        source_rows(d, source),
+        entity_refs(source, "s")
     )
 }
 
 /// The plain discovery scan, with the values and entity keys when `values`.
-fn discovery_scan_sql<D: Types + ?Sized>(dialect: &D, job: &Job, values: bool) -> String {
+fn discovery_scan_sql<D: Types + ?Sized>(
+    dialect: &D,
+    source: &SourceQuery,
+    values: bool,
+) -> String {
     let mut cols = vec![
         "s.a".to_string(),
         format!("{} AS b", dialect.value_bytes("s.v")),
     ];
     cols.extend(
-        (0..job.entity.len())
+        (0..source.entity.len())
             .map(|i| format!("CASE WHEN s.e{i} IS NULL THEN 1 ELSE 0 END AS null_e{i}")),
     );
     if values {
         cols.push("s.v".into());
-        cols.push(entity_refs(job, "s"));
+        cols.push(entity_refs(source, "s"));
     }
     format!(
         "SELECT {}\nFROM ({}) s",
         cols.join(", "),
-        source_rows(dialect, job)
+        source_rows(dialect, source)
     )
 }
 
 /// `SELECT` of the entity keys returning no rows: what a type probe describes.
-pub fn entity_probe_query<D: Quoting + ?Sized>(dialect: &D, job: &Job) -> String {
+pub fn entity_probe_query<D: Quoting + ?Sized>(dialect: &D, source: &SourceQuery) -> String {
     format!(
         "SELECT {} FROM ({}) s WHERE 1 = 0",
-        entity_refs(job, "s"),
-        source_rows(dialect, job)
+        entity_refs(source, "s"),
+        source_rows(dialect, source)
     )
 }
 
@@ -274,8 +310,8 @@ fn named_attribute(dialect: &(impl Quoting + ?Sized)) -> String {
 }
 
 /// `s.e0, s.e1, …` for the job's entity keys.
-pub fn entity_refs(job: &Job, alias: &str) -> String {
-    (0..job.entity.len())
+pub fn entity_refs(source: &SourceQuery, alias: &str) -> String {
+    (0..source.entity.len())
         .map(|i| format!("{alias}.e{i}"))
         .collect::<Vec<_>>()
         .join(", ")
@@ -283,22 +319,8 @@ pub fn entity_refs(job: &Job, alias: &str) -> String {
 
 /// `FROM t AS a JOIN … WHERE …` of the job's source with `filter` (the scope, or none), and
 /// `and` besides it (the delta).
-fn source_from_sql(job: &Job, filter: Option<&str>, and: Option<&str>) -> String {
-    let mut sql = format!(
-        "FROM {}",
-        table_with_alias(&job.source.table, &job.source.alias)
-    );
-    for join in &job.source.joins {
-        let kind = match join.kind {
-            JoinKind::Inner => "JOIN",
-            JoinKind::Left => "LEFT JOIN",
-        };
-        sql.push_str(&format!(
-            "\n  {kind} {} ON {}",
-            table_with_alias(&join.table, &join.alias),
-            join.on
-        ));
-    }
+fn source_from_sql(source: &SourceQuery, filter: Option<&str>, and: Option<&str>) -> String {
+    let mut sql = source.from.clone();
     match (filter, and) {
         (Some(f), Some(a)) => sql.push_str(&format!("\n  WHERE ({f}) AND ({a})")),
         (Some(f), None) | (None, Some(f)) => sql.push_str(&format!("\n  WHERE {f}")),
@@ -308,25 +330,22 @@ fn source_from_sql(job: &Job, filter: Option<&str>, and: Option<&str>) -> String
 }
 
 /// `SELECT e… AS e0…, a, v FROM …` of the job's source with `filter` instead of its scope.
-fn source_rows_sql<D: Quoting + ?Sized>(dialect: &D, job: &Job, filter: Option<&str>) -> String {
-    let mut cols: Vec<String> = job
+fn source_rows_sql<D: Quoting + ?Sized>(
+    dialect: &D,
+    source: &SourceQuery,
+    filter: Option<&str>,
+) -> String {
+    let mut cols: Vec<String> = source
         .entity
         .iter()
         .enumerate()
-        .map(|(i, e)| format!("{} AS e{i}", e.expr))
+        .map(|(i, e)| format!("{e} AS e{i}"))
         .collect();
-    cols.push(format!("{} AS a", dialect.attribute_key(&job.attribute)));
-    cols.push(format!("{} AS v", job.value));
+    cols.push(format!("{} AS a", dialect.attribute_key(&source.attribute)));
+    cols.push(format!("{} AS v", source.value));
     format!(
         "SELECT {}\n  {}",
         cols.join(", "),
-        source_from_sql(job, filter, None)
+        source_from_sql(source, filter, None)
     )
-}
-
-fn table_with_alias(table: &TableRef, alias: &Option<String>) -> String {
-    match alias {
-        Some(a) => format!("{table} {a}"),
-        None => table.to_string(),
-    }
 }

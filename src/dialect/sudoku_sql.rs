@@ -218,7 +218,7 @@ pub(super) fn givens_select(f: Flavor, job: &Job) -> String {
         f.int(&job.entity[1].expr),
         f.int(&job.attribute),
         f.int(&job.value),
-        query::source_from(job)
+        query::source_from(&super::SourceQuery::from(job))
     )
 }
 
@@ -321,7 +321,7 @@ pub fn count_puzzles(job: &Job) -> String {
     format!(
         "SELECT COUNT(DISTINCT {}) {}",
         job.entity[0].expr,
-        query::source_from(job)
+        query::source_from(&super::SourceQuery::from(job))
     )
 }
 

@@ -6,7 +6,6 @@
 //! form cannot fail and prints back the source text.
 
 use super::{Query, TableShape};
-use crate::config::Job;
 
 /// What one typed pivot column stores.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +95,7 @@ pub struct Typed {
 pub(super) fn round_trip_query<D: Query + ?Sized>(
     d: &D,
     shape: &TableShape,
-    job: &Job,
+    source: &super::SourceQuery,
 ) -> Option<String> {
     let mut by_type: Vec<(&Typed, Vec<String>)> = Vec::new();
     for c in &shape.columns {
@@ -137,7 +136,7 @@ pub(super) fn round_trip_query<D: Query + ?Sized>(
         .collect();
     Some(format!(
         "SELECT COUNT(*) FROM ({}) s\nWHERE s.v IS NOT NULL AND (CASE {} ELSE 0 END) = 1",
-        d.fenced_source_rows(job),
+        d.fenced_source_rows(source),
         branches.join("\n  ")
     ))
 }

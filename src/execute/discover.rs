@@ -36,7 +36,10 @@ pub(super) async fn discover(
         let mut scan =
             DiscoveryScan::new(job.entity.len()).with_surveys(plan::declared_kinds(job), dialect);
         session
-            .inspect_scan(&query::discovery_scan_values(dialect, job), &mut scan)
+            .inspect_scan(
+                &query::discovery_scan_values(dialect, &crate::plan::source_query(job)),
+                &mut scan,
+            )
             .await
             .map_err(|e| e.with_context(&context))?;
         let (rows, found) = scan.into_parts(dialect)?;
@@ -45,13 +48,19 @@ pub(super) async fn discover(
     } else if dialect.groups_by_sorting() {
         let mut scan = DiscoveryScan::new(job.entity.len());
         session
-            .inspect_scan(&query::discovery_scan(dialect, job), &mut scan)
+            .inspect_scan(
+                &query::discovery_scan(dialect, &crate::plan::source_query(job)),
+                &mut scan,
+            )
             .await
             .map_err(|e| e.with_context(&context))?;
         scan.into_rows()
     } else {
         session
-            .inspect(&query::discover_attributes(dialect, job))
+            .inspect(&query::discover_attributes(
+                dialect,
+                &crate::plan::source_query(job),
+            ))
             .await
             .map_err(|e| e.with_context(&context))?
     };
@@ -59,7 +68,11 @@ pub(super) async fn discover(
         // Refused by name and entity; the look-up is best effort, the refusal is not.
         let bytes = bytes.to_vec();
         let entity = session
-            .inspect(&query::entity_of_attribute(dialect, job, &bytes))
+            .inspect(&query::entity_of_attribute(
+                dialect,
+                &crate::plan::source_query(job),
+                &bytes,
+            ))
             .await
             .ok()
             .and_then(|rows| rows.into_iter().next());
@@ -318,14 +331,21 @@ target: { table: wide }
             rows
         };
         let expected = sort(
-            db.query(&query::discover_attributes(&Sqlite, &job))
-                .await
-                .expect("group by"),
+            db.query(&query::discover_attributes(
+                &Sqlite,
+                &crate::plan::source_query(&job),
+            ))
+            .await
+            .expect("group by"),
         );
         let mut scan = DiscoveryScan::new(2);
-        db.stream_into(&query::discovery_scan(&Sqlite, &job), &mut scan, &[])
-            .await
-            .expect("scan");
+        db.stream_into(
+            &query::discovery_scan(&Sqlite, &crate::plan::source_query(&job)),
+            &mut scan,
+            &[],
+        )
+        .await
+        .expect("scan");
         let got = sort(scan.into_rows());
         // `color` is its own attribute although the column is NOCASE (the key is BINARY);
         // 1e16 and 10000000000000000 are one, as SQLite compares them.

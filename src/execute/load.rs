@@ -58,7 +58,7 @@ impl Fill for PivotFill<'_> {
                         .change(&query::insert_select(
                             dialect,
                             &shape,
-                            job,
+                            &crate::plan::source_query(job),
                             job.pivot.aggregate,
                         ))
                         .await
@@ -169,7 +169,7 @@ async fn stream(
     .with_print_check(session.across_databases());
     let loaded = session
         .stream(
-            &query::ordered_rows(source, job),
+            &query::ordered_rows(source, &crate::plan::source_query(job)),
             &examples,
             &mut pivoter,
             &loads,

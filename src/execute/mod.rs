@@ -102,7 +102,9 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     let mut transforms = transform::build(job)?;
 
     let mut discovery = discover::discover(&mut session, source, job, &transforms).await?;
-    let source_types = session.inspect_types(&source.describe_entity(job)).await?;
+    let source_types = session
+        .inspect_types(&source.describe_entity(&crate::plan::source_query(job)))
+        .await?;
     let (entity_types, type_notes) = match session.across_databases() {
         true => map_entity_types(source, dialect, &source_types),
         false => (source_types, Vec::new()),
@@ -266,7 +268,11 @@ async fn count_fullest_entity(
 ) -> Result<()> {
     if let Some(attributes) = plan::attributes_to_count(job, target, discovery, entity_types) {
         let rows = session
-            .inspect(&query::max_cells_per_entity(source, job, &attributes))
+            .inspect(&query::max_cells_per_entity(
+                source,
+                &crate::plan::source_query(job),
+                &attributes,
+            ))
             .await
             .map_err(|e| e.with_context("counting the fullest entity's cells"))?;
         discovery.max_cells_per_entity = Some(first_int(&rows));
@@ -290,7 +296,10 @@ async fn survey_pairs(
     job: &Job,
 ) -> Result<PairSurvey> {
     let pairs = session
-        .inspect(&query::pairs_per_attribute(dialect, job))
+        .inspect(&query::pairs_per_attribute(
+            dialect,
+            &crate::plan::source_query(job),
+        ))
         .await
         .map_err(|e| e.with_context(&format!("surveying {}", job.source.table)))?;
     let count: u64 = pairs
@@ -300,7 +309,10 @@ async fn survey_pairs(
         .sum();
     if count > 0 && job.pivot.aggregate == Aggregate::Error {
         let sample = session
-            .inspect(&dialect.limit(&query::conflicts(dialect, job), 10))
+            .inspect(&dialect.limit(
+                &query::conflicts(dialect, &crate::plan::source_query(job)),
+                10,
+            ))
             .await?;
         let width = job.entity.len();
         let lines: Vec<String> = sample

@@ -38,14 +38,19 @@ pub async fn run_job(
     }
     let mut session = Session::new(backend, options.dry_run);
     let rows = session
-        .inspect(&query::discover_attributes(dialect, job))
+        .inspect(&query::discover_attributes(
+            dialect,
+            &crate::plan::source_query(job),
+        ))
         .await
         .map_err(|e| e.with_context(&format!("discovering columns in {}", job.source.table)))?;
     let found = plan::decode_discovery(dialect, rows)?;
     let discovery = SudokuTransform::new(spec.clone(), &job.target.table).attributes(found)?;
     let side = discovery.attributes.len();
     let box_size = (2..=5).find(|b| b * b == side).unwrap_or(3);
-    let entity_types = session.inspect_types(&dialect.describe_entity(job)).await?;
+    let entity_types = session
+        .inspect_types(&dialect.describe_entity(&crate::plan::source_query(job)))
+        .await?;
     let plan = plan::build_plan(job, dialect, &discovery, &entity_types, options.plan)?;
     let [shape] = plan.tables.as_slice() else {
         return Err(Error::Usage(

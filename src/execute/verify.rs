@@ -149,7 +149,10 @@ pub(super) async fn expected_from_source(
     let rows = match proof.as_ref().and_then(|p| p.entities) {
         Some(n) => Some(n),
         None => session
-            .query_source_in_load(&query::count_entities(dialect, job), entities_note)
+            .query_source_in_load(
+                &query::count_entities(dialect, &crate::plan::source_query(job)),
+                entities_note,
+            )
             .await?
             .map(|r| first_int(&r)),
     };
@@ -161,7 +164,10 @@ pub(super) async fn expected_from_source(
         // The pushdown counted its pairs before loading (`pairs_per_attribute`).
         (None, Some(rows)) => Some(cells_per_column(dialect, targets, &rows)),
         (None, None) => session
-            .query_source_in_load(&query::count_cells_per_attribute(dialect, job), cells_note)
+            .query_source_in_load(
+                &query::count_cells_per_attribute(dialect, &crate::plan::source_query(job)),
+                cells_note,
+            )
             .await?
             .map(|rows| cells_per_column(dialect, targets, &rows)),
     };
@@ -274,7 +280,9 @@ pub(super) async fn verify_typed(
         };
     }
     for out in targets {
-        let Some(sql) = query::typed_round_trip(dialect, &out.build_shape(), job) else {
+        let Some(sql) =
+            query::typed_round_trip(dialect, &out.build_shape(), &crate::plan::source_query(job))
+        else {
             continue;
         };
         let Some(rows) = session.query_in_load(&sql, VERIFY_NOTE).await? else {

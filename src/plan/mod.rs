@@ -7,6 +7,9 @@ pub mod capacity;
 pub mod inspect;
 pub mod naming;
 pub mod order;
+pub mod source;
+
+pub use source::source_query;
 pub mod types;
 
 use crate::dialect::ddl;
