@@ -14,9 +14,14 @@ pub enum Error {
     /// Could not connect or log in. Exit 1.
     #[error("{0}")]
     Connect(String),
-    /// The database rejected a statement. Exit 1.
+    /// The database rejected a statement. Exit 1. `kind` is what the server's error code
+    /// says happened, for the callers that explain some errors further.
     #[error("{context}: {message}")]
-    Database { context: String, message: String },
+    Database {
+        context: String,
+        message: String,
+        kind: ErrorKind,
+    },
     /// The data or the target's state makes the job impossible (conflicts, zero attributes,
     /// limits, verification mismatch, target exists). Exit 1.
     #[error("{0}")]
@@ -36,19 +41,44 @@ impl Error {
         }
     }
 
+    /// A database error of no kind eavpivot tells apart (or not from a server at all).
     pub fn database(context: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::database_of(ErrorKind::Other, context, message)
+    }
+
+    /// A database error whose kind the backend read from the driver's error code.
+    pub fn database_of(
+        kind: ErrorKind,
+        context: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Error {
         Error::Database {
             context: context.into(),
             message: message.into(),
+            kind,
+        }
+    }
+
+    /// What the server's error code said happened: [`ErrorKind::Other`] for every error that
+    /// is not a database error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Database { kind, .. } => *kind,
+            _ => ErrorKind::Other,
         }
     }
 
     /// The same error with more said about where it happened (`after CREATE TABLE …`).
     pub fn with_context(self, what: &str) -> Error {
         match self {
-            Error::Database { context, message } => Error::Database {
+            Error::Database {
+                context,
+                message,
+                kind,
+            } => Error::Database {
                 context: format!("{what}: {context}"),
                 message,
+                kind,
             },
             Error::Job(m) => Error::Job(format!("{what}: {m}")),
             other => other,
@@ -57,6 +87,33 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong in the database, read from the server's error *code* — SQLSTATE on
+/// PostgreSQL, the error number on MariaDB and SQL Server, the extended result code on SQLite
+/// — never from its message, which a server may speak in another language (MariaDB's
+/// `lc_messages`, a localized SQL Server). Like sqlx's `ErrorKind`, but only the kinds
+/// eavpivot acts on; each backend maps its driver's codes where it converts driver errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A unique or primary-key constraint refused a repeated key.
+    UniqueViolation,
+    /// A NOT NULL column (or primary-key column) was given NULL.
+    NotNullViolation,
+    /// A statement gave up waiting for a lock (the job's `lock_timeout`).
+    LockTimeout,
+    /// Anything else.
+    Other,
+}
+
+impl ErrorKind {
+    /// A constraint of a key refused the rows: a repeated or a NULL key.
+    pub fn is_key_violation(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::UniqueViolation | ErrorKind::NotNullViolation
+        )
+    }
+}
 
 /// Characters of a name from the data shown in a message before it is cut: enough for any
 /// column name that fits a server's identifier limit (SQL Server's 128 the longest).

@@ -6,10 +6,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::backend::Backend;
 use crate::config::Job;
-use crate::dialect::{entity_order, Dialect};
-use crate::error::Result;
+use crate::dialect::Dialect;
 use crate::plan::{Discovery, Plan, Renamed};
 use crate::value::Value;
 
@@ -352,7 +350,8 @@ fn comment_safe(text: &str) -> String {
     text.escape_debug().to_string()
 }
 
-/// The first rows of the finished target, for display after a run.
+/// The first rows of the finished target, for display after a run (read by
+/// [`crate::execute::preview`]; this module only formats it).
 #[derive(Debug, Clone)]
 pub struct Preview {
     pub table: String,
@@ -363,53 +362,6 @@ pub struct Preview {
 }
 
 impl Preview {
-    pub async fn read(
-        backend: &mut dyn Backend,
-        dialect: &dyn Dialect,
-        plan: &Plan,
-        n: usize,
-    ) -> Result<Preview> {
-        let shape = &plan.tables[0];
-        // The table as it is, not as this run planned it: a merge keeps columns the run has
-        // no attribute for, in the table's own order. Header and values come from one list.
-        let listed = backend.query(&dialect.table_columns(&shape.table)).await?;
-        let mut header: Vec<String> = listed
-            .iter()
-            .filter_map(|r| r.first().and_then(Value::as_text))
-            .collect();
-        if header.is_empty() {
-            header = shape
-                .entity
-                .iter()
-                .map(|e| e.name.clone())
-                .chain(shape.columns.iter().map(|c| c.column.clone()))
-                .collect();
-        }
-        let list: Vec<String> = header.iter().map(|c| dialect.quote_ident(c)).collect();
-        let query = format!(
-            "SELECT {} FROM {} ORDER BY {}",
-            list.join(", "),
-            shape.table,
-            entity_order(dialect, shape)
-        );
-        let rows = backend.query(&dialect.limit(&query, n as u64)).await?;
-        let counted = backend
-            .query(&format!("SELECT COUNT(*) FROM {}", shape.table))
-            .await?;
-        let total_rows = counted
-            .first()
-            .and_then(|r| r.first())
-            .and_then(Value::as_i64)
-            .unwrap_or(0)
-            .max(0) as u64;
-        Ok(Preview {
-            table: shape.table.to_string(),
-            header,
-            rows,
-            total_rows,
-        })
-    }
-
     /// A plain text table, aligned by display width, long values cut with `…`.
     pub fn render(&self) -> String {
         let rows: Vec<Vec<String>> = self

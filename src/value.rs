@@ -91,6 +91,27 @@ impl fmt::Display for Value {
     }
 }
 
+/// The single integer of a one-row, one-column result (0 when absent).
+pub fn first_int(rows: &[Vec<Value>]) -> u64 {
+    rows.first()
+        .and_then(|r| r.first())
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0)
+        .max(0) as u64
+}
+
+/// The integers of a one-row result, one per column (counts; NULL and negatives read as 0,
+/// no row as none).
+pub fn row_counts(rows: &[Vec<Value>]) -> Vec<u64> {
+    rows.first()
+        .map(|r| {
+            r.iter()
+                .map(|v| v.as_i64().unwrap_or(0).max(0) as u64)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Bytes as upper-case hex, the form SQL's `X'…'` literals and error messages use.
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;

@@ -9,9 +9,36 @@
 //!
 //! Servers come from `EAVPIVOT_PG_URL` / `EAVPIVOT_MARIADB_URL` (default: the local ones);
 //! unreachable ones are skipped with a message unless `EAVPIVOT_REQUIRE_SERVERS=1`.
+//!
+//! Suite `faults` (this file's own tests, and the modules below): runs refused, killed,
+//! interrupted, signalled, raced or made to wait for a lock — issue 17's fault cases, the
+//! same-database guard, SIGINT/SIGTERM cancelling the server's statement, lock timeouts.
+//!
+//! Where a new test goes: into the suite of its concern, as `tests/<suite>/<file>.rs` with a
+//! `mod` line here; it uses the support modules declared here (`crate::servers`, …), never its
+//! own `#[path]` copy. Each binary links every driver, so a new binary costs a link on every
+//! build: only a test that cannot share a process gets one (it sets environment variables or
+//! the working directory, signals its own process, or uses process-wide state such as the
+//! interrupt flag — see `interrupt.rs`). Tests of one binary run in parallel, across files too:
+//! server table and database names carry a prefix of their file and `std::process::id()`.
 
+#[path = "support/db_children.rs"]
+mod db_children;
 #[path = "support/servers.rs"]
 mod servers;
+
+#[path = "faults/cancel_servers.rs"]
+mod cancel_servers;
+#[path = "faults/citus.rs"]
+mod citus;
+#[path = "faults/error_kinds.rs"]
+mod error_kinds;
+#[path = "faults/faults_more.rs"]
+mod faults_more;
+#[path = "faults/guard.rs"]
+mod guard;
+#[path = "faults/locks_servers.rs"]
+mod locks_servers;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;

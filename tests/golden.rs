@@ -3,9 +3,32 @@
 //! Attributes come from the job's real SQLite sample data; other dialects get them through a
 //! scripted backend, so no server is needed. A mismatch prints both texts in full;
 //! `EAVPIVOT_BLESS=1 cargo test --test golden` rewrites the files.
+//!
+//! Suite `golden` (this file's own tests, and the modules below): SQL text checked without a
+//! server — golden files, and independent parsers (`sqlparser`) over what each dialect
+//! renders: the standalone scripts, every statement for SQL Server.
+//!
+//! Where a new test goes: into the suite of its concern, as `tests/<suite>/<file>.rs` with a
+//! `mod` line here; it uses the support modules declared here (`crate::servers`, …), never its
+//! own `#[path]` copy. Each binary links every driver, so a new binary costs a link on every
+//! build: only a test that cannot share a process gets one (it sets environment variables or
+//! the working directory, signals its own process, or uses process-wide state such as the
+//! interrupt flag — see `interrupt.rs`). Tests of one binary run in parallel, across files too:
+//! server table and database names carry a prefix of their file and `std::process::id()`.
 
+#[path = "support/dry_run.rs"]
+mod dry_run;
 #[path = "support/scripted_backend.rs"]
 mod scripted_backend;
+
+#[path = "golden/layers.rs"]
+mod layers;
+#[path = "golden/mssql_tsql_parse.rs"]
+mod mssql_tsql_parse;
+#[path = "golden/oracle_parse.rs"]
+mod oracle_parse;
+#[path = "golden/script_parse.rs"]
+mod script_parse;
 
 use std::path::{Path, PathBuf};
 

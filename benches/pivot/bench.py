@@ -38,6 +38,7 @@ BBF = dict(server="127.0.0.1", port=1433, database="bbf_bench", user="bbf_admin"
            password="Bbf_Passw0rd")
 BBF_URL = "mssql://bbf_admin:Bbf_Passw0rd@127.0.0.1:1433/bbf_bench?trust_cert=true"
 EAV_METHODS = ["auto", "pushdown", "stream"]
+BASE_BIN = ""  # --base-bin: an older binary whose pushdown runs alongside
 
 
 def attr(a):
@@ -161,9 +162,9 @@ def job_file(engine, entities, attrs, split):
     return path
 
 
-def run_eavpivot(engine, entities, attrs, strategy, split):
+def run_eavpivot(engine, entities, attrs, strategy, split, binary=None):
     job = job_file(engine, entities, attrs, split)
-    cmd = ["/usr/bin/time", "-f", "RSS_KB=%M", str(BIN), "run", str(job), "--connection",
+    cmd = ["/usr/bin/time", "-f", "RSS_KB=%M", str(binary or BIN), "run", str(job), "--connection",
            url(engine), "--strategy", strategy, "--preview", "0"]
     started = time.time()
     r = sh(cmd, check=False)
@@ -190,8 +191,18 @@ def hand_sql(engine, entities, attrs):
             f"FROM {t}\nGROUP BY entity;\n")
 
 
-def run_hand(engine, entities, attrs):
+def discovery_sql(engine, entities, attrs):
+    """What any pivot must ask first: the distinct attributes (the hand statement's columns)."""
+    t = table(entities, attrs)
+    return f"SELECT attr, COUNT(*) FROM {t} GROUP BY attr;\n"
+
+
+def run_hand(engine, entities, attrs, discover=False):
+    """The hand statement; with `discover`, the discovery query first in the same session:
+    the floor of any pivot that learns its columns from the data (issue 20's peer)."""
     sql = hand_sql(engine, entities, attrs)
+    if discover:
+        sql = discovery_sql(engine, entities, attrs) + sql
     if engine == "babelfish":
         started = time.time()
         try:
@@ -298,7 +309,13 @@ def main():
     ap.add_argument("--shapes", default="", help="e.g. 100000x10,1000x1000")
     ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
     ap.add_argument("--note", default="", help="a line for BENCHMARKS.md (e.g. other load)")
+    ap.add_argument("--methods", default="",
+                    help="only these methods, e.g. pushdown,discovery + hand")
+    ap.add_argument("--base-bin", default="",
+                    help="also run this binary's pushdown (pushdown@base): before/after side by side")
     args = ap.parse_args()
+    global BASE_BIN
+    BASE_BIN = args.base_bin
     WORK.mkdir(parents=True, exist_ok=True)
     engines = args.engines.split(",")
     shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",") if s] or SHAPES
@@ -311,11 +328,20 @@ def main():
             split = attrs >= 1000 and engine != "sqlite"
             methods = [(m, lambda m=m: run_eavpivot(engine, entities, attrs, m, split))
                        for m in (["auto", "stream"] if scale else EAV_METHODS)]
+            if BASE_BIN:
+                methods.append(("pushdown@base",
+                                lambda: run_eavpivot(engine, entities, attrs, "pushdown", split,
+                                                     BASE_BIN)))
             if not scale:
                 methods.append(("hand MAX(CASE)", lambda: run_hand(engine, entities, attrs)))
+                methods.append(("discovery + hand",
+                                lambda: run_hand(engine, entities, attrs, discover=True)))
                 if engine == "sqlite":
                     methods += [(lib, lambda lib=lib: run_library(lib, entities, attrs))
                                 for lib in ("polars", "duckdb")]
+            if args.methods:
+                keep = args.methods.split(",")
+                methods = [(n, fn) for n, fn in methods if n in keep]
             runs = 1 if scale else args.runs
             for name, (med, note, rss, n) in measure_interleaved(methods, runs, args.slow):
                 results.append((engine, (entities, attrs), name, med, note, rss, n))
@@ -348,11 +374,12 @@ def render(results, args):
         lines += [f"1-minute load average after each shape: {min(LOADS):.2f}-{max(LOADS):.2f} "
                   f"({os.cpu_count()} cores).", ""]
     for engine in engines:
-        methods = [m for m in EAV_METHODS + ["hand MAX(CASE)", "polars", "duckdb"]
+        methods = [m for m in EAV_METHODS + ["pushdown@base", "hand MAX(CASE)",
+                                             "discovery + hand", "polars", "duckdb"]
                    if any((engine, s, m) in by for s in shapes)]
         lines += [f"## {engine}", "",
-                  "| shape | " + " | ".join(methods) + " | best alternative | auto vs best alt. | auto vs best own |",
-                  "|---" * (len(methods) + 4) + "|"]
+                  "| shape | " + " | ".join(methods) + " | best alternative | auto vs best alt. | auto vs best own | pushdown / (discovery + hand) |",
+                  "|---" * (len(methods) + 5) + "|"]
         for s in shapes:
             if not any((engine, s, m) in by for m in methods):
                 continue
@@ -365,7 +392,7 @@ def render(results, args):
                 if m == "auto" and med is not None and note:
                     cell += f" ({note})"
                 cells.append(cell)
-                if med is not None and m in ("hand MAX(CASE)", "polars", "duckdb"):
+                if med is not None and m in ("hand MAX(CASE)", "discovery + hand", "polars", "duckdb"):
                     alts.append((med, m))
                 if med is not None and m in ("pushdown", "stream"):
                     own.append(med)
@@ -373,8 +400,11 @@ def render(results, args):
             best = min(alts) if alts else None
             vs_alt = f"{best[0] / auto:.2f}x faster" if best and auto else "—"
             vs_own = f"{(auto / min(own) - 1) * 100:+.0f}%" if own and auto else "—"
+            push = by.get((engine, s, "pushdown"), (None,))[0]
+            peer = by.get((engine, s, "discovery + hand"), (None,))[0]
+            vs_peer = f"{push / peer:.2f}x" if push and peer else "—"
             lines.append(f"| {s[0]:,} x {s[1]:,} | " + " | ".join(cells) +
-                         f" | {best[1] + ' ' + fmt(best[0]) if best else '—'} | {vs_alt} | {vs_own} |")
+                         f" | {best[1] + ' ' + fmt(best[0]) if best else '—'} | {vs_alt} | {vs_own} | {vs_peer} |")
         rss = [(s, m, by[(engine, s, m)][2]) for s in shapes for m in ("stream",)
                if (engine, s, m) in by and by[(engine, s, m)][2]]
         if rss:

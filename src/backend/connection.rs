@@ -1,35 +1,23 @@
 //! Connection strings: which driver, where, and how to show it without its password
 //! ([`super::credentials::redact`] reads each form with its own grammar).
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Duration;
 
 use super::credentials;
+pub use super::drivers::Driver;
 use crate::error::{Error, Result};
 
 /// The file the embedded default uses when no connection is given.
 pub const EMBEDDED_DEFAULT: &str = "eavpivot.db";
 
 #[derive(Debug, Clone)]
-pub enum Driver {
-    Sqlite {
-        path: PathBuf,
-    },
-    Postgres {
-        url: String,
-    },
-    MariaDb {
-        url: String,
-    },
-    /// An ADO.NET string (`Server=tcp:host,1433;…`) or an `mssql://` URL, as given.
-    MsSql {
-        config: String,
-    },
-}
-
-#[derive(Debug, Clone)]
 pub struct ConnectionSpec {
-    pub driver: Driver,
+    /// The registry row that reads the string ([`super::drivers::DRIVERS`]).
+    pub driver: &'static Driver,
+    /// What the driver opens: the file's path for a file database, else the connection
+    /// string as given.
+    pub target: String,
     /// True when nothing was given and the embedded SQLite file is used.
     pub embedded: bool,
     shown: String,
@@ -56,63 +44,46 @@ impl ConnectionSpec {
     pub fn parse(text: Option<&str>) -> Result<ConnectionSpec> {
         let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
             return Ok(ConnectionSpec {
-                driver: Driver::Sqlite {
-                    path: PathBuf::from(EMBEDDED_DEFAULT),
-                },
+                driver: super::drivers::embedded(),
+                target: EMBEDDED_DEFAULT.into(),
                 embedded: true,
                 shown: format!("sqlite:{EMBEDDED_DEFAULT} (embedded default)"),
             });
         };
         let shown = redact(text);
         refuse_fragment(text, &shown)?;
-        let lower = text.to_ascii_lowercase();
-        let lower = lower.trim_start();
-        let driver = if let Some(path) = lower
-            .starts_with("sqlite:")
-            .then(|| text["sqlite:".len()..].trim_start_matches("//"))
-        {
-            if path.is_empty() {
-                return Err(Error::Usage(
-                    "sqlite: needs a file path, e.g. sqlite:data.db".into(),
-                ));
-            }
-            Driver::Sqlite {
-                path: PathBuf::from(path),
-            }
-        } else if lower.starts_with("postgres://")
-            || lower.starts_with("postgresql://")
-            || credentials::is_libpq(text)
-        {
-            Driver::Postgres { url: text.into() }
-        } else if lower.starts_with("mysql://") || lower.starts_with("mariadb://") {
-            Driver::MariaDb { url: text.into() }
-        } else if lower.starts_with("mssql://")
-            || lower.starts_with("sqlserver://")
-            || lower.starts_with("jdbc:sqlserver://")
-            || lower.contains("server=")
-            || lower.contains("data source=")
-        {
-            Driver::MsSql {
-                config: text.into(),
-            }
-        } else {
+        let Some((driver, target)) = Driver::for_connection(text) else {
             return Err(Error::Usage(format!(
-                "connection '{shown}' is not understood: use sqlite:PATH, postgres://…, \
-                 mysql://…/mariadb://…, mssql://…, an ADO.NET string (Server=…;Database=…), \
-                 jdbc:sqlserver://… or a libpq string (host=… dbname=…)"
+                "connection '{shown}' is not understood: use {}",
+                Driver::known_forms()
             )));
         };
-        // A SQLite file path holds no password: shown as given (the redacting parsers are for
+        if driver.file && target.is_empty() {
+            return Err(Error::Usage(format!(
+                "{}: needs a file path, e.g. {}data.db",
+                driver.name(),
+                driver.schemes[0]
+            )));
+        }
+        // A file path holds no password: shown as given (the redacting parsers are for
         // server strings, and would not understand a path).
-        let shown = match &driver {
-            Driver::Sqlite { path } => format!("sqlite:{}", path.display()),
-            _ => shown,
+        let shown = match driver.file {
+            true => format!("{}{target}", driver.schemes[0]),
+            false => shown,
         };
         Ok(ConnectionSpec {
             driver,
+            target: target.into(),
             embedded: false,
             shown,
         })
+    }
+
+    /// The file a file database (SQLite) opens, when it does not exist yet: the one check
+    /// every command makes before it connects (create it, or use an in-memory stand-in).
+    pub fn missing_file(&self) -> Option<&Path> {
+        let path = Path::new(&self.target);
+        (self.driver.file && !path.exists()).then_some(path)
     }
 
     /// The connection as it may be shown anywhere: passwords replaced by `***`.
@@ -387,23 +358,16 @@ mod tests {
 
     #[test]
     fn schemes_choose_the_driver() {
-        let d = |s: &str| ConnectionSpec::parse(Some(s)).unwrap().driver;
-        assert!(matches!(d("sqlite:x.db"), Driver::Sqlite { .. }));
-        assert!(matches!(d("postgresql://u@h/db"), Driver::Postgres { .. }));
-        assert!(matches!(d("mariadb://u@h/db"), Driver::MariaDb { .. }));
-        assert!(matches!(
-            d("host=h dbname=d password='a;b'"),
-            Driver::Postgres { .. }
-        ));
-        assert!(matches!(
-            d("jdbc:sqlserver://h:1433;databaseName=d"),
-            Driver::MsSql { .. }
-        ));
-        assert!(matches!(
-            d("Server=tcp:h,1433;Database=x"),
-            Driver::MsSql { .. }
-        ));
-        assert!(ConnectionSpec::parse(Some("oracle://x")).is_err());
+        let d = |s: &str| ConnectionSpec::parse(Some(s)).unwrap().driver.name();
+        assert_eq!(d("sqlite:x.db"), "sqlite");
+        assert_eq!(d("postgresql://u@h/db"), "postgres");
+        assert_eq!(d("mariadb://u@h/db"), "mariadb");
+        assert_eq!(d("host=h dbname=d password='a;b'"), "postgres");
+        assert_eq!(d("jdbc:sqlserver://h:1433;databaseName=d"), "mssql");
+        assert_eq!(d("Server=tcp:h,1433;Database=x"), "mssql");
+        // Oracle is understood (its SQL is rendered), though this build cannot connect to it.
+        assert_eq!(d("oracle://u@h:1521/svc"), "oracle");
+        assert!(ConnectionSpec::parse(Some("db2://x")).is_err());
         assert!(ConnectionSpec::parse(None).unwrap().embedded);
     }
 }

@@ -310,31 +310,15 @@ fn pgpass_fields(line: &str) -> Vec<String> {
 /// Ask on the terminal for the password of `shown`, without echo: only when a person is
 /// there (stdin and stderr are terminals, `CI` is unset), never in CI or a pipe.
 pub fn prompt_password(shown: &str) -> Option<String> {
-    use std::io::{BufRead, IsTerminal, Write};
+    use std::io::IsTerminal;
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     if !interactive || std::env::var_os("CI").is_some() {
         return None;
     }
-    let stty = |arg: &str| {
-        let tty = std::fs::File::open("/dev/tty").ok()?;
-        std::process::Command::new("stty")
-            .arg(arg)
-            .stdin(tty)
-            .status()
-            .ok()
-            .filter(|s| s.success())
-    };
-    eprint!("password for {shown}: ");
-    let _ = std::io::stderr().flush();
-    let hidden = stty("-echo").is_some();
-    let mut line = String::new();
-    let read = std::io::stdin().lock().read_line(&mut line);
-    if hidden {
-        stty("echo");
-    }
-    eprintln!();
-    let password = line.trim_end_matches(['\r', '\n']).to_string();
-    (read.is_ok() && !password.is_empty()).then_some(password)
+    // rpassword turns echo off on the terminal itself (termios / the console API), where the
+    // `stty` subprocess this replaces did nothing on Windows.
+    let password = rpassword::prompt_password(format!("password for {shown}: ")).ok()?;
+    (!password.is_empty()).then_some(password)
 }
 
 #[cfg(test)]

@@ -1,16 +1,24 @@
 //! Connections and execution only: a backend runs the text a dialect rendered and hands back
 //! rows of [`Value`]s. It never builds SQL of its own, so what `--dry-run` prints is what runs.
 //!
-//! The driver is chosen from the connection string's scheme ([`ConnectionSpec::parse`]), and
+//! The driver is chosen from the connection string's scheme ([`ConnectionSpec::parse`], over
+//! the one registry [`drivers::DRIVERS`]), and
 //! passwords are hidden whenever a connection is displayed ([`ConnectionSpec::display`]).
 
 pub(crate) mod connection;
 pub mod credentials;
+pub mod drivers;
+#[cfg(feature = "mariadb")]
 pub mod mariadb;
+#[cfg(feature = "mssql")]
 pub mod mssql;
+pub mod oracle;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod read_ahead;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "postgres")]
 mod tls;
 pub mod watch;
 
@@ -155,10 +163,5 @@ pub(crate) async fn load_ready<B: Backend + ?Sized>(
 
 /// Open a connection to what `spec` names.
 pub async fn connect(spec: &ConnectionSpec, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
-    match &spec.driver {
-        Driver::Sqlite { path } => Ok(Box::new(sqlite::SqliteBackend::open(path)?)),
-        Driver::Postgres { url } => postgres::connect(url, options).await,
-        Driver::MariaDb { url } => mariadb::connect(url, options).await,
-        Driver::MsSql { config } => mssql::connect(config, options).await,
-    }
+    spec.driver.connect(&spec.target, options).await
 }

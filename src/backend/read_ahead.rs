@@ -186,8 +186,8 @@ pub async fn stream<B: Backend + ?Sized>(
         // interrupt must not wait for them. Dropping `source` ends the read and its connection.
         let next = tokio::select! {
             next = source.next() => next?,
-            _ = crate::execute::progress::interrupted() => {
-                return Err(crate::execute::progress::interrupted_error(true));
+            _ = crate::interrupt::interrupted() => {
+                return Err(crate::interrupt::interrupted_error(true));
             }
         };
         let Some(rows) = next else { break };

@@ -13,7 +13,6 @@
 //! durability; `journal_mode` and `synchronous` are left as the database has them, so a
 //! committed result is exactly as safe as with any other SQLite client.
 
-use crate::dialect::ddl;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
@@ -25,9 +24,9 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::read_ahead::ReadAhead;
 use super::{flush_rows, Backend, LoadTarget, RowPipeline};
-use crate::dialect::{Dialect, Sqlite};
-use crate::error::{Error, Result};
-use crate::execute::progress;
+use crate::dialect::{Dialect, Schema, Sqlite};
+use crate::error::{Error, ErrorKind, Result};
+use crate::interrupt;
 use crate::value::Value;
 
 /// SQLite's default limit on bound parameters per statement (SQLITE_MAX_VARIABLE_NUMBER).
@@ -116,7 +115,7 @@ impl SqliteBackend {
 
     /// [`db_error`], naming the database file and the wait when the lock timed out.
     fn db_error(&self, context: &str, err: rusqlite::Error) -> Error {
-        if err.sqlite_error_code() != Some(rusqlite::ErrorCode::DatabaseBusy) {
+        if kind_of(&err) != ErrorKind::LockTimeout {
             return db_error(context, err);
         }
         let file = match &self.path {
@@ -145,7 +144,7 @@ impl SqliteBackend {
                     chunk.len(),
                 ))
                 .or_insert_with(|| {
-                    ddl::insert_values(&Sqlite, &target.table, &target.columns, chunk.len())
+                    Sqlite.insert_values(&target.table, &target.columns, chunk.len())
                 });
             let mut stmt = self
                 .conn
@@ -300,9 +299,9 @@ impl SqliteBackend {
     /// While the guard lives, an interrupt calls `sqlite3_interrupt` (from the signal thread:
     /// this one is busy stepping the statement), which stops it at its next step with
     /// SQLITE_INTERRUPT; [`db_error`] turns that into the interrupt's error.
-    fn interruptible(&self) -> progress::HookGuard {
+    fn interruptible(&self) -> interrupt::HookGuard {
         let handle = self.conn.get_interrupt_handle();
-        progress::on_interrupt(move || handle.interrupt())
+        interrupt::on_interrupt(move || handle.interrupt())
     }
 
     /// [`super::load_ready`], synchronously: the read statement borrows the connection, so the
@@ -363,21 +362,39 @@ impl ToSql for Bound<'_> {
 /// (`view kv_wide already exists`, `no such column: s.x`) already names what is at fault.
 fn db_error(context: &str, err: rusqlite::Error) -> Error {
     match err.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::OperationInterrupted) => progress::interrupted_error(true),
+        Some(rusqlite::ErrorCode::OperationInterrupted) => interrupt::interrupted_error(true),
         // The busy timeout ran out: another connection holds the file's lock (SQLite locks
         // the whole database, and cannot say who holds it).
-        Some(rusqlite::ErrorCode::DatabaseBusy) => Error::Job(format!(
+        _ if kind_of(&err) == ErrorKind::LockTimeout => Error::Job(format!(
             "sqlite {context}: lock_timeout expired waiting for a lock on the database file \
              (another connection is writing to it)"
         )),
         // The message alone: SqlInputError's Display echoes the whole statement.
         _ => {
+            let kind = kind_of(&err);
             let message = match err {
                 rusqlite::Error::SqlInputError { msg, .. } => msg,
                 other => other.to_string(),
             };
-            Error::database(format!("sqlite {context}"), message)
+            Error::database_of(kind, format!("sqlite {context}"), message)
         }
+    }
+}
+
+/// The kind of an SQLite error, by its (extended) result code.
+fn kind_of(err: &rusqlite::Error) -> ErrorKind {
+    use rusqlite::ffi;
+    let Some(e) = err.sqlite_error() else {
+        return ErrorKind::Other;
+    };
+    match e.extended_code {
+        ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+            ErrorKind::UniqueViolation
+        }
+        ffi::SQLITE_CONSTRAINT_NOTNULL => ErrorKind::NotNullViolation,
+        // The busy timeout ran out (SQLite locks the whole file).
+        _ if e.code == rusqlite::ErrorCode::DatabaseBusy => ErrorKind::LockTimeout,
+        _ => ErrorKind::Other,
     }
 }
 

@@ -6,7 +6,7 @@
 //! server backend runs its statements through [`watch`], which races the statement against
 //! two things: a timer, after which a second connection asks the server who holds the lock
 //! the statement waits for (the dialect's [`SessionSql::lock_holders`] text) and one line says
-//! so; and the interrupt flag ([`progress::interrupted`]), on which the backend's
+//! so; and the interrupt flag ([`interrupt::interrupted`]), on which the backend's
 //! [`Monitor::cancel`] stops the statement on the server. The statement's own error (lock
 //! timeout, cancelled) then travels the ordinary rollback path, rewritten here into one line
 //! that names the lock or the interrupt.
@@ -23,8 +23,8 @@ use async_trait::async_trait;
 use super::Backend;
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
-use crate::execute::first_int;
-use crate::execute::progress;
+use crate::interrupt;
+use crate::value::first_int;
 use crate::value::Value;
 
 /// How long a statement runs before the server is asked whether it waits for a lock (and
@@ -128,7 +128,7 @@ pub async fn watch<F: Future>(
         cancel_failed: false,
         wait: None,
     };
-    if progress::take_pending() {
+    if interrupt::take_pending() {
         out.interrupted = true;
         return out;
     }
@@ -142,7 +142,7 @@ pub async fn watch<F: Future>(
     loop {
         tokio::select! {
             biased;
-            _ = progress::interrupted(), if !out.interrupted => {
+            _ = interrupt::interrupted(), if !out.interrupted => {
                 out.interrupted = true;
                 match monitor.cancel().await {
                     Ok(true) => {}
@@ -239,10 +239,10 @@ pub fn settle<T, E>(
 ) -> Result<T> {
     if watched.interrupted {
         if watched.cancel_failed {
-            return Err(progress::interrupted_uncancelled_error());
+            return Err(interrupt::interrupted_uncancelled_error());
         }
         let cancelled = watched.output.is_some() || watched.cancel_in_band;
-        return Err(progress::interrupted_error(cancelled));
+        return Err(interrupt::interrupted_error(cancelled));
     }
     match watched.output {
         Some(Ok(v)) => Ok(v),
@@ -250,7 +250,7 @@ pub fn settle<T, E>(
             Err(lock_timeout_error(session, watched.wait.as_ref(), sql))
         }
         Some(Err(e)) => Err(to_error(e)),
-        None => Err(progress::interrupted_error(false)),
+        None => Err(interrupt::interrupted_error(false)),
     }
 }
 

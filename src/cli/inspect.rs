@@ -67,12 +67,10 @@ fn survey(args: &InspectArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode> 
         .context("starting the async runtime")?;
     let inspection = runtime.block_on(async {
         verbosity.note(&format!("connecting to {}\n", spec.display()));
-        let mut db: Box<dyn Backend> = match &spec.driver {
+        let mut db: Box<dyn Backend> = match spec.missing_file() {
             // Never create the file: a missing database is an in-memory one.
-            backend::Driver::Sqlite { path } if !path.exists() => {
-                Box::new(backend::sqlite::SqliteBackend::in_memory()?)
-            }
-            _ => backend::connect(&spec, &options).await?,
+            Some(_) => spec.driver.in_memory()?,
+            None => backend::connect(&spec, &options).await?,
         };
         if spec.embedded {
             if let Some(from) = load_sample_data(db.as_mut(), &loaded).await? {
@@ -119,7 +117,7 @@ impl RowPipeline for Scan<'_> {
         let name = plan::attribute_name(self.dialect, row.pop().unwrap_or(Value::Null))?;
         self.census.add(row, name, value);
         if self.census.source_rows & 4_095 == 0 {
-            crate::execute::progress::check_interrupt()?;
+            crate::interrupt::check_interrupt()?;
             if let Some(bar) = &self.bar {
                 bar.set_position(self.census.source_rows);
             }

@@ -12,7 +12,6 @@ use crate::backend::Backend;
 use crate::config::{self, ConfigError, Job};
 use crate::error::{Error, Result};
 use crate::examples::{self, BundledJob};
-use crate::execute;
 
 /// A job ready to run, and the bundled job it came from, if any.
 pub struct LoadedJob {
@@ -56,7 +55,7 @@ pub fn load_job_with_vars(
 
 pub async fn source_exists(backend: &mut dyn Backend, job: &Job) -> Result<bool> {
     let sql = backend.dialect().table_exists(&job.source.table);
-    Ok(execute::first_int(&backend.query(&sql).await?) > 0)
+    Ok(crate::value::first_int(&backend.query(&sql).await?) > 0)
 }
 
 /// Load the job's `setup:` script when its source table is missing. Where it came from (a

@@ -79,8 +79,9 @@ pub enum Command {
     Examples(examples::ExamplesArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(manual::CompletionsArgs),
-    /// Print the man page (roff) on stdout: `eavpivot man > eavpivot.1`.
-    Man,
+    /// Print the man page (roff) on stdout: `eavpivot man > eavpivot.1`, `eavpivot man run`,
+    /// or write every page: `eavpivot man --out-dir DIR`.
+    Man(manual::ManArgs),
 }
 
 #[derive(Debug, Args)]
@@ -121,7 +122,8 @@ pub struct ConnectionArgs {
     #[arg(long, default_value_t = 15, value_name = "SECONDS")]
     pub connect_timeout: u64,
     /// A file holding the password (its first line), used when the connection string has
-    /// none; before EAVPIVOT_PASSWORD and each server's own variables (README "Connecting").
+    /// none; before EAVPIVOT_PASSWORD and each server's own variables (docs/reference.md,
+    /// "Where the password comes from").
     #[arg(long, value_name = "FILE")]
     pub password_file: Option<PathBuf>,
 }
@@ -168,7 +170,7 @@ pub fn main() -> ExitCode {
         Command::Sudoku(args) => sudoku::run(args),
         Command::Examples(args) => examples::run(args, verbosity),
         Command::Completions(args) => manual::completions(args),
-        Command::Man => manual::man(),
+        Command::Man(args) => manual::man(args),
     };
     match result {
         Ok(code) => code,
@@ -220,7 +222,7 @@ pub fn one_line(err: &anyhow::Error) -> String {
 /// 2 when the command line or job file is at fault, 1 when the job failed, and 130 or 143
 /// when a SIGINT or SIGTERM stopped it (whatever error the stop surfaced as).
 pub fn exit_code_of(err: &anyhow::Error) -> u8 {
-    if let Some(code) = crate::execute::progress::signal_exit_code() {
+    if let Some(code) = crate::interrupt::signal_exit_code() {
         code
     } else if let Some(e) = err.downcast_ref::<crate::Error>() {
         e.exit_code()

@@ -12,7 +12,7 @@ use super::job::{load_sample_data, source_exists, LoadedJob};
 use super::output::{print_stdout, with_json_failure, write_output};
 use super::verbose::Logged;
 use super::{CheckArgs, ConnectionArgs, StrategyArg, VarArgs, Verbosity};
-use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver};
+use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec};
 use crate::error::{Error, Result};
 use crate::execute::{self, RunOptions};
 use crate::plan::PlanOptions;
@@ -109,14 +109,26 @@ fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
         .map(|t| ConnectionSpec::parse(Some(t)))
         .transpose()?;
     // From here on SIGINT/SIGTERM cancel the running statement and roll back, and say so.
-    let _interrupt = execute::progress::InterruptGuard::arm();
+    let _interrupt = crate::interrupt::InterruptGuard::arm();
     let options = connect_options(&args.connection)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     let specs = (&spec, target.as_ref());
-    runtime.block_on(run_async(args, &job, specs, &options, verbosity))
+    // What a dry run on a connection with no backend (Oracle) was given before it stopped.
+    let asked = backend::oracle::Asked::default();
+    let result = runtime.block_on(run_async(args, &job, specs, &options, verbosity, &asked));
+    if result.is_err() && !args.json {
+        let oracle = [Some(&spec), target.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|s| s.driver.sql_only);
+        if let Some(script) = oracle.and_then(|s| asked.script(&job.job.name, s.display())) {
+            write_output(args.output.as_deref(), &script)?;
+        }
+    }
+    result
 }
 
 /// The database a run across two databases writes to. A SQLite file that does not exist
@@ -125,11 +137,11 @@ fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
 async fn open_target(
     spec: &ConnectionSpec,
     options: &ConnectOptions,
-    dry_run: bool,
+    (dry_run, asked): (bool, &backend::oracle::Asked),
     verbosity: Verbosity,
 ) -> anyhow::Result<Box<dyn Backend>> {
     verbosity.note(&format!("writing to {}\n", spec.display()));
-    let backend = open_backend(spec, options, Some(""), dry_run, verbosity).await?;
+    let backend = open_backend(spec, options, Some(""), (dry_run, asked), verbosity).await?;
     Ok(match verbosity >= Verbosity::Verbose {
         true => Box::new(Logged(backend)),
         false => backend,
@@ -139,19 +151,20 @@ async fn open_target(
 /// Connect to `spec`. A SQLite file that does not exist is created only where `create` says
 /// why (a mistyped path must not silently become a new, empty database), and never in a dry
 /// run, which gets an empty in-memory stand-in instead; the embedded default makes its own.
+/// A dry run on Oracle, which has no backend, gets a stand-in that records into `asked`.
 async fn open_backend(
     spec: &ConnectionSpec,
     options: &ConnectOptions,
     create: Option<&str>,
-    dry_run: bool,
+    (dry_run, asked): (bool, &backend::oracle::Asked),
     verbosity: Verbosity,
 ) -> anyhow::Result<Box<dyn Backend>> {
-    let missing = match (&spec.driver, create) {
-        (Driver::Sqlite { path }, Some(why)) if !path.exists() => Some((path, why)),
-        _ => None,
-    };
+    if spec.driver.sql_only && dry_run {
+        return Ok(Box::new(backend::oracle::Unconnected::new(asked)));
+    }
+    let missing = create.and_then(|why| Some((spec.missing_file()?, why)));
     Ok(match missing {
-        Some(_) if dry_run => Box::new(backend::sqlite::SqliteBackend::in_memory()?),
+        Some(_) if dry_run => spec.driver.in_memory()?,
         Some((path, why)) if !spec.embedded => {
             std::fs::File::create(path)
                 .with_context(|| format!("creating SQLite database {}", path.display()))?;
@@ -205,6 +218,7 @@ async fn run_async(
     (spec, target_spec): (&ConnectionSpec, Option<&ConnectionSpec>),
     options: &ConnectOptions,
     verbosity: Verbosity,
+    asked: &backend::oracle::Asked,
 ) -> anyhow::Result<ExitCode> {
     let job = &loaded.job;
     if loaded.bundled.is_some() {
@@ -216,7 +230,8 @@ async fn run_async(
     verbosity.note(&format!("connecting to {}\n", spec.display()));
     let may_create = spec.embedded || args.load_sample;
     let create = may_create.then_some(" for the sample data");
-    let mut backend = open_backend(spec, options, create, args.dry_run, verbosity).await?;
+    let dry_run = (args.dry_run, asked);
+    let mut backend = open_backend(spec, options, create, dry_run, verbosity).await?;
     let session_sql = backend.set_lock_timeout(job.lock_timeout).await?;
     if verbosity >= Verbosity::Verbose {
         super::verbose::echo_session(&session_sql);
@@ -224,16 +239,15 @@ async fn run_async(
     let mut sample_loaded = false;
     if spec.embedded || args.load_sample {
         if args.dry_run && !source_exists(backend.as_mut(), job).await? && job.setup.is_some() {
-            // A dry run writes nothing, not even sample data: use a private in-memory copy.
-            backend = Box::new(backend::sqlite::SqliteBackend::in_memory()?);
-            if spec.embedded {
-                verbosity.note("dry run: the sample data is loaded into a temporary in-memory database; nothing is written\n");
-            } else {
+            if !spec.embedded {
                 return Err(Error::Usage(
                     "--dry-run with --load-sample needs the source tables to exist already".into(),
                 )
                 .into());
             }
+            // A dry run writes nothing, not even sample data: use a private in-memory copy.
+            backend = spec.driver.in_memory()?;
+            verbosity.note("dry run: the sample data is loaded into a temporary in-memory database; nothing is written\n");
         }
         if let Some(from) = load_sample_data(backend.as_mut(), loaded).await? {
             verbosity.note(&format!(
@@ -277,7 +291,7 @@ async fn run_async(
             Vec::new(),
         ),
         Some(target_spec) => {
-            let mut target = open_target(target_spec, options, args.dry_run, verbosity).await?;
+            let mut target = open_target(target_spec, options, dry_run, verbosity).await?;
             let sent = target.set_lock_timeout(job.lock_timeout).await?;
             let outcome =
                 execute::run_job_across(job, backend.as_mut(), target.as_mut(), &run_options)

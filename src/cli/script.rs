@@ -21,8 +21,8 @@ use crate::error::Error;
 pub struct ScriptArgs {
     /// The job file (YAML), or a bundled job: `item_detail`, `builtin:item_detail`.
     pub job: PathBuf,
-    /// The SQL dialect of the script: mssql (T-SQL), postgres (PL/pgSQL DO block) or mariadb
-    /// (compound statement). sqlite has no dynamic SQL and is refused.
+    /// The SQL dialect of the script: mssql (T-SQL), postgres (PL/pgSQL DO block), mariadb
+    /// (compound statement) or oracle (PL/SQL block). sqlite has no dynamic SQL and is refused.
     #[arg(long, default_value = "mssql")]
     pub dialect: String,
     /// SQL Server before 2017: build the column lists with FOR XML PATH instead of STRING_AGG.
@@ -39,8 +39,9 @@ pub fn run(args: &ScriptArgs) -> anyhow::Result<ExitCode> {
     let job = args.vars.load_job(&args.job)?.job;
     let Some(dialect) = dialect::by_name(&args.dialect) else {
         return Err(Error::Usage(format!(
-            "--dialect {}: unknown dialect (use mssql, postgres, mariadb or sqlite)",
-            args.dialect
+            "--dialect {}: unknown dialect (use {})",
+            args.dialect,
+            dialect::known_names()
         ))
         .into());
     };

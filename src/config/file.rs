@@ -225,6 +225,21 @@ pub struct TargetFile {
     /// Another database to write to (`--target-connection` overrides it).
     #[serde(default)]
     pub connection: Option<String>,
+    /// On Citus: distribute the tables the run creates like the source (`auto`) or never.
+    #[serde(default)]
+    pub distribute: Distribute,
+}
+
+/// `target.distribute`: whether the tables a run creates follow a distributed source.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Distribute {
+    /// Distributed and co-located with the source when the source is distributed by the
+    /// job's entity (Citus); otherwise as `off`.
+    #[default]
+    Auto,
+    /// Always a plain table on the server the run connects to.
+    Off,
 }
 
 /// `off`, `auto` or a positive number of attribute columns per table.

@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 pub use file::{
-    Aggregate, EmptyNames, IfExists, InferNumbers, InferWidths, JoinKind, OnCollision, OnMissing,
-    OnNewAttributes, Order, StrategyName,
+    Aggregate, Distribute, EmptyNames, IfExists, InferNumbers, InferWidths, JoinKind, OnCollision,
+    OnMissing, OnNewAttributes, Order, StrategyName,
 };
 pub use table_ref::TableRef;
 pub use vars::{parse_var, Vars};
@@ -168,6 +168,8 @@ pub struct Target {
     pub on_missing: OnMissing,
     /// Another database to write to, when the job names one.
     pub connection: Option<String>,
+    /// Whether created tables follow a distributed source (Citus).
+    pub distribute: Distribute,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -276,6 +278,7 @@ pub fn validate(raw: JobFile, path: &Path) -> Result<Job, ConfigError> {
         },
         on_missing: raw.target.on_missing,
         connection: raw.target.connection.filter(|c| !c.trim().is_empty()),
+        distribute: raw.target.distribute,
     };
     let transforms = raw
         .transforms

@@ -121,3 +121,26 @@ fn pivot_infer_takes_widths_and_numbers_only_with_infer() {
         "{err}"
     );
 }
+
+#[test]
+fn target_distribute_is_auto_by_default_and_a_bad_word_names_its_line() {
+    let job = parse(MINIMAL).expect("valid");
+    assert_eq!(job.target.distribute, Distribute::Auto);
+    let off = MINIMAL.replace(
+        "target: { table: WIDE }",
+        "target:\n  table: WIDE\n  distribute: off",
+    );
+    assert_eq!(
+        parse(&off).expect("valid").target.distribute,
+        Distribute::Off
+    );
+    let bad = MINIMAL.replace(
+        "target: { table: WIDE }",
+        "target:\n  table: WIDE\n  distribute: yes",
+    );
+    let msg = parse(&bad).expect_err("bad value").to_string();
+    assert!(msg.contains("job.yaml"), "{msg}");
+    assert!(msg.contains("line 9"), "{msg}");
+    assert!(msg.contains("target.distribute"), "{msg}");
+    assert!(msg.contains("auto or off"), "{msg}");
+}

@@ -4,7 +4,6 @@
 //! `Dialect`); the differences are in the hooks they call ([`super::Types`], [`super::Quoting`]).
 
 use super::{EntityColumn, Quoting, TableShape, Types};
-use crate::config::TableRef;
 
 /// Why the entity columns cannot be this table's primary key here, if they cannot:
 /// an unknown type (the column would be created untyped), a type the database will not
@@ -89,34 +88,6 @@ pub fn count_table_cells<D: Quoting + ?Sized>(d: &D, shape: &TableShape) -> Stri
             .map(|c| format!("COUNT({})", d.quote_ident(&c.column))),
     );
     format!("SELECT {} FROM {}", counts.join(", "), shape.table)
-}
-
-/// A multi-row `INSERT … VALUES (…), (…)` with bind parameters: the streaming load.
-pub fn insert_values<D: Quoting + ?Sized>(
-    d: &D,
-    table: &TableRef,
-    columns: &[String],
-    rows: usize,
-) -> String {
-    let cols: Vec<String> = columns.iter().map(|c| d.quote_ident(c)).collect();
-    let mut index = 0;
-    let tuples: Vec<String> = (0..rows)
-        .map(|_| {
-            let params: Vec<String> = columns
-                .iter()
-                .map(|_| {
-                    index += 1;
-                    d.placeholder(index)
-                })
-                .collect();
-            format!("({})", params.join(", "))
-        })
-        .collect();
-    format!(
-        "INSERT INTO {table} ({}) VALUES {}",
-        cols.join(", "),
-        tuples.join(", ")
-    )
 }
 
 /// The target's entity columns, quoted: its natural ORDER BY.

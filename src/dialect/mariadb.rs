@@ -320,6 +320,17 @@ impl Catalog for MariaDb {
         ))
     }
 
+    /// PRIMARY KEY and UNIQUE indexes of the table named exactly so. A key with a binary
+    /// column is left out: the attribute key reads bytes as UTF-8, so two byte strings could
+    /// become one key.
+    fn unique_keys(&self, table: &TableRef) -> Option<String> {
+        Some(format!(
+            "SELECT k.index_name, k.column_name FROM information_schema.statistics k WHERE k.non_unique = 0 AND k.table_schema = {} AND k.table_name = BINARY {} AND NOT EXISTS (SELECT 1 FROM information_schema.statistics x JOIN information_schema.columns c ON c.table_schema = x.table_schema AND c.table_name = x.table_name AND c.column_name = x.column_name WHERE x.table_schema = k.table_schema AND x.table_name = k.table_name AND x.index_name = k.index_name AND c.data_type IN ('binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob'))",
+            self.schema_of(table),
+            self.quote_literal(&table.name())
+        ))
+    }
+
     fn table_exists(&self, table: &TableRef) -> String {
         format!(
             "SELECT COUNT(*) FROM information_schema.tables WHERE {}",

@@ -48,6 +48,9 @@ pub enum UpsertStyle {
     OnConflict,
     /// `INSERT … ON DUPLICATE KEY UPDATE c = VALUES(c)` (MariaDB/MySQL).
     OnDuplicateKey,
+    /// `MERGE INTO target t USING staging s ON (…) WHEN MATCHED … WHEN NOT MATCHED …`
+    /// (Oracle: no `UPDATE … FROM`, no upsert clause on INSERT).
+    MergeInto,
 }
 
 /// The statements that upsert the staging table's rows into `target`.
@@ -85,6 +88,17 @@ pub fn upsert<D: Dialect + ?Sized>(
             vec![format!(
                 "INSERT INTO {target} ({list})\nSELECT {rows} FROM {staging} AS s WHERE true\nON CONFLICT ({}) {action}",
                 keys.join(", ")
+            )]
+        }
+        UpsertStyle::MergeInto => {
+            let sets = assignments(d, cols, |c| format!("s.{c}"));
+            let matched = match sets.is_empty() {
+                true => String::new(),
+                false => format!("\nWHEN MATCHED THEN UPDATE SET {}", sets.join(", ")),
+            };
+            vec![format!(
+                "MERGE INTO {target} t USING {staging} s ON ({}){matched}\nWHEN NOT MATCHED THEN INSERT ({list}) VALUES ({rows})",
+                keys_match(d, cols.keys, "t", "s")
             )]
         }
         UpsertStyle::OnDuplicateKey => {
@@ -211,6 +225,25 @@ pub fn delete_missing<D: Dialect + ?Sized>(
     )
 }
 
+/// Where DDL is not transactional: every row of `target` into its `copy`, `columns` (the
+/// entity keys and the target's attribute columns) as they are.
+pub fn copy_rows<D: Dialect + ?Sized>(
+    d: &D,
+    copy: &TableRef,
+    target: &TableRef,
+    columns: &[String],
+) -> String {
+    let list: Vec<String> = columns.iter().map(|c| d.quote_ident(c)).collect();
+    let list = list.join(", ");
+    format!("INSERT INTO {copy} ({list}) SELECT {list} FROM {target}")
+}
+
+/// Mark the merge's `copy` with the run that made it ([`crate::dialect::Schema::mark_created`]), as a
+/// staging table created outside the transaction is marked.
+pub fn mark_copy<D: Dialect + ?Sized>(d: &D, copy: &TableRef, mark: &str) -> String {
+    d.mark_created(format!("ALTER TABLE {copy}"), mark)
+}
+
 /// One row: per target column, the cells of touched entities that hold a value and are NULL
 /// after the merge. `columns` pairs each target column with its staging column, None where
 /// the merge clears it.
@@ -282,4 +315,21 @@ pub fn outside_scope<D: Dialect + ?Sized>(d: &D, source: &query::SourceQuery) ->
         same("f"),
         same("g"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::MariaDb;
+
+    #[test]
+    fn the_copy_takes_every_target_row_column_for_column() {
+        let copy = TableRef::parse("t_copy").expect("table name");
+        let target = TableRef::parse("t").expect("table name");
+        let columns = ["id".to_string(), "a`b".to_string()];
+        assert_eq!(
+            copy_rows(&MariaDb, &copy, &target, &columns),
+            "INSERT INTO t_copy (`id`, `a``b`) SELECT `id`, `a``b` FROM t"
+        );
+    }
 }

@@ -7,12 +7,15 @@
 //! Everything that comes from the data (attribute names, values) reaches SQL only through
 //! [`Quoting::quote_ident`] and [`Quoting::quote_literal`].
 
+pub mod citus;
 mod ident_case;
 mod identity;
 mod mariadb;
 pub mod mariadb_script;
 mod mssql;
 pub mod mssql_script;
+mod oracle;
+pub mod oracle_script;
 mod postgres;
 pub mod postgres_script;
 pub mod script;
@@ -22,10 +25,12 @@ pub mod sudoku_join;
 pub mod sudoku_sql;
 mod typed;
 
+pub use citus::{Citus, ScaleOut};
 pub use ident_case::{entity_column_name, UnquotedCase};
 pub use identity::Identity;
 pub use mariadb::MariaDb;
 pub use mssql::MsSql;
+pub use oracle::Oracle;
 pub use postgres::Postgres;
 pub use session_sql::SessionSql;
 pub use sqlite::Sqlite;
@@ -33,7 +38,10 @@ pub use typed::{ColumnKind, Typed};
 
 pub mod ddl;
 pub mod merge;
+mod names;
+pub use names::{by_name, known_names, ALL};
 pub mod portable;
+pub mod preview;
 pub mod query;
 
 pub use ddl::entity_order;
@@ -175,7 +183,7 @@ impl<T> Dialect for T where
 /// How names and text reach SQL: identifier and literal quoting, name limits and case, the
 /// attribute key, bind parameters. Every other dialect trait builds on it.
 pub trait Quoting: Send + Sync {
-    /// `sqlite`, `postgres`, `mariadb` or `mssql`: also the folder name under `sql/`.
+    /// `sqlite`, `postgres`, `mariadb`, `mssql` or `oracle`: also the folder name under `sql/`.
     fn name(&self) -> &'static str;
 
     /// Quote an identifier that may contain anything (it comes from the data).
@@ -481,11 +489,34 @@ pub trait Schema: Quoting {
         format!("ALTER TABLE {from} RENAME TO {}", to.last_part())
     }
 
+    /// A multi-row `INSERT … VALUES (…), (…)` with bind parameters: the streaming load.
+    fn insert_values(&self, table: &TableRef, columns: &[String], rows: usize) -> String {
+        let cols: Vec<String> = columns.iter().map(|c| self.quote_ident(c)).collect();
+        let mut index = 0;
+        let tuples: Vec<String> = (0..rows)
+            .map(|_| {
+                let params: Vec<String> = columns
+                    .iter()
+                    .map(|_| {
+                        index += 1;
+                        self.placeholder(index)
+                    })
+                    .collect();
+                format!("({})", params.join(", "))
+            })
+            .collect();
+        format!(
+            "INSERT INTO {table} ({}) VALUES {}",
+            cols.join(", "),
+            tuples.join(", ")
+        )
+    }
+
     /// How the streaming strategy loads wide rows into `table`, as `--dry-run` shows it: the
     /// statement the backend sends per batch, and a note on when it uses another.
     fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
         (
-            ddl::insert_values(self, table, columns, 1),
+            self.insert_values(table, columns, 1),
             "stream: wide rows loaded in batches of multi-row INSERTs (statement shape for one row)",
         )
     }
@@ -494,6 +525,12 @@ pub trait Schema: Quoting {
 /// Queries of the catalog: whether a table or view exists, what it is, its columns and types,
 /// locks and leftovers of crashed runs.
 pub trait Catalog: Quoting {
+    /// The engine that can spread this dialect's tables over several servers (Citus for
+    /// PostgreSQL), if one may be installed; whether it is, is asked of the database.
+    fn scale_out(&self) -> Option<&'static dyn ScaleOut> {
+        None
+    }
+
     /// A query returning one value that identifies `table` as the database resolves the
     /// name (case folding, default schema), or NULL when there is no such table or view.
     fn table_identity(&self, table: &TableRef) -> String;
@@ -534,6 +571,16 @@ pub trait Catalog: Quoting {
 
     /// A query returning one row with one integer: 1 when the table exists, else 0.
     fn table_exists(&self, table: &TableRef) -> String;
+
+    /// The unique keys of `table` that the catalog vouches for, one row per key column:
+    /// `key_name, column_name`. Only keys enforced for every row (no partial index, no
+    /// expression part, not deferred). Where the job's entity and attribute columns cover
+    /// one, no (entity, attribute) pair can repeat and the pushdown skips its survey
+    /// ([`query::pairs_per_attribute`]). None: this database's catalog is not read, the
+    /// survey runs.
+    fn unique_keys(&self, _table: &TableRef) -> Option<String> {
+        None
+    }
 }
 
 /// The hooks of the queries over the source rows ([`query`] renders those queries): where a
@@ -564,6 +611,12 @@ pub trait Query: Types {
     /// The backend runs it as given through [`crate::backend::Backend::column_types`].
     fn describe_entity(&self, source: &SourceQuery) -> String {
         entity_probe_query(self, source)
+    }
+
+    /// Whether an `INSERT … SELECT`'s reported row count is the rows it inserted, so the
+    /// pushdown's `GROUP BY` entity count can stand for a separate distinct-entity count.
+    fn counts_inserted_rows(&self) -> bool {
+        true
     }
 }
 
@@ -602,6 +655,12 @@ pub trait Script: Quoting {
         }
         render(job)
     }
+
+    /// What every plan on this database says, whatever the job: behaviour of the database
+    /// a user must not be surprised by (Oracle's empty string that is NULL).
+    fn plan_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// `quoted` with every NUL replaced by `splice`, parenthesised so it stays one operand.
@@ -628,19 +687,6 @@ pub(crate) fn type_parts(ty: &str) -> (String, Option<usize>) {
         .and_then(|n| n.trim().parse().ok());
     (base, arg)
 }
-
-/// The dialect for a name used in `--dialect` and `sql/{dialect}/`.
-pub fn by_name(name: &str) -> Option<&'static dyn Dialect> {
-    match name {
-        "sqlite" => Some(&Sqlite),
-        "postgres" | "postgresql" => Some(&Postgres),
-        "mariadb" | "mysql" => Some(&MariaDb),
-        "mssql" | "sqlserver" | "tsql" => Some(&MsSql),
-        _ => None,
-    }
-}
-
-pub const ALL: [&dyn Dialect; 4] = [&Sqlite, &Postgres, &MariaDb, &MsSql];
 
 #[cfg(test)]
 mod tests;

@@ -24,7 +24,7 @@ impl MsSql {
         )
     }
 
-    /// [`crate::dialect::ddl::insert_values`] for `rows` whose NULL cells (`is_null(row, column)`) are
+    /// [`Schema::insert_values`] for `rows` whose NULL cells (`is_null(row, column)`) are
     /// written as the literal `NULL` instead of a parameter; the others are `@P1, @P2, …` in
     /// row order. tiberius sends a `None` parameter as the untyped TDS NULLTYPE (0x1F), which
     /// Babelfish answers by dropping the connection; a literal NULL is typed by its column on
@@ -294,6 +294,12 @@ impl Query for MsSql {
     /// per-row CASE cost grows with width).
     fn stream_above_columns(&self) -> usize {
         32
+    }
+
+    /// A session or server with `SET NOCOUNT ON` reports no row counts: the entities are
+    /// counted by their own query.
+    fn counts_inserted_rows(&self) -> bool {
+        false
     }
 }
 

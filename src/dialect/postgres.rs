@@ -171,6 +171,10 @@ impl Schema for Postgres {
 }
 
 impl Catalog for Postgres {
+    fn scale_out(&self) -> Option<&'static dyn super::ScaleOut> {
+        Some(&super::Citus)
+    }
+
     fn table_columns(&self, table: &TableRef) -> String {
         format!(
             "SELECT attname::text FROM pg_attribute WHERE attrelid = to_regclass({}) AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
@@ -197,6 +201,16 @@ impl Catalog for Postgres {
     fn view_exists(&self, table: &TableRef) -> Option<String> {
         Some(format!(
             "SELECT COUNT(*) FROM pg_class WHERE oid = to_regclass({}) AND relkind IN ('v', 'm')",
+            self.quote_literal(&table.sql())
+        ))
+    }
+
+    /// Unique indexes (PRIMARY KEY and UNIQUE constraints have one each) that are valid,
+    /// not partial, on plain columns only and checked immediately (a deferred constraint
+    /// allows repeats inside a transaction).
+    fn unique_keys(&self, table: &TableRef) -> Option<String> {
+        Some(format!(
+            "SELECT i.indexrelid::regclass::text, a.attname::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) WHERE i.indrelid = to_regclass({}) AND i.indisunique AND i.indisvalid AND i.indimmediate AND i.indpred IS NULL AND i.indexprs IS NULL",
             self.quote_literal(&table.sql())
         ))
     }

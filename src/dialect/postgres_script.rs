@@ -73,7 +73,7 @@ fn declarations(d: &Postgres, job: &Job) -> String {
         "DECLARE\n  \
          src CONSTANT text := {};\n  \
          attrs text[];\n  cols text[];\n  n_cols integer;\n  bad text;\n  \
-         want bigint;\n  before bigint := 0;\n  got bigint;\n",
+         want bigint;\n  before bigint := 0;\n  got bigint;\n  dist text;\n",
         d.quote_literal(&query::source_rows(d, &super::SourceQuery::from(job)))
     )
 }
@@ -189,7 +189,7 @@ fn build(d: &Postgres, job: &Job) -> String {
         d.quote_literal(&table.sql()),
         d.quote_literal(&key_probe(d, job)),
         d.quote_literal(&column_type),
-    );
+    ) + &distribute(d, job);
     let mut out = String::new();
     match job.target.if_exists {
         IfExists::Append => out.push_str(&format!(
@@ -221,6 +221,39 @@ fn build(d: &Postgres, job: &Job) -> String {
         table_text = raise_text(&table.sql()),
     ));
     out
+}
+
+/// On Citus, with the source distributed by an entity column: the new table distributed by
+/// that key and co-located with the source, right after its CREATE (`target.distribute: auto`).
+fn distribute(d: &Postgres, job: &Job) -> String {
+    use super::citus::{column_named, Citus, ScaleOut};
+    if job.target.distribute == crate::config::Distribute::Off {
+        return String::new();
+    }
+    let (source, table) = (&job.source.table, &job.target.table);
+    let calls: Vec<String> = job
+        .entity
+        .iter()
+        .filter_map(|e| {
+            let column = column_named(&e.expr)?;
+            let key = super::entity_column_name(d, e);
+            Some(format!(
+                "    IF dist = {} THEN\n      EXECUTE {};\n    END IF;\n",
+                d.quote_literal(&column),
+                d.quote_literal(&Citus.distribute(table, &key, source))
+            ))
+        })
+        .collect();
+    if calls.is_empty() {
+        return String::new();
+    }
+    // A static query: PL/pgSQL resolves its tables only when it runs, inside the IF.
+    format!(
+        "  IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN\n    \
+         SELECT x.c INTO dist FROM ({}) x(c, g);\n{}  END IF;\n",
+        Citus.distribution(source),
+        calls.concat()
+    )
 }
 
 /// Indent every line after the first by `n` more spaces.

@@ -64,14 +64,19 @@ impl SessionSql for Postgres {
 
     /// The relation (or lock type) waited for and the first session blocking it.
     fn lock_holders(&self, id: i64) -> Vec<String> {
-        vec![format!(
-            "SELECT COALESCE(w.relation::regclass::text, w.locktype), 'pid ' || b.pid, \
+        vec![
+            format!(
+                "SELECT COALESCE(w.relation::regclass::text, w.locktype), 'pid ' || b.pid, \
              COALESCE(NULLIF(b.application_name, ''), b.usename::text, '?') \
              FROM pg_locks w \
              CROSS JOIN LATERAL unnest(pg_blocking_pids(w.pid)) AS h(pid) \
              JOIN pg_stat_activity b ON b.pid = h.pid \
              WHERE w.pid = {id} AND NOT w.granted LIMIT 1"
-        )]
+            ),
+            // On Citus the coordinator's backend waits for a worker, not for a lock of its own:
+            // the cluster's view names the holder (it fails, and is skipped, without Citus).
+            super::ScaleOut::cluster_lock_holders(&super::Citus, id),
+        ]
     }
 }
 

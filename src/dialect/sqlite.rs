@@ -164,6 +164,18 @@ impl Catalog for Sqlite {
         ))
     }
 
+    /// `pragma_index_list` covers PRIMARY KEY and UNIQUE constraints (their automatic
+    /// indexes) and unique indexes; a partial one proves nothing, an expression part has no
+    /// column name (so it never matches a job's column).
+    fn unique_keys(&self, table: &TableRef) -> Option<String> {
+        let schema = table.schema().unwrap_or_else(|| "main".into());
+        Some(format!(
+            "SELECT il.name, ii.name FROM pragma_index_list({t}, {s}) il, pragma_index_info(il.name, {s}) ii WHERE il.\"unique\" = 1 AND il.partial = 0",
+            t = self.quote_literal(&table.name()),
+            s = self.quote_literal(&schema),
+        ))
+    }
+
     fn table_exists(&self, table: &TableRef) -> String {
         let catalog = match table.schema() {
             Some(schema) => format!("{}.sqlite_master", self.quote_ident(&schema)),

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 /// Cell symbols: `1`-`9`, then `A`.. for 10..25 (as [`crate::transform::sudoku::symbol`]).
 const SYMBOLS: &str = "123456789ABCDEFGHIJKLMNOP";
 
-/// The four spellings of the in-database solvers' SQL (shared with [`super::sudoku_join`]):
+/// The five spellings of the in-database solvers' SQL (shared with [`super::sudoku_join`]):
 /// each dialect says which is its own ([`Script::sudoku_flavor`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
@@ -30,6 +30,8 @@ pub enum Flavor {
     Postgres,
     MariaDb,
     TSql,
+    /// Recursive subquery factoring: `WITH s (cols) AS (… UNION ALL …)`, no RECURSIVE.
+    Oracle,
 }
 
 impl Flavor {
@@ -44,14 +46,16 @@ impl Flavor {
 
     fn concat(self, parts: &[&str]) -> String {
         match self {
-            Flavor::Sqlite | Flavor::Postgres => parts.join(" || "),
+            Flavor::Sqlite | Flavor::Postgres | Flavor::Oracle => parts.join(" || "),
             Flavor::MariaDb | Flavor::TSql => format!("CONCAT({})", parts.join(", ")),
         }
     }
 
     fn substr(self, s: &str, pos: &str, len: &str) -> String {
         match self {
-            Flavor::Sqlite | Flavor::Postgres => format!("substr({s}, {pos}, {len})"),
+            Flavor::Sqlite | Flavor::Postgres | Flavor::Oracle => {
+                format!("substr({s}, {pos}, {len})")
+            }
             Flavor::MariaDb | Flavor::TSql => format!("SUBSTRING({s}, {pos}, {len})"),
         }
     }
@@ -61,16 +65,34 @@ impl Flavor {
         match self {
             Flavor::Sqlite => format!("instr({hay}, {needle})"),
             Flavor::Postgres => format!("strpos({hay}, {needle})"),
-            Flavor::MariaDb => format!("INSTR({hay}, {needle})"),
+            Flavor::MariaDb | Flavor::Oracle => format!("INSTR({hay}, {needle})"),
             Flavor::TSql => format!("CHARINDEX({needle}, {hay})"),
         }
     }
 
-    /// Integer division (MariaDB's `/` gives a decimal).
+    /// Integer division (MariaDB's and Oracle's `/` give a decimal; the operands are never
+    /// negative, so truncating is flooring).
     fn div(self, a: &str, b: usize) -> String {
         match self {
             Flavor::MariaDb => format!("({a}) DIV {b}"),
+            Flavor::Oracle => format!("TRUNC(({a}) / {b})"),
             _ => format!("({a}) / {b}"),
+        }
+    }
+
+    /// The remainder of `a` divided by `b` (Oracle has no `%` operator).
+    fn modulo(self, a: &str, b: usize) -> String {
+        match self {
+            Flavor::Oracle => format!("MOD({a}, {b})"),
+            _ => format!("{a} % {b}"),
+        }
+    }
+
+    /// What a SELECT of constants reads from: nothing, or Oracle's `dual`.
+    pub(super) fn no_table(self) -> &'static str {
+        match self {
+            Flavor::Oracle => " FROM dual",
+            _ => "",
         }
     }
 
@@ -93,6 +115,7 @@ impl Flavor {
             Flavor::Sqlite => format!("group_concat({expr}, '' ORDER BY {index})"),
             Flavor::Postgres => format!("string_agg({expr}, '' ORDER BY {index})"),
             Flavor::MariaDb => format!("GROUP_CONCAT({expr} ORDER BY {index} SEPARATOR '')"),
+            Flavor::Oracle => format!("LISTAGG({expr}) WITHIN GROUP (ORDER BY {index})"),
             Flavor::TSql => {
                 let cells: Vec<String> = (1..=count)
                     .map(|k| format!("MAX(CASE WHEN {index} = {k} THEN {expr} END)"))
@@ -167,7 +190,7 @@ impl Flavor {
         select: &str,
         recursive: bool,
     ) -> String {
-        let with = match recursive {
+        let with = match recursive && self != Flavor::Oracle {
             true => "WITH RECURSIVE",
             false => "WITH",
         };
@@ -198,7 +221,9 @@ pub(super) fn numbers_cte(f: Flavor, n: usize) -> String {
     if f == Flavor::TSql {
         return String::new();
     }
-    let selects: Vec<String> = (1..=n).map(|k| format!("SELECT {k}")).collect();
+    let selects: Vec<String> = (1..=n)
+        .map(|k| format!("SELECT {k}{}", f.no_table()))
+        .collect();
     format!("sdk_k(k) AS ({})", selects.join(" UNION ALL "))
 }
 
@@ -275,13 +300,14 @@ fn search_cte(f: Flavor, b: usize) -> String {
         cells,
     );
     let row_cell = format!("{} * {n} + lp.k", f.div(blank, n));
-    let col_cell = format!("{i} % {n} + (lp.k - 1) * {n} + 1");
+    let col_cell = format!("{} + (lp.k - 1) * {n} + 1", f.modulo(i, n));
     let box_cell = format!(
-        "{} * {} + {} * {b} + {} * {n} + (lp.k - 1) % {b} + 1",
+        "{} * {} + {} * {b} + {} * {n} + {} + 1",
         f.div(&f.div(blank, n), b),
         b * n,
-        f.div(&format!("{i} % {n}"), b),
+        f.div(&f.modulo(i, n), b),
         f.div("lp.k - 1", b),
+        f.modulo("(lp.k - 1)", b),
     );
     let taken = |pos: &str| format!("d.z = {}", f.substr("x.s", pos, "1"));
     format!(

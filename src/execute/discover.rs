@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use crate::backend::RowPipeline;
-use crate::config::Job;
-use crate::dialect::{ColumnKind, Dialect};
+use crate::config::{Job, TableRef};
+use crate::dialect::{ColumnKind, Dialect, UnquotedCase};
 use crate::error::{Error, Result};
 use crate::plan::{self, naming, types::Survey};
 use crate::transform::Transform;
@@ -84,6 +84,73 @@ pub(super) async fn discover(
         discovery = t.attributes(discovery)?;
     }
     Ok(discovery)
+}
+
+/// The source's unique key that proves every (entity, attribute) pair occurs at most once, by
+/// name; None when nothing proves it (then the pushdown surveys the pairs).
+///
+/// The proof: the job reads one table (a join could repeat its rows), its entity and
+/// attribute are plain columns of it, no entity value is NULL (a unique key lets NULLs
+/// repeat; discovery counted them), and some unique key's columns are all among them. Two
+/// rows of one pair would then be equal on that key. The pivot groups the entity with the
+/// key's own equality and the attribute key is at least as strict as the column's (byte-wise),
+/// so its pairs are no coarser. Verification still counts every column's cells against
+/// discovery's: were the proof ever wrong, a repeated pair would show as a missing cell and
+/// roll the load back.
+pub(super) async fn unique_pairs(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    job: &Job,
+    discovery: &plan::Discovery,
+) -> Option<String> {
+    let no_null_keys = discovery.null_keys.len() == job.entity.len()
+        && discovery.null_keys.iter().all(|&n| n == 0);
+    if !job.source.joins.is_empty() || !no_null_keys {
+        return None;
+    }
+    let mut columns: Vec<String> = Vec::with_capacity(job.entity.len() + 1);
+    for expr in job.entity.iter().map(|e| &e.expr).chain([&job.attribute]) {
+        columns.push(TableRef::parse(expr).ok()?.last_part().to_string());
+    }
+    let rows = session
+        .inspect(&dialect.unique_keys(&job.source.table)?)
+        .await
+        .ok()?;
+    proven_key(dialect, &columns, &rows)
+}
+
+/// The first key (`key_name, column_name` rows) whose columns are all among `columns` (the
+/// job's, as written).
+fn proven_key(dialect: &dyn Dialect, columns: &[String], rows: &[Vec<Value>]) -> Option<String> {
+    let mut keys: Vec<(String, bool)> = Vec::new();
+    for row in rows {
+        let (Some(key), column) = (row.first()?.as_text(), row.get(1).and_then(Value::as_text))
+        else {
+            continue;
+        };
+        let covered = column.is_some_and(|c| columns.iter().any(|w| same_column(dialect, w, &c)));
+        match keys.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, all)) => *all &= covered,
+            None => keys.push((key, covered)),
+        }
+    }
+    keys.into_iter().find(|(_, all)| *all).map(|(key, _)| key)
+}
+
+/// Whether the column `written` in the job (quotes kept) is the catalog's column `name`, as
+/// the database resolves names.
+fn same_column(dialect: &dyn Dialect, written: &str, name: &str) -> bool {
+    let quoted = written.starts_with(['"', '[', '`']);
+    let bare = if quoted {
+        &written[1..written.len() - 1]
+    } else {
+        written
+    };
+    match dialect.unquoted_case() {
+        UnquotedCase::Kept => bare.eq_ignore_ascii_case(name),
+        _ if quoted => bare == name,
+        case => case.fold(bare) == name,
+    }
 }
 
 /// A group key with SQL's `GROUP BY` equality: NULLs form one group, and a float equal to an
@@ -284,7 +351,7 @@ impl RowPipeline for DiscoveryScan {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use super::*;
     use crate::backend::sqlite::SqliteBackend;
@@ -355,6 +422,38 @@ target: { table: wide }
             "Color, color, Size, NULL, 7 (= 7.0), 2.5, '', 1e16: {got:?}"
         );
         assert_eq!(got, expected);
+    }
+
+    /// A key proves the pairs single only when every one of its columns is the job's, as
+    /// each database resolves names.
+    #[test]
+    fn a_key_proves_only_when_the_jobs_columns_cover_it() {
+        use crate::dialect::{MariaDb, Postgres};
+        let rows = |pairs: &[(&str, &str)]| -> Vec<Vec<Value>> {
+            pairs
+                .iter()
+                .map(|(k, c)| vec![Value::Text(k.to_string()), Value::Text(c.to_string())])
+                .collect()
+        };
+        let job = ["ID".to_string(), "Attr".to_string()];
+        let pk = rows(&[("pk", "id"), ("pk", "attr")]);
+        assert_eq!(proven_key(&Sqlite, &job, &pk).as_deref(), Some("pk"));
+        assert_eq!(proven_key(&MariaDb, &job, &pk).as_deref(), Some("pk"));
+        // PostgreSQL folds unquoted names; a quoted one keeps its case.
+        assert_eq!(proven_key(&Postgres, &job, &pk).as_deref(), Some("pk"));
+        let quoted = ["\"ID\"".to_string(), "attr".to_string()];
+        assert_eq!(proven_key(&Postgres, &quoted, &pk), None);
+        assert_eq!(proven_key(&Sqlite, &quoted, &pk).as_deref(), Some("pk"));
+        // A wider key, or one with an expression part (no column name), proves nothing; a
+        // key on the entity alone does.
+        let wide = rows(&[("u", "id"), ("u", "attr"), ("u", "val")]);
+        assert_eq!(proven_key(&Sqlite, &job, &wide), None);
+        let mut expr = pk.clone();
+        expr.push(vec![Value::Text("pk".into()), Value::Null]);
+        assert_eq!(proven_key(&Sqlite, &job, &expr), None);
+        let both = rows(&[("u", "id"), ("u", "val"), ("one", "id")]);
+        assert_eq!(proven_key(&Sqlite, &job, &both).as_deref(), Some("one"));
+        assert_eq!(proven_key(&Sqlite, &job, &[]), None);
     }
 
     #[test]

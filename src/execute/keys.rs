@@ -1,6 +1,6 @@
 //! The entity key as primary key, seen from the load: refuse NULL keys before anything is
 //! written, and turn the database's constraint errors into one line naming the table and its
-//! key columns (the database's own words follow).
+//! key columns (the database's own words follow), known by the error's kind, not its text.
 
 use super::write::Table;
 use crate::dialect::ddl;
@@ -30,34 +30,20 @@ pub(super) fn refuse_null_keys(
     )))
 }
 
-/// A constraint error of the entity key, as the database words it.
-fn is_key_violation(message: &str) -> bool {
-    [
-        "UNIQUE constraint failed",
-        "NOT NULL constraint failed",
-        "duplicate key value violates unique constraint",
-        "violates not-null constraint",
-        "Duplicate entry",
-        "cannot be null",
-        "Violation of PRIMARY KEY constraint",
-        "Cannot insert the value NULL",
-    ]
-    .iter()
-    .any(|p| message.contains(p))
-}
-
 /// Turn a primary-key violation during the load into one line naming the table and its key
-/// columns (the database's own words follow); other errors pass through unchanged.
+/// columns (the database's own words follow); other errors pass through unchanged. The
+/// violation is known by the kind the backend read from the server's error code, so the
+/// explanation appears whatever language the server speaks.
 pub(super) fn explain_key_violation(
     err: Error,
     dialect: &dyn Dialect,
     targets: &[Table],
     current: Option<&Table>,
 ) -> Error {
-    let text = err.to_string();
-    if !is_key_violation(&text) {
+    if !err.kind().is_key_violation() {
         return err;
     }
+    let text = err.to_string();
     let keyed = |o: &&Table| {
         o.shape.primary_key && ddl::primary_key_problem(dialect, &o.shape.entity).is_none()
     };

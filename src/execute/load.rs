@@ -12,16 +12,13 @@ use crate::error::{Error, Result};
 use crate::plan::{Discovery, Plan, Strategy};
 use crate::report::LoadStats;
 use crate::transform::{SideTable, SideType, Transform};
-use crate::value::Value;
 
 use super::keys::explain_key_violation;
 use super::session::Session;
 use super::stream::{Pivoter, StreamStats};
-use super::verify::{self, row_counts};
+use super::verify::{self, PairCounts, PushdownCounts};
 use super::write::{Fill, Table, Tables};
-
-pub(super) const VERIFY_NOTE: &str =
-    "verify: rows and non-null cells written (must match the source)";
+use crate::value::row_counts;
 
 /// The pivot's load: what it reads, how, and what it knows for verification.
 pub struct PivotFill<'a> {
@@ -29,8 +26,8 @@ pub struct PivotFill<'a> {
     pub plan: &'a Plan,
     pub discovery: &'a Discovery,
     pub transforms: Vec<Box<dyn Transform>>,
-    /// The pushdown's survey: `(a, pairs, conflicting)` per attribute, counted before loading.
-    pub source_pairs: Option<Vec<Vec<Value>>>,
+    /// The pushdown's pair counts, known before loading.
+    pub source_pairs: Option<PairCounts>,
     /// Draw the progress bar (when stderr is a terminal).
     pub show_progress: bool,
 }
@@ -47,6 +44,7 @@ impl Fill for PivotFill<'_> {
         let before = counts_before(session, dialect, targets).await?;
         let mut stats = LoadStats::default();
         let verified_against_source = self.transforms.is_empty();
+        let mut inserted = Vec::new();
         let stream_expect = match plan.strategy {
             Strategy::Pushdown => {
                 let show = self.show_progress && !session.dry_run;
@@ -54,7 +52,7 @@ impl Fill for PivotFill<'_> {
                 for out in targets {
                     let shape = out.build_shape();
                     steps.start(&format!("INSERT INTO {}", out.shape.table));
-                    session
+                    let rows = session
                         .change(&query::insert_select(
                             dialect,
                             &shape,
@@ -63,7 +61,11 @@ impl Fill for PivotFill<'_> {
                         ))
                         .await
                         .map_err(|e| explain_key_violation(e, dialect, targets, Some(out)))?;
+                    inserted.push(rows);
                     steps.finish_one();
+                }
+                if session.dry_run || !dialect.counts_inserted_rows() {
+                    inserted.clear();
                 }
                 None
             }
@@ -95,8 +97,13 @@ impl Fill for PivotFill<'_> {
                     verify::stream_proof(s, &shapes, self.discovery)
                 });
             let streamed = plan.strategy == Strategy::Stream;
-            let pairs = self.source_pairs.take();
-            verify::expected_from_source(session, source, job, targets, proof, streamed, pairs)
+            let pushdown = match self.source_pairs.take() {
+                Some(pairs) => {
+                    PushdownCounts::new(dialect, targets, self.discovery, pairs, &inserted)
+                }
+                None => PushdownCounts::default(),
+            };
+            verify::expected_from_source(session, source, job, targets, proof, streamed, pushdown)
                 .await?
         } else {
             match &stream_expect {
@@ -204,7 +211,7 @@ async fn load_companions(
     let dialect = session.backend.dialect();
     for (i, out) in companions.iter().enumerate() {
         let target = load_target(&out.build_shape());
-        let shape = ddl::insert_values(dialect, &target.table, &target.columns, 1);
+        let shape = dialect.insert_values(&target.table, &target.columns, 1);
         let rows = side_rows.get(i).map_or(&[][..], |s| s.rows.as_slice());
         session.load_rows(&target, rows, &shape).await?;
     }

@@ -9,6 +9,7 @@ mod discover;
 mod fault;
 mod keys;
 mod load;
+pub mod preview;
 pub mod progress;
 pub mod session;
 mod sql_engine;
@@ -26,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::plan::{self, Plan, PlanOptions, Strategy};
 use crate::report::{Preview, Report};
 use crate::transform;
-use crate::value::Value;
+use crate::value::{first_int, Value};
 
 pub use crate::report::LoadStats;
 pub use session::{Session, Statement, StatementKind};
@@ -155,6 +156,8 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     )
     .await?;
     writes.guard_merges(job);
+    plan.notes
+        .extend(writes.plan_distribution(&mut session, job).await?);
     // An existing target's key columns keep their names (an older table's case); a merged
     // attribute takes its own existing column, never another attribute's.
     for (planned, table) in plan.tables.iter_mut().zip(writes.tables().targets()) {
@@ -180,7 +183,9 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     }
 
     let survey = match plan.strategy {
-        Strategy::Pushdown => Some(survey_pairs(&mut session, dialect, job).await?),
+        Strategy::Pushdown => {
+            Some(survey_pairs(&mut session, dialect, job, &discovery, &mut plan).await?)
+        }
         Strategy::Stream => None,
     };
     let conflicts = survey.as_ref().map_or(0, |s| s.conflicts);
@@ -237,7 +242,7 @@ async fn finish(
     let preview = if options.dry_run || options.preview_rows == 0 {
         None
     } else {
-        Some(Preview::read(session.backend, dialect, &plan, options.preview_rows).await?)
+        Some(preview::read(session.backend, dialect, &plan, options.preview_rows).await?)
     };
     let report = Report::new(
         job,
@@ -282,19 +287,32 @@ async fn count_fullest_entity(
 
 /// The pushdown's survey of the source ([`crate::dialect::query::pairs_per_attribute`]).
 struct PairSurvey {
-    /// `(a, pairs, conflicting)` rows: each column's expected cells, for verification.
-    pairs: Vec<Vec<Value>>,
+    /// Each column's expected cells, for verification.
+    pairs: verify::PairCounts,
     conflicts: u64,
 }
 
 /// Entity/attribute pairs per attribute and how many conflict, in one read-only scan (a dry
-/// run makes it too). Under `aggregate: error` the job stops here, before anything is
-/// written, listing the first ten conflicts.
+/// run makes it too), unless the source's unique key proves every pair single (then no pair
+/// can conflict, and the plan says so). Under `aggregate: error` the job stops here, before
+/// anything is written, listing the first ten conflicts.
 async fn survey_pairs(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
     job: &Job,
+    discovery: &plan::Discovery,
+    plan: &mut Plan,
 ) -> Result<PairSurvey> {
+    if let Some(key) = discover::unique_pairs(session, dialect, job, discovery).await {
+        plan.notes.push(format!(
+            "pushdown: {}'s unique key {key} makes every (entity, attribute) pair single: no conflict survey; each column's cells are discovery's value counts",
+            job.source.table
+        ));
+        return Ok(PairSurvey {
+            pairs: verify::PairCounts::Unique,
+            conflicts: 0,
+        });
+    }
     let pairs = session
         .inspect(&query::pairs_per_attribute(
             dialect,
@@ -337,7 +355,7 @@ async fn survey_pairs(
         return Err(stream::conflict_error(count, &lines));
     }
     Ok(PairSurvey {
-        pairs,
+        pairs: verify::PairCounts::Surveyed(pairs),
         conflicts: count,
     })
 }
@@ -361,13 +379,4 @@ fn map_entity_types(
         })
         .collect();
     (mapped, notes)
-}
-
-/// The single integer of a one-row, one-column result (0 when absent).
-pub fn first_int(rows: &[Vec<crate::value::Value>]) -> u64 {
-    rows.first()
-        .and_then(|r| r.first())
-        .and_then(|v| v.as_i64())
-        .unwrap_or(0)
-        .max(0) as u64
 }

@@ -21,7 +21,8 @@ use crate::transform::Transform;
 use crate::value::Value;
 
 use super::write::{Fill, Policy, Tables, Writes};
-use super::{first_int, Outcome, RunOptions, Session};
+use super::{Outcome, RunOptions, Session};
+use crate::value::first_int;
 
 pub async fn run_job(
     job: &Job,

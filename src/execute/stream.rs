@@ -20,7 +20,8 @@ use crate::plan::{naming, types};
 use crate::transform::{KvRow, Transform};
 use crate::value::Value;
 
-use super::progress::{self, Progress};
+use super::progress::Progress;
+use crate::interrupt;
 
 /// Conflicting pairs listed in an `aggregate: error` message.
 const CONFLICT_SAMPLES: usize = 10;
@@ -357,7 +358,7 @@ fn compare(a: &Value, b: &Value) -> Ordering {
 impl RowPipeline for Pivoter {
     fn push(&mut self, row: Vec<Value>) -> Result<()> {
         if self.stats.source_rows & CHECK_EVERY == 0 {
-            progress::check_interrupt()?;
+            interrupt::check_interrupt()?;
             self.progress.set_position(self.stats.source_rows);
         }
         self.progress.fault_point(self.stats.source_rows);

@@ -44,13 +44,15 @@ use crate::config::Job;
 use crate::dialect::{Dialect, TableShape};
 use crate::error::{Error, Result};
 use crate::plan::Discovery;
-use crate::value::Value;
+use crate::value::{first_int, row_counts, Value};
 
-use super::first_int;
-use super::load::VERIFY_NOTE;
 use super::session::Session;
 use super::stream::StreamStats;
 use super::write::Table;
+
+/// The note on the verification queries (`--json`, `--verbose`).
+pub(super) const VERIFY_NOTE: &str =
+    "verify: rows and non-null cells written (must match the source)";
 
 /// The expected side of verification, from the stream where its counts prove it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,7 +135,7 @@ pub(super) async fn expected_from_source(
     targets: &[Table],
     proof: Option<StreamProof>,
     streamed: bool,
-    source_pairs: Option<Vec<Vec<Value>>>,
+    pushdown: PushdownCounts,
 ) -> Result<Option<(u64, Vec<Vec<u64>>)>> {
     let (entities_note, cells_note) = if streamed {
         (
@@ -146,7 +148,11 @@ pub(super) async fn expected_from_source(
             "verify: non-null (entity, attribute) pairs in the source",
         )
     };
-    let rows = match proof.as_ref().and_then(|p| p.entities) {
+    let rows = match proof
+        .as_ref()
+        .and_then(|p| p.entities)
+        .or(pushdown.entities)
+    {
         Some(n) => Some(n),
         None => session
             .query_source_in_load(
@@ -159,11 +165,9 @@ pub(super) async fn expected_from_source(
     if let (Some(proof), Some(rows)) = (&proof, rows) {
         check_runs(proof, rows)?;
     }
-    let cells = match (proof.and_then(|p| p.cells), source_pairs) {
-        (Some(cells), _) => Some(cells),
-        // The pushdown counted its pairs before loading (`pairs_per_attribute`).
-        (None, Some(rows)) => Some(cells_per_column(dialect, targets, &rows)),
-        (None, None) => session
+    let cells = match proof.and_then(|p| p.cells).or(pushdown.cells) {
+        Some(cells) => Some(cells),
+        None => session
             .query_source_in_load(
                 &query::count_cells_per_attribute(dialect, &crate::plan::source_query(job)),
                 cells_note,
@@ -172,6 +176,70 @@ pub(super) async fn expected_from_source(
             .map(|rows| cells_per_column(dialect, targets, &rows)),
     };
     Ok(rows.zip(cells))
+}
+
+/// Where the pushdown's expected cells come from, known before it loads.
+pub enum PairCounts {
+    /// Its survey's `(a, pairs, conflicting)` rows ([`crate::dialect::query::pairs_per_attribute`]).
+    Surveyed(Vec<Vec<Value>>),
+    /// The catalog proves (entity, attribute) unique ([`super::discover::unique_pairs`]):
+    /// every non-null row is its own pair, so discovery's per-attribute value counts are the
+    /// cells.
+    Unique,
+}
+
+/// What the pushdown knows of the expected side without asking the source again.
+#[derive(Default)]
+pub struct PushdownCounts {
+    /// Expected cells per table and column.
+    pub cells: Option<Vec<Vec<u64>>>,
+    /// Distinct entities: the rows its `INSERT … SELECT … GROUP BY` entity reported, one per
+    /// group, when the database reports them and every table got the same number.
+    pub entities: Option<u64>,
+}
+
+impl PushdownCounts {
+    pub fn new(
+        dialect: &dyn Dialect,
+        targets: &[Table],
+        discovery: &Discovery,
+        pairs: PairCounts,
+        inserted: &[u64],
+    ) -> PushdownCounts {
+        let cells = match pairs {
+            PairCounts::Surveyed(rows) => cells_per_column(dialect, targets, &rows),
+            PairCounts::Unique => {
+                let values: HashMap<&str, u64> = discovery
+                    .attributes
+                    .iter()
+                    .map(|d| (d.name.as_str(), d.values))
+                    .collect();
+                columns_of(targets, |attribute| values.get(attribute).copied())
+            }
+        };
+        let entities = match inserted.split_first() {
+            Some((n, rest)) if rest.iter().all(|m| m == n) => Some(*n),
+            _ => None,
+        };
+        PushdownCounts {
+            cells: Some(cells),
+            entities,
+        }
+    }
+}
+
+/// Per target and column, the count `per_attribute` gives its attribute (0 when none).
+fn columns_of(targets: &[Table], per_attribute: impl Fn(&str) -> Option<u64>) -> Vec<Vec<u64>> {
+    targets
+        .iter()
+        .map(|o| {
+            o.shape
+                .columns
+                .iter()
+                .map(|c| per_attribute(&c.attribute).unwrap_or(0))
+                .collect()
+        })
+        .collect()
 }
 
 /// `(attribute, count)` rows of the DISTINCT query, laid out per target and column.
@@ -193,16 +261,7 @@ fn cells_per_column(
             ))
         })
         .collect();
-    targets
-        .iter()
-        .map(|o| {
-            o.shape
-                .columns
-                .iter()
-                .map(|c| per_attr.get(&c.attribute).copied().unwrap_or(0))
-                .collect()
-        })
-        .collect()
+    columns_of(targets, |attribute| per_attr.get(attribute).copied())
 }
 
 /// Count what every target holds and compare with what it must hold.
@@ -318,10 +377,7 @@ pub fn print_hash(value: &Value) -> Option<u64> {
             owned.as_bytes()
         }
     };
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-    }
+    let mut h = crate::plan::naming::fnv1a(bytes);
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
@@ -395,16 +451,6 @@ async fn verify_printed(
         }
     }
     Ok(())
-}
-
-pub(super) fn row_counts(rows: &[Vec<Value>]) -> Vec<u64> {
-    rows.first()
-        .map(|r| {
-            r.iter()
-                .map(|v| v.as_i64().unwrap_or(0).max(0) as u64)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn check_counts(out: &Table, rows: u64, cells: &[u64], got: &[u64]) -> Result<()> {

@@ -4,6 +4,7 @@
 //! collisions, zero attributes) comes before anything is written.
 
 pub mod capacity;
+pub mod distribute;
 pub mod inspect;
 pub mod naming;
 pub mod order;
@@ -153,7 +154,8 @@ pub fn build_plan(
         )));
     }
     let (mut columns, renamed) = naming::name_columns(job, dialect, &attributes)?;
-    let mut notes = type_columns(job, dialect, discovery, &mut columns)?;
+    let mut notes = dialect.plan_notes();
+    notes.extend(type_columns(job, dialect, discovery, &mut columns)?);
     let (entity, column_type) = target_layout(job, dialect, entity_types);
     let widths = column_widths(discovery, &columns);
     let tables = split_tables(

@@ -300,10 +300,13 @@ pub(crate) fn cut_to_fit<'a>(limit: IdentLimit, stem: &'a str, tag: &str) -> &'a
     stem
 }
 
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+/// 64-bit FNV-1a: stable across releases and platforms, as a name that must match the
+/// next run's needs (std's `DefaultHasher` promises neither).
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = fnv::FnvHasher::default();
+    hasher.write(bytes);
+    hasher.finish()
 }
 
 #[cfg(test)]

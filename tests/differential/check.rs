@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::exec::{self, Db, Names, WHAT};
+use super::exec::{self, Db, Names};
 use super::gen::Case;
 use super::model::{self, Outcome, Target};
 use super::servers;
@@ -40,21 +40,27 @@ pub struct Stats {
     pub either_refused: usize,
 }
 
-/// (source, target) database indices a case runs on: each of the `dbs` databases alone,
-/// its pair, and with SQL Server its pair's source into SQL Server.
-pub fn configs(case: &Case, dbs: usize) -> Vec<(usize, usize)> {
-    let mut c: Vec<(usize, usize)> = (0..dbs).map(|i| (i, i)).collect();
+/// The legs' names, by index into `dbs`.
+pub fn legs(dbs: &[Db]) -> Vec<&'static str> {
+    dbs.iter().map(|d| d.what).collect()
+}
+
+/// (source, target) database indices a case runs on: each of the `legs` alone, its pair,
+/// and with SQL Server its pair's source into SQL Server.
+pub fn configs(case: &Case, legs: &[&str]) -> Vec<(usize, usize)> {
+    let mut c: Vec<(usize, usize)> = (0..legs.len()).map(|i| (i, i)).collect();
     c.extend(case.cross);
-    if let (Some((s, _)), true) = (case.cross, dbs > 3) {
-        c.push((s, 3));
+    let mssql = legs.iter().position(|w| *w == "mssql");
+    if let (Some((s, _)), Some(m)) = (case.cross, mssql) {
+        c.push((s, m));
     }
     c
 }
 
-pub fn config_name((s, t): (usize, usize)) -> String {
+pub fn config_name(legs: &[&str], (s, t): (usize, usize)) -> String {
     match s == t {
-        true => WHAT[s].to_string(),
-        false => format!("{} -> {}", WHAT[s], WHAT[t]),
+        true => legs[s].to_string(),
+        false => format!("{} -> {}", legs[s], legs[t]),
     }
 }
 
@@ -125,11 +131,12 @@ fn steps(
     let mut map = BTreeMap::new();
     let (source_url, target_url) = (side.dbs[s].url.clone(), side.dbs[t].url.clone());
     let cross = s != t;
+    let (source_leg, target_leg) = (side.dbs[s].what, side.dbs[t].what);
     for (i, step) in case.steps.iter().enumerate() {
         let fail = |what: String| Finding { step: i, what };
         side.drop(s, &names.source);
         side.drop(s, &names.attrs);
-        for sql in exec::source_sql(case, step, names, WHAT[s]) {
+        for sql in exec::source_sql(case, step, names, source_leg) {
             side.exec(s, &sql).map_err(fail)?;
         }
         let source_before = (
@@ -217,13 +224,24 @@ fn steps(
             .rt
             .block_on(exec::read_target(
                 side.dbs[t].conn.as_mut(),
-                WHAT[t],
+                target_leg,
                 case,
                 &tables,
                 &map,
             ))
             .map_err(|e| fail(format!("reading the target back: {e}")))?;
         compare(case, &target, &actual).map_err(fail)?;
+        if target_leg == "citus" {
+            for table in &tables {
+                side.rt
+                    .block_on(distributed_like_the_source(
+                        side.dbs[t].conn.as_mut(),
+                        table,
+                        &names.source,
+                    ))
+                    .map_err(fail)?;
+            }
+        }
         if let Some(n) = conflicts {
             let got = report["conflicts"].as_u64();
             if got != Some(n) {
@@ -242,6 +260,31 @@ fn steps(
         prev = Some(target);
     }
     Ok(stats)
+}
+
+/// On Citus every table the run wrote is distributed and co-located with the source (the
+/// source is distributed by an entity column, so `target.distribute: auto` distributes).
+async fn distributed_like_the_source(
+    db: &mut dyn eavpivot::backend::Backend,
+    table: &str,
+    source: &str,
+) -> Result<(), String> {
+    let sql = format!(
+        "SELECT count(*)::text FROM pg_dist_partition t JOIN pg_dist_partition s ON s.colocationid = t.colocationid AND s.partkey = t.partkey WHERE t.logicalrelid = {}::regclass AND s.logicalrelid = {}::regclass",
+        exec::literal("postgres", &exec::quote("postgres", &table.to_lowercase())),
+        exec::literal("postgres", source),
+    );
+    let rows = db.query(&sql).await.map_err(|e| format!("{sql}: {e}"))?;
+    match rows
+        .first()
+        .and_then(|r| r.first())
+        .and_then(|v| v.as_text())
+    {
+        Some(n) if n == "1" => Ok(()),
+        _ => Err(format!(
+            "{table} is not distributed and co-located with the source {source} on Citus"
+        )),
+    }
 }
 
 fn compare(case: &Case, expected: &Target, actual: &exec::Actual) -> Result<(), String> {

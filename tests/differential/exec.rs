@@ -14,10 +14,11 @@ use super::gen::Case;
 use super::model::{Cell, Row, Step, K};
 use super::servers;
 
-/// SQLite, PostgreSQL, MariaDB (indices 0, 1, 2 in `Case::cross`), and SQL Server (3)
-/// when `EAVPIVOT_MSSQL_URL` names one (password in `EAVPIVOT_PASSWORD`; Babelfish works).
-pub const WHAT: [&str; 4] = ["sqlite", "postgres", "mariadb", "mssql"];
-
+/// A database leg, named by `what`: SQLite, PostgreSQL, MariaDB (indices 0, 1, 2 in
+/// `Case::cross`), then SQL Server when `EAVPIVOT_MSSQL_URL` names one (password in
+/// `EAVPIVOT_PASSWORD`; Babelfish works) and Citus when `EAVPIVOT_CITUS_URL` names a
+/// coordinator (PostgreSQL's SQL, the source distributed by its first key column). Every
+/// per-leg choice goes by `what`, never by index.
 pub struct Db {
     pub what: &'static str,
     pub url: String,
@@ -68,7 +69,48 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
             _keep: None,
         });
     }
+    if let Some(url) = std::env::var("EAVPIVOT_CITUS_URL")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+    {
+        // Unreachable: a failure under EAVPIVOT_REQUIRE_SERVERS=1, else the leg is skipped.
+        if let Some(mut conn) = rt.block_on(servers::connect_or_skip("citus", &url)) {
+            let sql = "SELECT extname::text FROM pg_extension WHERE extname = 'citus'";
+            let rows = rt
+                .block_on(conn.query(sql))
+                .unwrap_or_else(|e| panic!("EAVPIVOT_CITUS_URL: {sql}: {e}"));
+            assert!(
+                !rows.is_empty(),
+                "EAVPIVOT_CITUS_URL names a server without the citus extension"
+            );
+            dbs.push(Db {
+                what: "citus",
+                url,
+                conn,
+                _keep: None,
+            });
+        }
+    }
     Some(dbs)
+}
+
+/// The SQL a leg speaks: Citus is PostgreSQL's.
+pub fn sql_of(what: &str) -> &str {
+    match what {
+        "citus" => "postgres",
+        w => w,
+    }
+}
+
+/// A URL for `what` in a printed reproduction (no password).
+pub fn example_url(what: &str) -> &'static str {
+    match what {
+        "sqlite" => "sqlite:d.db",
+        "postgres" => "postgres://postgres@127.0.0.1:5432/test",
+        "mariadb" => "mariadb://root@127.0.0.1:3306/test",
+        "citus" => "postgres://postgres@127.0.0.1:9700/postgres",
+        _ => "mssql://bbf_admin@127.0.0.1:1433/master?trust_cert=true",
+    }
 }
 
 /// Whether the SQL Server among `dbs` is Babelfish (its known gaps are said, not failed).
@@ -129,8 +171,28 @@ pub fn attr_ids(case: &Case) -> BTreeMap<Option<String>, i64> {
     all.into_iter().zip(1..).collect()
 }
 
-/// The statements that create and fill the source of `step` on `what`.
-pub fn source_sql(case: &Case, step: &Step, n: &Names, what: &str) -> Vec<String> {
+/// The statements that create and fill the source of `step` on the leg `what`; on Citus the
+/// source is distributed by its first key column (the names table is a reference table), so
+/// the product's `target.distribute: auto` distributes every table it creates.
+pub fn source_sql(case: &Case, step: &Step, n: &Names, leg: &str) -> Vec<String> {
+    let mut sql = create_source(case, step, n, sql_of(leg));
+    if leg == "citus" {
+        sql.insert(
+            1,
+            format!(
+                "SELECT create_distributed_table('{}', '{}')",
+                n.source,
+                case.keys[0].name.to_lowercase()
+            ),
+        );
+        if case.join {
+            sql.insert(3, format!("SELECT create_reference_table('{}')", n.attrs));
+        }
+    }
+    sql
+}
+
+fn create_source(case: &Case, step: &Step, n: &Names, what: &str) -> Vec<String> {
     let keys: Vec<String> = case
         .keys
         .iter()
@@ -362,6 +424,7 @@ async fn catalog_columns(
     what: &str,
     table: &str,
 ) -> Result<Vec<String>, String> {
+    let what = sql_of(what);
     let t = literal(what, table);
     let sql = match what {
         "sqlite" => format!("SELECT name FROM pragma_table_info({t})"),
@@ -410,6 +473,7 @@ pub async fn read_target(
     tables: &[String],
     map: &BTreeMap<String, (String, String)>,
 ) -> Result<Actual, String> {
+    let what = sql_of(what);
     let mut actual = Actual::default();
     let keys: BTreeSet<String> = case.keys.iter().map(|k| k.name.to_lowercase()).collect();
     for table in tables {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::check::{self, config_name};
-use super::exec::{self, Names, WHAT};
+use super::exec::{self, Names};
 use super::gen::{Case, Features, KeyCol};
 use super::model::{Agg, Job, OnNew, Row, Step};
 use super::servers;
@@ -174,12 +174,13 @@ pub fn run_all() {
     let features = Features::from_env();
     let dir = tempfile::tempdir().expect("temp dir");
     let mut failures = Vec::new();
+    let legs = check::legs(&dbs);
     for (n, (name, case)) in named().into_iter().enumerate() {
         if let Some(off) = case.uses.iter().find(|f| !features.on(f)) {
             eprintln!("skipped (family {off} switched off): {name}");
             continue;
         }
-        for config in check::configs(&case, dbs.len()) {
+        for config in check::configs(&case, &legs) {
             let tag = format!(
                 "{}r{n}x{}{}",
                 std::process::id() % 100_000,
@@ -189,8 +190,8 @@ pub fn run_all() {
             if let Err(f) = check::run_config(&rt, &mut dbs, dir.path(), &case, config, &tag) {
                 failures.push(format!(
                     "{name} — {}\n{}",
-                    config_name(config),
-                    reproduction(&case, config, &f)
+                    config_name(&legs, config),
+                    reproduction(&case, &legs, config, &f)
                 ));
             }
         }
@@ -225,7 +226,7 @@ fn same_database_guard(
         let names = Names::new(&format!("{}g{i}", std::process::id() % 100_000), false);
         let c = db.conn.as_mut();
         rt.block_on(servers::drop_if_exists(c, &names.source));
-        for sql in exec::source_sql(&case, &case.steps[0], &names, WHAT[i]) {
+        for sql in exec::source_sql(&case, &case.steps[0], &names, db.what) {
             rt.block_on(c.execute(&sql)).expect("create the source");
         }
         let before = rt.block_on(exec::checksum(c, &names.source));
@@ -244,7 +245,7 @@ fn same_database_guard(
         if ran.code != Some(2) || before != after {
             failures.push(format!(
                 "issue 17 defect 1 — {}: --target-connection = --connection with the source as the target: exit {:?}, source unchanged: {} ({})",
-                WHAT[i],
+                db.what,
                 ran.code,
                 before == after,
                 ran.stderr.trim()

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use super::check::{config_name, Finding};
-use super::exec::{self, Names, WHAT};
+use super::exec::{self, Names};
 use super::gen::{Case, KeyCol};
 use super::model::{self, Agg, OnNew, Row, K};
 
@@ -141,7 +141,12 @@ pub fn shrink(
 
 /// The reproduction: per step the source SQL, the job file, the command and what the model
 /// expects.
-pub fn reproduction(case: &Case, config: (usize, usize), finding: &Finding) -> String {
+pub fn reproduction(
+    case: &Case,
+    legs: &[&str],
+    config: (usize, usize),
+    finding: &Finding,
+) -> String {
     let (s, t) = config;
     let names = Names::new("repro", case.uses.contains("idcase"));
     let mut out = String::new();
@@ -149,7 +154,7 @@ pub fn reproduction(case: &Case, config: (usize, usize), finding: &Finding) -> S
         out,
         "differential case seed {} on {}: step {} — {}",
         case.seed,
-        config_name(config),
+        config_name(legs, config),
         finding.step,
         finding.what
     );
@@ -160,19 +165,14 @@ pub fn reproduction(case: &Case, config: (usize, usize), finding: &Finding) -> S
         let _ = writeln!(
             out,
             "-- source on {} (drop {} and {} first):",
-            WHAT[s], names.source, names.attrs
+            legs[s], names.source, names.attrs
         );
-        for sql in exec::source_sql(case, step, &names, WHAT[s]) {
+        for sql in exec::source_sql(case, step, &names, legs[s]) {
             let _ = writeln!(out, "{sql};");
         }
         let _ = writeln!(out, "-- job.yaml:\n{}", exec::job_yaml(case, step, &names));
-        let urls = [
-            "sqlite:d.db",
-            "postgres://postgres@127.0.0.1:5432/test",
-            "mariadb://root@127.0.0.1:3306/test",
-            "mssql://bbf_admin@127.0.0.1:1433/master?trust_cert=true",
-        ];
-        let args = exec::args(step, "job.yaml", urls[s], (s != t).then_some(urls[t]));
+        let url = |i: usize| exec::example_url(legs[i]);
+        let args = exec::args(step, "job.yaml", url(s), (s != t).then_some(url(t)));
         let _ = writeln!(
             out,
             "$ eavpivot {}",

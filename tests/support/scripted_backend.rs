@@ -55,7 +55,7 @@ impl Backend for ScriptedBackend {
                 })
                 .collect());
         }
-        if sql.contains("GET_LOCK(") {
+        if sql.contains("GET_LOCK(") || sql.contains("DBMS_LOCK.REQUEST(") {
             // The run's write lock, taken at once.
             return Ok(vec![vec![Value::Int(1), Value::Int(7)]]);
         }

@@ -265,35 +265,87 @@ pub async fn connect_or_skip(what: &str, url: &str) -> Option<Box<dyn Backend>> 
 }
 
 /// entity → column → value, NULLs left out.
-pub type Table = std::collections::BTreeMap<i64, std::collections::BTreeMap<String, String>>;
+pub type Table = std::collections::BTreeMap<i64, Cells>;
+
+/// column → value of one row, NULLs left out.
+pub type Cells = std::collections::BTreeMap<String, String>;
 
 /// Every row of `table` (keyed by its first, integer column) with its columns by name, as
 /// the catalog of `what` lists them.
 pub async fn read_table(db: &mut dyn Backend, what: &str, table: &str) -> Table {
+    read_keyed(db, what, table, 1)
+        .await
+        .into_iter()
+        .map(|(key, cells)| (key[0].as_i64().expect("integer id"), cells))
+        .collect()
+}
+
+/// Every row of `table`: its first `keys` columns, and the other columns by name (as the
+/// catalog of `what` lists them) with their values as text, NULLs left out.
+pub async fn read_keyed(
+    db: &mut dyn Backend,
+    what: &str,
+    table: &str,
+    keys: usize,
+) -> Vec<(Vec<Value>, Cells)> {
     let d = eavpivot::dialect::by_name(what).expect("dialect");
     let table_ref = eavpivot::config::TableRef::parse(table).expect("table name");
-    let columns: Vec<String> = db
-        .query(&d.table_columns(&table_ref))
-        .await
-        .expect("columns")
-        .into_iter()
-        .filter_map(|r| r.first().and_then(Value::as_text))
-        .collect();
+    let columns = names(db, &d.table_columns(&table_ref)).await;
     let list: Vec<String> = columns.iter().map(|c| d.quote_ident(c)).collect();
     let rows = db
         .query(&format!("SELECT {} FROM {table}", list.join(", ")))
         .await
-        .expect("rows");
-    let mut out = Table::new();
+        .unwrap_or_else(|e| panic!("reading {table}: {e}"));
+    rows.into_iter()
+        .map(|mut row| {
+            let cells = columns
+                .iter()
+                .zip(&row)
+                .skip(keys)
+                .filter_map(|(c, v)| v.as_text().map(|t| (c.clone(), t)))
+                .collect();
+            row.truncate(keys);
+            (row, cells)
+        })
+        .collect()
+}
+
+/// A run of the library under `strategy`, without preview rows.
+pub fn run_options(strategy: eavpivot::config::StrategyName) -> eavpivot::execute::RunOptions {
+    eavpivot::execute::RunOptions {
+        plan: eavpivot::plan::PlanOptions {
+            strategy: Some(strategy),
+            ..eavpivot::plan::PlanOptions::default()
+        },
+        preview_rows: 0,
+        ..eavpivot::execute::RunOptions::default()
+    }
+}
+
+/// Per entity (the integer `id` column), the text each of `columns` prints back as through
+/// the dialect's `text_of` (NULL cells left out).
+pub async fn printed(
+    db: &mut dyn Backend,
+    table: &str,
+    columns: &[String],
+) -> std::collections::BTreeMap<(i64, String), String> {
+    let d = db.dialect();
+    let select: Vec<String> = columns
+        .iter()
+        .map(|c| d.text_of(&d.quote_ident(c)))
+        .collect();
+    let rows = db
+        .query(&format!("SELECT id, {} FROM {table}", select.join(", ")))
+        .await
+        .expect("read target");
+    let mut out = std::collections::BTreeMap::new();
     for row in rows {
-        let id = row[0].as_i64().expect("integer id");
-        let cells = columns
-            .iter()
-            .zip(&row)
-            .skip(1)
-            .filter_map(|(c, v)| v.as_text().map(|t| (c.clone(), t)))
-            .collect();
-        out.insert(id, cells);
+        let id = row[0].as_i64().expect("id");
+        for (c, v) in columns.iter().zip(&row[1..]) {
+            if let Some(text) = v.as_text() {
+                out.insert((id, c.clone()), text);
+            }
+        }
     }
     out
 }

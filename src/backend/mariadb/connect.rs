@@ -150,8 +150,11 @@ impl PasswordLogin for MyTarget {
     fn shown(&self) -> &str {
         &self.shown
     }
+    /// ER_ACCESS_DENIED_ERROR (1045) with no password sent, known by the number [`attempt`]
+    /// writes (`ERROR 1045 (28000): …`): the server's text ("using password: NO") follows
+    /// its `lc_messages`.
     fn wants_password(&self, line: &str) -> bool {
-        self.opts.pass().is_none() && line.contains("using password: NO")
+        self.opts.pass().is_none() && line.contains(": ERROR 1045 (")
     }
     fn set_password(&mut self, password: String) {
         self.opts = OptsBuilder::from_opts(self.opts.clone())
@@ -200,6 +203,7 @@ async fn attempt(opts: Opts, remaining: Duration) -> Result<Conn, (Attempt, bool
         )),
         Ok(Err(e)) => {
             let mut reason = error_chain(&e);
+            // The TLS library's own (English) words, not the server's: it gives no code.
             if reason.contains("certificate") {
                 reason.push_str(
                     " (the server's certificate is not trusted: name its CA with ssl-ca=FILE, or use ssl-mode=REQUIRED to encrypt without checking)",
@@ -207,5 +211,26 @@ async fn attempt(opts: Opts, remaining: Duration) -> Result<Conn, (Attempt, bool
             }
             Err((Attempt::from_io_chain(&e, reason), false))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The password prompt follows the error number, so a server speaking German
+    /// (`lc_messages`) still gets one; a login that sent a password, or another error, not.
+    #[test]
+    fn a_refused_login_without_password_is_known_by_its_number() {
+        let options = ConnectOptions::default();
+        let target = parse("mariadb://u@127.0.0.1:3306/db", &options, Vec::new()).expect("url");
+        let german = "cannot connect to mariadb 127.0.0.1:3306/db as u: ERROR 1045 (28000): \
+                      Benutzer 'u'@'localhost' hat keine Zugriffsberechtigung (verwendetes Passwort: nein)";
+        assert!(target.wants_password(german));
+        let other = "cannot connect to mariadb 127.0.0.1:3306/db as u: ERROR 1049 (42000): Unknown database 'db'";
+        assert!(!target.wants_password(other));
+        let with_password =
+            parse("mariadb://u:pw@127.0.0.1:3306/db", &options, Vec::new()).expect("url");
+        assert!(!with_password.wants_password(german));
     }
 }

@@ -2,7 +2,6 @@
 //! server allows it, else multi-row `INSERT`s cut to the server's packet budget (see the
 //! parent module's comment for why and when).
 
-use crate::dialect::ddl;
 use std::fmt::Write as _;
 
 use bytes::Bytes;
@@ -10,10 +9,10 @@ use futures_util::StreamExt;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Row};
 
-use super::{db_error, decode_row};
+use super::{db_error, decode_row, kind_of_code};
 use crate::backend::LoadTarget;
-use crate::dialect::MariaDb;
-use crate::error::{Error, Result};
+use crate::dialect::{MariaDb, Schema};
+use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
 
 /// The protocol's limit on placeholders in one prepared statement.
@@ -44,11 +43,21 @@ pub(super) async fn load_data_local(
             .await
             .map_err(|e| db_error(&context, &e))?;
         let mut messages = Vec::new();
+        let mut kind = ErrorKind::Other;
         for row in shown {
-            let fields: Vec<String> = decode_row(row)?.iter().map(Value::to_string).collect();
+            let fields = decode_row(row)?;
+            // Level, Code, Message: the first warning whose code has a kind gives the error's.
+            if kind == ErrorKind::Other {
+                let code = fields.get(1).and_then(Value::as_i64);
+                kind = code
+                    .and_then(|c| u16::try_from(c).ok())
+                    .map_or(ErrorKind::Other, kind_of_code);
+            }
+            let fields: Vec<String> = fields.iter().map(Value::to_string).collect();
             messages.push(fields.join(" "));
         }
-        return Err(Error::database(
+        return Err(Error::database_of(
+            kind,
             format!("mariadb {context}"),
             format!(
                 "the server reported warnings, so the load is refused: {}",
@@ -132,7 +141,7 @@ pub(super) async fn insert_rows(
             end += 1;
         }
         let chunk = &rows[start..end];
-        let sql = ddl::insert_values(&MariaDb, &target.table, &target.columns, chunk.len());
+        let sql = MariaDb.insert_values(&target.table, &target.columns, chunk.len());
         let params: Vec<mysql_async::Value> = chunk.iter().flatten().map(to_mysql).collect();
         conn.exec_drop(sql, params)
             .await

@@ -31,7 +31,7 @@ use super::read_ahead::{ReadAhead, RowSender};
 use super::watch::{self, SessionWatch};
 use super::{Backend, ConnectOptions, LoadTarget};
 use crate::dialect::{Dialect, MariaDb, SessionSql};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
 use monitor::watched;
 
@@ -55,7 +55,7 @@ pub struct MariaDbBackend {
     session: SessionWatch,
     /// Ends this session on the server and drops the run's staging tables if the process
     /// is made to exit at once (a second signal): the server would run the statement on.
-    _forced_exit: Option<crate::execute::progress::ExitHookGuard>,
+    _forced_exit: Option<crate::interrupt::ExitHookGuard>,
 }
 
 pub async fn connect(url: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
@@ -138,7 +138,7 @@ impl Backend for MariaDbBackend {
         self.session = watch::start_session(self, timeout).await?;
         if let Some(end) = self.session.id.and_then(|id| MariaDb.end_session(id)) {
             let target = self.target.clone();
-            self._forced_exit = Some(crate::execute::progress::on_forced_exit(move |budget| {
+            self._forced_exit = Some(crate::interrupt::on_forced_exit(move |budget| {
                 end_and_clean_up(&target, &end, budget)
             }));
         }
@@ -198,7 +198,7 @@ impl MariaDbBackend {
 /// transaction rolls back) and drop the run's staging tables, saying what was done; given up
 /// after `budget`.
 fn end_and_clean_up(target: &connect::MyTarget, end: &str, budget: std::time::Duration) {
-    let tables = crate::execute::progress::forced_cleanup();
+    let tables = crate::interrupt::forced_cleanup();
     let (target, end) = (target.clone(), end.to_string());
     let (said, hear) = std::sync::mpsc::channel::<String>();
     let worker = std::thread::Builder::new().spawn(move || {
@@ -422,5 +422,27 @@ fn db_error(context: &str, err: &mysql_async::Error) -> Error {
         mysql_async::Error::Server(e) => format!("ERROR {} ({}): {}", e.code, e.state, e.message),
         other => other.to_string(),
     };
-    Error::database(format!("mariadb {context}"), message)
+    Error::database_of(kind_of(err), format!("mariadb {context}"), message)
+}
+
+/// The kind of a server error, by its error number.
+pub(super) fn kind_of(err: &mysql_async::Error) -> ErrorKind {
+    match err {
+        mysql_async::Error::Server(e) => kind_of_code(e.code),
+        _ => ErrorKind::Other,
+    }
+}
+
+/// The kind of an error or warning number (`SHOW WARNINGS` gives the same numbers).
+pub(super) fn kind_of_code(code: u16) -> ErrorKind {
+    match code {
+        // ER_DUP_ENTRY (also `LOAD DATA LOCAL`'s warning: LOCAL implies IGNORE),
+        // ER_DUP_ENTRY_WITH_KEY_NAME.
+        1062 | 1586 => ErrorKind::UniqueViolation,
+        // ER_BAD_NULL_ERROR.
+        1048 => ErrorKind::NotNullViolation,
+        // ER_LOCK_WAIT_TIMEOUT: `lock_wait_timeout` or `innodb_lock_wait_timeout` expired.
+        1205 => ErrorKind::LockTimeout,
+        _ => ErrorKind::Other,
+    }
 }

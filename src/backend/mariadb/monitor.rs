@@ -8,10 +8,10 @@ use mysql_async::prelude::Queryable;
 use mysql_async::Row;
 
 use super::connect::{self, MyTarget};
-use super::{db_error, decode_row, MariaDbBackend};
+use super::{db_error, decode_row, kind_of, MariaDbBackend};
 use crate::backend::watch::{self, Monitor, SessionWatch};
 use crate::dialect::{MariaDb, SessionSql};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
 
 impl MariaDbBackend {
@@ -37,9 +37,8 @@ pub(super) async fn watched<T>(
     })
 }
 
-/// ER_LOCK_WAIT_TIMEOUT: `lock_wait_timeout` or `innodb_lock_wait_timeout` expired.
 fn is_lock_timeout(err: &mysql_async::Error) -> bool {
-    matches!(err, mysql_async::Error::Server(e) if e.code == 1205)
+    kind_of(err) == ErrorKind::LockTimeout
 }
 
 /// A MariaDB backend's side channel: a short-lived second connection, for lock probes and for

@@ -31,7 +31,7 @@ use super::read_ahead::{ReadAhead, RowSender};
 use super::watch::{self, Monitor, SessionWatch};
 use super::{Backend, ConnectOptions, LoadTarget};
 use crate::dialect::{Dialect, MsSql, SessionSql};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
 
 pub use target::{parse_target, Target};
@@ -199,6 +199,7 @@ fn login_error(target: &Target, addr: &str, err: TdsError) -> Error {
             e.message()
         ),
         TdsError::Tls(m) => tls_failure(addr, &m),
+        // tiberius's own (English) words for an encryption mismatch, no server's: no code.
         other if other.to_string().to_lowercase().contains("encryption") => format!(
             "SQL Server {addr} does not accept the requested encryption: {other} (try encrypt=off, or encrypt=not_supported for a server without TLS)"
         ),
@@ -226,6 +227,7 @@ fn tls_failure(addr: &str, tiberius_text: &str) -> String {
 
 /// A statement the server rejected: its number, severity, state, line and message.
 fn db_error(context: &str, err: TdsError) -> Error {
+    let kind = kind_of(&err);
     let message = match err {
         TdsError::Server(e) => format!(
             "SQL Server error {} (severity {}, state {}, line {}): {}",
@@ -237,7 +239,21 @@ fn db_error(context: &str, err: TdsError) -> Error {
         ),
         other => other.to_string(),
     };
-    Error::database(format!("mssql {context}"), message)
+    Error::database_of(kind, format!("mssql {context}"), message)
+}
+
+/// The kind of a server error, by its number (SQL Server's documented numbers; Babelfish
+/// answers with the same ones for these).
+fn kind_of(err: &TdsError) -> ErrorKind {
+    match err {
+        // Violation of a PRIMARY KEY or UNIQUE constraint; a duplicate row in a unique index.
+        TdsError::Server(e) if matches!(e.code(), 2627 | 2601) => ErrorKind::UniqueViolation,
+        // Cannot insert the value NULL into a column that does not allow nulls.
+        TdsError::Server(e) if e.code() == 515 => ErrorKind::NotNullViolation,
+        // `SET LOCK_TIMEOUT` expired.
+        TdsError::Server(e) if e.code() == 1222 => ErrorKind::LockTimeout,
+        _ => ErrorKind::Other,
+    }
 }
 
 impl MsSqlBackend {
@@ -308,9 +324,8 @@ impl MsSqlBackend {
     }
 }
 
-/// Error 1222: `SET LOCK_TIMEOUT` expired.
 fn is_lock_timeout(err: &TdsError) -> bool {
-    matches!(err, TdsError::Server(e) if e.code() == 1222)
+    kind_of(err) == ErrorKind::LockTimeout
 }
 
 /// A SQL Server backend's side channel: lock probes on a short-lived second connection. The

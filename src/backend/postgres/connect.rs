@@ -188,6 +188,8 @@ impl PasswordLogin for PgTarget {
     fn shown(&self) -> &str {
         &self.shown
     }
+    /// tokio-postgres's own (client-side, English, code-less) error when the server asks for a
+    /// password and none was configured.
     fn wants_password(&self, line: &str) -> bool {
         self.config.get_password().is_none() && line.contains("password missing")
     }
@@ -290,6 +292,8 @@ fn failure(err: &tokio_postgres::Error, verify: Verify) -> Attempt {
             timed_out: false,
         };
     }
+    // What follows matches the client libraries' own (English) words, not the server's:
+    // rustls's certificate errors and tokio-postgres's "password missing" carry no code.
     let mut reason = error_chain(err);
     if reason.contains("certificate") && verify != Verify::Nothing {
         reason.push_str(

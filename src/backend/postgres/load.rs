@@ -2,7 +2,6 @@
 //! has a type encoded here ([`binary_encoded`]), else multi-row `INSERT`s whose unusual
 //! parameters travel as text for the server to parse.
 
-use crate::dialect::ddl;
 use std::pin::pin;
 
 use bytes::BytesMut;
@@ -13,7 +12,7 @@ use tokio_postgres::Client;
 use super::db_error;
 use super::typed_binary;
 use crate::backend::LoadTarget;
-use crate::dialect::Postgres;
+use crate::dialect::{Postgres, Schema};
 use crate::error::Result;
 use crate::value::Value;
 
@@ -23,7 +22,7 @@ const MAX_PARAMS: usize = 65_535;
 /// The types of `target`'s columns, in its column order.
 pub(super) async fn load_types(client: &Client, target: &LoadTarget) -> Result<Vec<Type>> {
     // Describing a one-row INSERT yields the target columns' types without running anything.
-    let probe = ddl::insert_values(&Postgres, &target.table, &target.columns, 1);
+    let probe = Postgres.insert_values(&target.table, &target.columns, 1);
     Ok(client
         .prepare(&probe)
         .await
@@ -85,7 +84,7 @@ async fn insert_batches(
     let per_statement = (MAX_PARAMS / width).clamp(1, 1_000);
     let mut loaded = 0;
     for chunk in rows.chunks(per_statement) {
-        let sql = ddl::insert_values(&Postgres, &target.table, &target.columns, chunk.len());
+        let sql = Postgres.insert_values(&target.table, &target.columns, chunk.len());
         let all_types: Vec<Type> = (0..chunk.len())
             .flat_map(|_| types.iter().cloned())
             .collect();

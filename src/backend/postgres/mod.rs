@@ -20,6 +20,7 @@ use std::pin::pin;
 
 use async_trait::async_trait;
 use futures_util::StreamExt;
+use tokio_postgres::error::SqlState;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
@@ -28,7 +29,7 @@ use super::read_ahead::{ReadAhead, RowSender};
 use super::watch::{self, SessionWatch};
 use super::{Backend, ConnectOptions, LoadTarget};
 use crate::dialect::{Dialect, Postgres, SessionSql};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
 
 /// Wide rows per streamed load at the most ([`super::flush_rows`]).
@@ -289,7 +290,7 @@ fn message(err: &tokio_postgres::Error) -> String {
             if let Some(hint) = db.hint() {
                 m.push_str(&format!("; hint: {hint}"));
             }
-            if db.code().code() == "54000" {
+            if *db.code() == SqlState::PROGRAM_LIMIT_EXCEEDED {
                 // program_limit_exceeded: `row is too big`, too many columns.
                 m.push_str(
                     "; a row must fit PostgreSQL's 8160-byte page limit (at most 18 bytes per \
@@ -313,7 +314,7 @@ fn message(err: &tokio_postgres::Error) -> String {
 /// (`pg_type_typname_nsp_index`), which names nothing the user wrote. Said plainly instead.
 fn created_meanwhile(db: &tokio_postgres::error::DbError) -> Option<String> {
     let catalog = db.constraint()?;
-    if db.code().code() != "23505"
+    if *db.code() != SqlState::UNIQUE_VIOLATION
         || !["pg_type_typname_nsp_index", "pg_class_relname_nsp_index"].contains(&catalog)
     {
         return None;
@@ -331,7 +332,26 @@ fn created_meanwhile(db: &tokio_postgres::error::DbError) -> Option<String> {
 }
 
 fn db_error(context: &str, err: &tokio_postgres::Error) -> Error {
-    Error::database(format!("postgres {context}"), message(err))
+    Error::database_of(kind_of(err), format!("postgres {context}"), message(err))
+}
+
+/// The kind of a server error, by its SQLSTATE. A unique violation on the system catalogs
+/// ([`created_meanwhile`]) is no key of the user's.
+pub(super) fn kind_of(err: &tokio_postgres::Error) -> ErrorKind {
+    let Some(db) = err.as_db_error() else {
+        return ErrorKind::Other;
+    };
+    let code = db.code();
+    if *code == SqlState::UNIQUE_VIOLATION && created_meanwhile(db).is_none() {
+        ErrorKind::UniqueViolation
+    } else if *code == SqlState::NOT_NULL_VIOLATION {
+        ErrorKind::NotNullViolation
+    } else if *code == SqlState::LOCK_NOT_AVAILABLE {
+        // `SET lock_timeout` expired.
+        ErrorKind::LockTimeout
+    } else {
+        ErrorKind::Other
+    }
 }
 
 #[cfg(test)]

@@ -6,10 +6,10 @@ use async_trait::async_trait;
 use tokio_postgres::CancelToken;
 
 use super::connect::{self, PgTarget};
-use super::{db_error, decode_all, fetch_all, PostgresBackend};
+use super::{db_error, decode_all, fetch_all, kind_of, PostgresBackend};
 use crate::backend::watch::{self, Monitor};
 use crate::dialect::Postgres;
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 use crate::value::Value;
 
 impl PostgresBackend {
@@ -32,9 +32,8 @@ impl PostgresBackend {
     }
 }
 
-/// lock_not_available: `SET lock_timeout` expired.
 fn is_lock_timeout(err: &tokio_postgres::Error) -> bool {
-    err.as_db_error().map(|d| d.code().code()) == Some("55P03")
+    kind_of(err) == ErrorKind::LockTimeout
 }
 
 /// A PostgreSQL backend's side channel: lock probes on a short-lived connection, and the

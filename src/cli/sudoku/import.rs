@@ -7,20 +7,19 @@
 //! write path ([`crate::execute::write`]) as an append: a bad line or a failed load leaves the
 //! table as it was (a table it had to create is dropped again).
 
-use crate::dialect::ddl;
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use async_trait::async_trait;
 
-use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, Driver, LoadTarget};
+use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, LoadTarget};
 use crate::config::{IfExists, TableRef};
 use crate::dialect::sudoku_sql;
-use crate::execute::first_int;
 use crate::execute::write::{Fill, Policy, Tables, Writes};
 use crate::execute::Session;
 use crate::transform::sudoku::Grid;
+use crate::value::first_int;
 use crate::value::Value;
 
 /// Puzzles loaded per `load_rows` call: bounds memory on the 49,158-puzzle sets.
@@ -66,12 +65,10 @@ pub fn run(
     let grids = read_puzzles(path)?;
     let table = TableRef::parse(table).map_err(crate::Error::Usage)?;
     let spec = ConnectionSpec::parse(connection)?;
-    if let Driver::Sqlite { path: db } = &spec.driver {
-        if !db.exists() {
-            // An empty file is an empty SQLite database: a scratch file needs no other setup.
-            std::fs::File::create(db)
-                .with_context(|| format!("cannot create SQLite file {}", db.display()))?;
-        }
+    if let Some(db) = spec.missing_file() {
+        // An empty file is an empty SQLite database: a scratch file needs no other setup.
+        std::fs::File::create(db)
+            .with_context(|| format!("cannot create SQLite file {}", db.display()))?;
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -156,8 +153,10 @@ impl Fill for GivensRows<'_> {
                 table: table.build.clone(),
                 columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
             };
-            let shape =
-                ddl::insert_values(session.backend.dialect(), &target.table, &target.columns, 1);
+            let shape = session
+                .backend
+                .dialect()
+                .insert_values(&target.table, &target.columns, 1);
             for (batch_no, batch) in self.grids.chunks(PUZZLES_PER_BATCH).enumerate() {
                 let first = self.first_id + (batch_no * PUZZLES_PER_BATCH) as i64;
                 let rows = givens_rows(first, batch);

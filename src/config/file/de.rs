@@ -13,9 +13,9 @@ use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::{
-    Aggregate, ColumnsFile, EmptyNames, EntityExprFile, EntityFile, IfExists, InferNumbers,
-    InferWidths, JoinKind, OnCollision, OnMissing, OnNewAttributes, OneOrMany, Order, SplitFile,
-    StrategyName,
+    Aggregate, ColumnsFile, Distribute, EmptyNames, EntityExprFile, EntityFile, IfExists,
+    InferNumbers, InferWidths, JoinKind, OnCollision, OnMissing, OnNewAttributes, OneOrMany, Order,
+    SplitFile, StrategyName,
 };
 use crate::backend::credentials::shown_redacted;
 use crate::config::ConfigError;
@@ -142,6 +142,7 @@ words!(IfExists, "fail, replace, append or merge", {
     "fail" => Fail, "replace" => Replace, "append" => Append, "merge" => Merge,
 });
 words!(OnMissing, "keep or delete", { "keep" => Keep, "delete" => Delete });
+words!(Distribute, "auto or off", { "auto" => Auto, "off" => Off });
 words!(OnNewAttributes, "add, error or ignore", {
     "add" => Add, "error" => Error, "ignore" => Ignore,
 });

@@ -8,9 +8,9 @@ use crate::config::{IfExists, TableRef};
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
 
-use super::super::first_int;
 use super::super::session::Session;
 use super::Writes;
+use crate::value::first_int;
 
 impl Writes {
     /// The targets' names, for the messages: `kv_wide is the new table`, `a, b are the new

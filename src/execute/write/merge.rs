@@ -25,10 +25,10 @@ use crate::report::MergeStats;
 use crate::value::Value;
 
 use super::super::session::Session;
-use super::super::verify::row_counts;
 use super::nulled;
 use super::widen::Widening;
 use super::Table;
+use crate::value::row_counts;
 
 /// How one existing target takes the staging table's rows.
 #[derive(Debug, Clone)]
@@ -194,10 +194,7 @@ impl MergePlan {
         let Some(like) = dialect.create_table_like(copy, target) else {
             return Vec::new();
         };
-        let mut sql = vec![
-            like,
-            dialect.mark_created(format!("ALTER TABLE {copy}"), mark),
-        ];
+        let mut sql = vec![like, merge::mark_copy(dialect, copy, mark)];
         sql.extend(
             self.added
                 .iter()
@@ -223,17 +220,9 @@ pub async fn merge(
     let mut copied = None;
     match &plan.copy {
         Some(copy) => {
-            let list: Vec<String> = plan
-                .keys
-                .iter()
-                .chain(&plan.existing)
-                .map(|c| dialect.quote_ident(c))
-                .collect();
-            let list = list.join(", ");
+            let columns: Vec<String> = plan.keys.iter().chain(&plan.existing).cloned().collect();
             session
-                .change(&format!(
-                    "INSERT INTO {copy} ({list}) SELECT {list} FROM {target}"
-                ))
+                .change(&merge::copy_rows(dialect, copy, target, &columns))
                 .await?;
             // The target as copied: the fingerprint is a locking read, so it sees what the
             // INSERT … SELECT read (the latest committed rows, which that statement keeps

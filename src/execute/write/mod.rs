@@ -15,6 +15,7 @@
 //! recognised by that mark and dropped by the next run before it starts.
 
 mod commit;
+mod distribute;
 mod guard;
 mod merge;
 mod nulled;
@@ -30,9 +31,9 @@ use crate::error::{Error, Result};
 use crate::report::MergeStats;
 
 use super::fault;
-use super::first_int;
-use super::progress::{self, check_interrupt, InterruptGuard, Shield};
 use super::session::Session;
+use crate::interrupt::{self, check_interrupt, InterruptGuard, Shield};
+use crate::value::first_int;
 
 use commit::{read_identity, refuse_a_view};
 use guard::refuse_writing_sources;
@@ -159,6 +160,8 @@ pub struct Writes {
     copied: Vec<(TableRef, Vec<String>)>,
     /// Plan notes from matching existing targets (an older key column's case).
     notes: Vec<String>,
+    /// On a scale-out engine (Citus): how created tables are distributed.
+    scaled_out: Option<distribute::ScaledOut>,
 }
 
 impl Writes {
@@ -232,6 +235,7 @@ impl Writes {
             settled: None,
             copied: Vec::new(),
             notes,
+            scaled_out: None,
         })
     }
 
@@ -267,7 +271,7 @@ impl Writes {
         let _interrupt = InterruptGuard::arm();
         let result = self.write(session, fill).await;
         if result.is_ok() || self.settled.is_some() {
-            progress::set_forced_cleanup(Vec::new());
+            interrupt::set_forced_cleanup(Vec::new());
         }
         if let Some(done) = self.settled.take() {
             // Past the COMMIT: nothing to roll back, and what happened is known.
@@ -297,6 +301,9 @@ impl Writes {
         }
         session.change(&dialect.begin()).await?;
         self.began = true;
+        for sql in self.scaled_out.iter().flat_map(|s| s.after_begin()) {
+            session.change(&sql).await?;
+        }
         if tx_ddl {
             self.create_all(session, dialect, true).await?;
         }
@@ -333,10 +340,10 @@ impl Writes {
         }
         drop(shield);
         self.merged = merged;
-        if progress::interrupt_requested() {
+        if interrupt::interrupt_requested() {
             self.settled = Some(format!(
                 "interrupted ({}) during the commit, which was finished first: the commit went through: {}",
-                progress::interrupted_label(),
+                interrupt::interrupted_label(),
                 self.new_tables()
             ));
         }
@@ -345,7 +352,7 @@ impl Writes {
 
     /// Tell a forced exit (a second signal) what this run would leave behind now.
     fn publish_cleanup(&self, dialect: &dyn Dialect) {
-        progress::set_forced_cleanup(
+        interrupt::set_forced_cleanup(
             self.created_outside
                 .iter()
                 .map(|t| (t.to_string(), dialect.drop_table(t)))
@@ -370,7 +377,8 @@ impl Writes {
         dialect: &dyn Dialect,
         in_transaction: bool,
     ) -> Result<()> {
-        for table in &self.tables.all {
+        let n_targets = self.tables.targets;
+        for (index, table) in self.tables.all.iter().enumerate() {
             if table.append {
                 continue;
             }
@@ -380,6 +388,15 @@ impl Writes {
                 false => create,
             };
             session.change(&create).await?;
+            // Companion tables hold rows that are not per entity: they stay local.
+            let keys: Vec<String> = table.shape.entity.iter().map(|e| e.name.clone()).collect();
+            let spread = |t: &TableRef| {
+                let scaled = self.scaled_out.as_ref().filter(|_| index < n_targets);
+                scaled.and_then(|s| s.distribute(t, &keys))
+            };
+            if let Some(sql) = spread(&table.build) {
+                session.change(&sql).await?;
+            }
             if !in_transaction && !session.dry_run {
                 self.created_outside.push(table.build.clone());
                 self.publish_cleanup(dialect);
@@ -389,7 +406,7 @@ impl Writes {
                     let mark = self.run.mark(&m.copy_tag);
                     m.create_copy(dialect, &table.shape.table, &mark)
                 });
-                for sql in plan.unwrap_or_default() {
+                for sql in plan.unwrap_or_default().into_iter().chain(spread(copy)) {
                     session.change(&sql).await?;
                     if !session.dry_run && !self.created_outside.contains(copy) {
                         self.created_outside.push(copy.clone());

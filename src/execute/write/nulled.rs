@@ -12,8 +12,8 @@ use crate::error::{Error, Result};
 use crate::report::{NulledCell, NULLED_SAMPLE};
 
 use super::super::session::Session;
-use super::super::verify::row_counts;
 use super::merge::MergePlan;
+use crate::value::row_counts;
 
 /// Before the upsert: the cells of touched entities that go from a value to NULL, counted,
 /// a sample for the report, and under [`MergePlan::guard`] the refusal of any the source

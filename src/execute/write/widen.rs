@@ -20,8 +20,8 @@ use crate::plan::types::converts;
 use crate::report::ColumnType;
 use crate::value::Value;
 
-use super::super::first_int;
 use super::super::session::Session;
+use crate::value::first_int;
 
 /// Decimal precision every database here takes (SQL Server's maximum): wider is text.
 const MAX_PRECISION: u32 = 38;

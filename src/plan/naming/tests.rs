@@ -127,3 +127,12 @@ fn key_columns_fold_and_older_targets_still_match() {
     assert!(match_existing_keys(&Postgres, &mut none, &existing(&["key"])).is_empty());
     assert_eq!(none.entity[0].name, "id");
 }
+
+/// The suffixes of names already in targets depend on the hash: it is 64-bit FNV-1a, the
+/// published test vectors, whichever implementation computes it.
+#[test]
+fn the_name_hash_is_fnv1a_64() {
+    assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+    assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
+}

@@ -27,6 +27,9 @@ SELECT s.e0 FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC AS a, COALESCE(EL.LIS
 SELECT CASE WHEN to_regclass('ITEM_WIDE') IS NULL THEN 0 ELSE 1 END;
 
 -- read-only, ran during the dry run:
+SELECT count(*) FROM pg_catalog.pg_extension WHERE extname = 'citus';
+
+-- read-only, ran during the dry run:
 SELECT p.a, COUNT(*) AS pairs, SUM(CASE WHEN p.lo <> p.hi THEN 1 ELSE 0 END) AS conflicting
 FROM (SELECT s.e0, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
   FROM ITEM_DETAIL ID

@@ -25,6 +25,9 @@ SELECT s.e0 FROM (SELECT y AS e0, x AS a, state AS v
 -- read-only, ran during the dry run:
 SELECT CASE WHEN to_regclass('MINESWEEPER_VIEW') IS NULL THEN 0 ELSE 1 END;
 
+-- read-only, ran during the dry run:
+SELECT count(*) FROM pg_catalog.pg_extension WHERE extname = 'citus';
+
 BEGIN;
 
 CREATE TABLE MINESWEEPER_VIEW (

@@ -27,6 +27,9 @@ SELECT CASE WHEN to_regclass('SUDOKU_GRID') IS NULL THEN 0 ELSE 1 END;
 -- read-only, ran during the dry run:
 SELECT CASE WHEN to_regclass('SUDOKU_GRID_status') IS NULL THEN 0 ELSE 1 END;
 
+-- read-only, ran during the dry run:
+SELECT count(*) FROM pg_catalog.pg_extension WHERE extname = 'citus';
+
 BEGIN;
 
 CREATE TABLE SUDOKU_GRID (

@@ -20,6 +20,7 @@ DECLARE
   want bigint;
   before bigint := 0;
   got bigint;
+  dist text;
 BEGIN
   SELECT array_agg(n.a ORDER BY n.ord), array_agg('' || COALESCE(r.col, n.a) || '' ORDER BY n.ord)
     INTO attrs, cols
@@ -53,6 +54,12 @@ BEGIN
   END IF;
   EXECUTE format('CREATE TABLE %s AS SELECT %s FROM (%s) s WHERE 1 = 0', 'ITEM_WIDE', 's.e0 AS "item_id"', src);
   EXECUTE format('ALTER TABLE %s %s', 'ITEM_WIDE', (SELECT string_agg(format('ADD COLUMN %I %s', c, 'text'), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)));
+  IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+    SELECT x.c INTO dist FROM (SELECT column_to_column_name(logicalrelid, partkey), colocationid FROM pg_dist_partition WHERE logicalrelid = to_regclass('ITEM_DETAIL') AND partmethod = 'h') x(c, g);
+    IF dist = 'item_id' THEN
+      EXECUTE 'SELECT create_distributed_table(''ITEM_WIDE'', ''item_id'', colocate_with => ''ITEM_DETAIL'')';
+    END IF;
+  END IF;
   EXECUTE format(E'INSERT INTO %s (%s, %s)\nSELECT %s,\n  %s\nFROM (%s) s\nGROUP BY %s', 'ITEM_WIDE', '"item_id"', (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)), 's.e0', (SELECT string_agg(format('MAX(CASE WHEN s.a = %L THEN s.v END) AS %I', a, c), E',\n  ' ORDER BY o) FROM unnest(attrs, cols) WITH ORDINALITY u(a, c, o)), src, 's.e0');
   want := (SELECT COUNT(*) FROM (SELECT DISTINCT s.e0 FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
       FROM ITEM_DETAIL ID

@@ -1,0 +1,583 @@
+//! Citus: the real binary against a Citus coordinator, the source distributed by entity.
+//! Every table the run creates must be distributed and co-located with the source (so the
+//! pivot runs on the workers), `replace`, `merge` and `append` must work with both
+//! strategies, text and typed, a kill -9 anywhere must leave no staging table on the
+//! coordinator and no staging shard on any worker, a lock held on a worker must stop the
+//! run within its lock timeout, and Ctrl-C must stop the statement on the workers too.
+//!
+//! The coordinator is `EAVPIVOT_CITUS_URL` (default `postgres://postgres@127.0.0.1:9700/postgres`,
+//! started by `.ci/citus.sh`), reached with TLS as a user would (no `sslmode=disable`: Citus's
+//! self-signed X.509 v1 certificate must be accepted under the default `prefer`). The workers
+//! are read from the coordinator's `pg_dist_node`. Unreachable: skipped with the reason, or a
+//! failure when `EAVPIVOT_REQUIRE_SERVERS=1` and `EAVPIVOT_CITUS_URL` is set.
+
+use crate::{db_children, servers};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec};
+use eavpivot::value::Value;
+use servers::*;
+
+const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:9700/postgres";
+const ENTITIES: i64 = 200;
+const ATTRIBUTES: i64 = 4;
+
+fn url() -> (String, bool) {
+    match std::env::var("EAVPIVOT_CITUS_URL") {
+        Ok(url) if !url.trim().is_empty() => (url, true),
+        _ => (DEFAULT_URL.to_string(), false),
+    }
+}
+
+/// The coordinator, or `None` with the reason printed (a failure when the URL was given and
+/// servers are required).
+async fn coordinator() -> Option<Box<dyn Backend>> {
+    let (url, given) = url();
+    if given {
+        return connect_or_skip("citus", &url).await;
+    }
+    match connect(&url).await {
+        Ok(db) => Some(db),
+        Err(e) => {
+            eprintln!("skipped: no Citus coordinator at {url} ({e}); EAVPIVOT_CITUS_URL names one (.ci/citus.sh starts one)");
+            None
+        }
+    }
+}
+
+async fn connect(url: &str) -> Result<Box<dyn Backend>, String> {
+    let spec = ConnectionSpec::parse(Some(url)).map_err(|e| e.to_string())?;
+    let options = ConnectOptions {
+        connect_timeout: Duration::from_secs(5),
+        password: None,
+    };
+    let mut db = backend::connect(&spec, &options)
+        .await
+        .map_err(|e| e.to_string())?;
+    let citus = db
+        .query("SELECT count(*) FROM pg_extension WHERE extname = 'citus'")
+        .await
+        .map_err(|e| e.to_string())?;
+    match int(&citus) {
+        1 => Ok(db),
+        _ => Err(format!("{url} is PostgreSQL without the citus extension")),
+    }
+}
+
+fn int(rows: &[Vec<Value>]) -> i64 {
+    rows.first()
+        .and_then(|r| r.first())
+        .and_then(Value::as_i64)
+        .unwrap_or(-1)
+}
+
+/// Every worker, connected directly, with shards made visible in `pg_class`.
+async fn workers(coord: &mut dyn Backend) -> Vec<Box<dyn Backend>> {
+    let (url, _) = url();
+    let rows = coord
+        .query("SELECT nodename, nodeport FROM pg_dist_node WHERE groupid > 0 AND isactive")
+        .await
+        .expect("workers");
+    let (user_db, rest) = url.split_once('@').expect("user@ in the URL");
+    let after_host = rest.split_once('/').map(|(_, d)| d).unwrap_or("postgres");
+    let mut out = Vec::new();
+    for row in rows {
+        let host = row[0].as_text().expect("node name");
+        let port = row[1].as_i64().expect("node port");
+        let worker = format!("{user_db}@{host}:{port}/{after_host}");
+        let mut db = connect_or_skip("citus worker", &worker)
+            .await
+            .expect("a worker of the running coordinator");
+        db.execute("SET citus.show_shards_for_app_name_prefixes = '*'")
+            .await
+            .expect("show shards");
+        out.push(db);
+    }
+    assert!(!out.is_empty(), "the coordinator has no workers");
+    out
+}
+
+/// A source of `ENTITIES` × `ATTRIBUTES` rows, distributed by entity, and a directory for jobs.
+struct Fixture {
+    prefix: String,
+    source: String,
+    target: String,
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    async fn new(db: &mut dyn Backend, case: &str) -> Fixture {
+        let prefix = format!("citus{}_{case}", std::process::id());
+        let source = format!("{prefix}_kv");
+        let target = format!("{prefix}_wide");
+        for t in [&target, &source] {
+            drop_if_exists(db, t).await;
+        }
+        db.execute(&format!(
+            "CREATE TABLE {source} (entity_id INT, attr TEXT, val TEXT)"
+        ))
+        .await
+        .expect("create source");
+        db.execute(&format!(
+            "SELECT create_distributed_table('{source}', 'entity_id')"
+        ))
+        .await
+        .expect("distribute source");
+        // a1 numbers (typed: integer), the others text.
+        db.execute(&format!(
+            "INSERT INTO {source} SELECT e, 'a' || a, CASE WHEN a = 1 THEN (e * 7)::text ELSE 'v' || e || '-' || a END \
+             FROM generate_series(1, {ENTITIES}) e, generate_series(1, {ATTRIBUTES}) a"
+        ))
+        .await
+        .expect("fill source");
+        Fixture {
+            prefix,
+            source,
+            target,
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    fn job(&self, if_exists: &str, extra: &str) -> PathBuf {
+        let path = self.dir.path().join(format!("{if_exists}.yaml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name: citus\nsource: {{table: {}, alias: s}}\nentity: [s.entity_id]\nattribute: s.attr\nvalue: s.val\nlock_timeout: 2\n{extra}target: {{table: {}, if_exists: {if_exists}}}\n",
+                self.source, self.target
+            ),
+        )
+        .expect("write job");
+        path
+    }
+
+    async fn drop(self, db: &mut dyn Backend) {
+        for t in [&self.target, &self.source] {
+            drop_if_exists(db, t).await;
+        }
+    }
+}
+
+/// The table's colocation group, or None when it is not distributed.
+async fn colocation(db: &mut dyn Backend, table: &str) -> Option<i64> {
+    let rows = db
+        .query(&format!(
+            "SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = to_regclass('{table}') AND partmethod = 'h'"
+        ))
+        .await
+        .expect("pg_dist_partition");
+    rows.first().and_then(|r| r.first()).and_then(Value::as_i64)
+}
+
+/// Staging tables this fixture's runs left: on the coordinator (tables and distributed
+/// tables' metadata) and as shards on any worker.
+async fn leftovers(
+    coord: &mut dyn Backend,
+    workers: &mut [Box<dyn Backend>],
+    prefix: &str,
+) -> Vec<String> {
+    let like = format!("'{prefix}%eavpivot%'");
+    let mut left = names(
+        coord,
+        &format!("SELECT relname::text FROM pg_class WHERE relname LIKE {like}"),
+    )
+    .await;
+    left.extend(
+        names(
+            coord,
+            &format!(
+                "SELECT 'metadata ' || logicalrelid::text FROM pg_dist_partition WHERE logicalrelid::text LIKE {like}"
+            ),
+        )
+        .await,
+    );
+    for (i, w) in workers.iter_mut().enumerate() {
+        let sql =
+            format!("SELECT 'worker {i}: ' || relname FROM pg_class WHERE relname LIKE {like}");
+        left.extend(names(w.as_mut(), &sql).await);
+    }
+    left
+}
+
+/// Leftovers, given a few seconds: a killed client's transaction is rolled back on the
+/// workers once its coordinator backend notices the closed connection.
+async fn settled_leftovers(
+    coord: &mut dyn Backend,
+    workers: &mut [Box<dyn Backend>],
+    prefix: &str,
+) -> Vec<String> {
+    let started = Instant::now();
+    loop {
+        let left = leftovers(coord, workers, prefix).await;
+        if left.is_empty() || started.elapsed() > Duration::from_secs(15) {
+            return left;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+fn expected_cell(entity: i64, attribute: i64) -> String {
+    match attribute {
+        1 => (entity * 7).to_string(),
+        a => format!("v{entity}-{a}"),
+    }
+}
+
+async fn check_target(db: &mut dyn Backend, fx: &Fixture, what: &str) {
+    let table = read_table(db, "postgres", &fx.target).await;
+    assert_eq!(table.len(), ENTITIES as usize, "{what}: rows");
+    for (entity, cells) in &table {
+        for a in 1..=ATTRIBUTES {
+            assert_eq!(
+                cells.get(&format!("a{a}")),
+                Some(&expected_cell(*entity, a)),
+                "{what}: entity {entity} a{a}"
+            );
+        }
+    }
+    let source = colocation(db, &fx.source).await;
+    assert!(source.is_some(), "the source is distributed");
+    assert_eq!(
+        colocation(db, &fx.target).await,
+        source,
+        "{what}: the target is distributed and co-located with the source"
+    );
+}
+
+fn run_ok(args: &[&str], what: &str) -> String {
+    let (url, _) = url();
+    let out = run(args, &url);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{what}: {err}");
+    err
+}
+
+/// replace (new and existing), merge and append, pushdown and stream, text and typed: the
+/// target ends distributed and co-located, the plan says so, and nothing is left behind.
+#[tokio::test(flavor = "current_thread")]
+async fn every_mode_and_strategy_keeps_the_target_distributed_and_co_located() {
+    let Some(mut db) = coordinator().await else {
+        return;
+    };
+    let mut workers = workers(db.as_mut()).await;
+    for (typing, extra) in [("text", ""), ("typed", "pivot: {column_type: infer}\n")] {
+        for strategy in ["pushdown", "stream"] {
+            let case = format!("{}{}", &typing[..2], &strategy[..2]);
+            let fx = Fixture::new(db.as_mut(), &case).await;
+            let what = format!("{typing} {strategy}");
+            for if_exists in ["replace", "replace", "merge"] {
+                let job = fx.job(if_exists, extra);
+                let args = ["run", job.to_str().expect("path"), "--strategy", strategy];
+                let err = run_ok(&args, &format!("{what} {if_exists}"));
+                assert!(
+                    err.contains("distributed") && err.contains("co-located"),
+                    "{what} {if_exists}: the plan says why it distributes: {err}"
+                );
+                check_target(db.as_mut(), &fx, &format!("{what} {if_exists}")).await;
+            }
+            if typing == "typed" {
+                let ty = db
+                    .query(&format!(
+                        "SELECT data_type FROM information_schema.columns WHERE table_name = '{}' AND column_name = 'a1'",
+                        fx.target
+                    ))
+                    .await
+                    .expect("column type");
+                let ty = ty.first().and_then(|r| r[0].as_text()).unwrap_or_default();
+                assert!(
+                    ty.contains("int"),
+                    "{what}: a1 typed as an integer, got {ty}"
+                );
+            }
+            // append: the source's entities are in the target already, so the key refuses
+            // them; with the target emptied the rows go in, into the distributed table.
+            db.execute(&format!("DELETE FROM {}", fx.target))
+                .await
+                .expect("empty the target");
+            let job = fx.job("append", extra);
+            run_ok(
+                &["run", job.to_str().expect("path"), "--strategy", strategy],
+                &format!("{what} append"),
+            );
+            check_target(db.as_mut(), &fx, &format!("{what} append")).await;
+            let left = leftovers(db.as_mut(), &mut workers, &fx.prefix).await;
+            assert!(left.is_empty(), "{what}: left behind: {left:?}");
+            fx.drop(db.as_mut()).await;
+        }
+    }
+}
+
+/// `target.distribute: off` keeps a local table, and the dry run shows the call it makes.
+#[tokio::test(flavor = "current_thread")]
+async fn distribute_off_keeps_the_target_local_and_the_dry_run_shows_the_call() {
+    let Some(mut db) = coordinator().await else {
+        return;
+    };
+    let fx = Fixture::new(db.as_mut(), "off").await;
+    let job = fx.job("replace", "");
+    let job = job.to_str().expect("path");
+    let (url, _) = url();
+    let dry = run(&["run", job, "--dry-run"], &url);
+    let script = String::from_utf8_lossy(&dry.stdout);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    let call = format!(
+        "SELECT create_distributed_table('{}', 'entity_id', colocate_with => '{}')",
+        fx.target, fx.source
+    );
+    assert!(script.contains(&call), "dry run shows {call}: {script}");
+    assert_eq!(
+        colocation(db.as_mut(), &fx.target).await,
+        None,
+        "dry run wrote nothing"
+    );
+    // The standalone script distributes too, when it finds the source distributed.
+    let script = std::process::Command::new(env!("CARGO_BIN_EXE_eavpivot"))
+        .args(["script", job, "--dialect", "postgres"])
+        .output()
+        .expect("run eavpivot script");
+    assert!(script.status.success(), "{}", stderr(&script));
+    let script = String::from_utf8_lossy(&script.stdout).into_owned();
+    let quoted = call.replace('\'', "''");
+    assert!(script.contains(&quoted), "script shows {call}: {script}");
+    db.execute_script(&script)
+        .await
+        .expect("the script runs on Citus");
+    assert_eq!(
+        colocation(db.as_mut(), &fx.target).await,
+        colocation(db.as_mut(), &fx.source).await,
+        "the script's table is distributed and co-located"
+    );
+    assert_eq!(
+        read_table(db.as_mut(), "postgres", &fx.target).await.len(),
+        ENTITIES as usize
+    );
+    drop_if_exists(db.as_mut(), &fx.target).await;
+    let off = fx.job("replace", "");
+    let text = std::fs::read_to_string(&off).expect("job");
+    std::fs::write(
+        &off,
+        text.replace(
+            "if_exists: replace}",
+            "if_exists: replace, distribute: off}",
+        ),
+    )
+    .expect("job");
+    let err = run_ok(&["run", off.to_str().expect("path")], "distribute: off");
+    assert!(err.contains("target.distribute: off"), "{err}");
+    assert_eq!(
+        colocation(db.as_mut(), &fx.target).await,
+        None,
+        "a local table"
+    );
+    assert_eq!(
+        read_table(db.as_mut(), "postgres", &fx.target).await.len(),
+        ENTITIES as usize
+    );
+    fx.drop(db.as_mut()).await;
+}
+
+/// `replace` of a distributed target from a local source: the new table is distributed by
+/// the same column, co-located with the table it replaces, and the plan says so (before,
+/// the replace silently turned the distributed target into a local table).
+#[tokio::test(flavor = "current_thread")]
+async fn replace_keeps_a_distributed_target_distributed_when_the_source_is_local() {
+    let Some(mut db) = coordinator().await else {
+        return;
+    };
+    let mut workers = workers(db.as_mut()).await;
+    for strategy in ["pushdown", "stream"] {
+        let fx = Fixture::new(db.as_mut(), &format!("local{}", &strategy[..2])).await;
+        let job = fx.job("replace", "");
+        let job = job.to_str().expect("path");
+        run_ok(&["run", job], "replace from the distributed source");
+        let group = colocation(db.as_mut(), &fx.target).await;
+        assert!(group.is_some(), "the first replace distributes the target");
+        db.execute(&format!("SELECT undistribute_table('{}')", fx.source))
+            .await
+            .expect("make the source a local table");
+        assert_eq!(colocation(db.as_mut(), &fx.source).await, None, "local");
+        for round in 1..=2 {
+            let what = format!("{strategy}: replace {round} from a local source");
+            let err = run_ok(&["run", job, "--strategy", strategy], &what);
+            assert!(
+                err.contains(&format!(
+                    "target kept distributed by entity_id, co-located with the existing {}",
+                    fx.target
+                )),
+                "{what}: the plan says it keeps the target distributed: {err}"
+            );
+            assert_eq!(
+                colocation(db.as_mut(), &fx.target).await,
+                group,
+                "{what}: distributed, in the old target's colocation group"
+            );
+            let column = names(
+                db.as_mut(),
+                &format!(
+                    "SELECT column_to_column_name(logicalrelid, partkey) FROM pg_dist_partition WHERE logicalrelid = to_regclass('{}')",
+                    fx.target
+                ),
+            )
+            .await;
+            assert_eq!(column, ["entity_id"], "{what}: by the same column");
+            let table = read_table(db.as_mut(), "postgres", &fx.target).await;
+            assert_eq!(table.len(), ENTITIES as usize, "{what}: rows");
+            assert_eq!(
+                table.get(&3).and_then(|c| c.get("a2")).map(String::as_str),
+                Some(expected_cell(3, 2).as_str()),
+                "{what}: a cell"
+            );
+        }
+        let left = leftovers(db.as_mut(), &mut workers, &fx.prefix).await;
+        assert!(left.is_empty(), "{strategy}: left behind: {left:?}");
+        fx.drop(db.as_mut()).await;
+    }
+}
+
+/// kill -9 at every fault point of a replace and a merge: the old target stays (or the new
+/// one is committed), no staging table on the coordinator and no staging shard on any worker
+/// survives, and the next run succeeds.
+#[tokio::test(flavor = "current_thread")]
+async fn kill_9_at_every_point_leaves_no_staging_shards_on_any_worker() {
+    let Some(mut db) = coordinator().await else {
+        return;
+    };
+    let mut workers = workers(db.as_mut()).await;
+    let (url, _) = url();
+    let fx = Fixture::new(db.as_mut(), "kill").await;
+    for if_exists in ["replace", "merge"] {
+        for strategy in ["pushdown", "stream"] {
+            let job = fx.job(if_exists, "");
+            let args = ["run", job.to_str().expect("path"), "--strategy", strategy];
+            run_ok(&args, "first run");
+            db.execute(&format!("DELETE FROM {} WHERE entity_id = 1", fx.target))
+                .await
+                .expect("mark the old target");
+            let old = fingerprint(db.as_mut(), &fx.target).await;
+            let mid_stream = ["stream:50"];
+            let inside: &[&str] = if strategy == "stream" {
+                &mid_stream
+            } else {
+                &[]
+            };
+            for point in ["created", "loaded", "commit", "committed"]
+                .iter()
+                .chain(inside)
+            {
+                let what = format!("{if_exists} {strategy} killed at {point}");
+                kill_9(start_paused(&args, &url, point));
+                let left = settled_leftovers(db.as_mut(), &mut workers, &fx.prefix).await;
+                assert!(left.is_empty(), "{what}: left behind: {left:?}");
+                let now = fingerprint(db.as_mut(), &fx.target).await;
+                if *point == "committed" {
+                    assert_eq!(now.0, ENTITIES as usize, "{what}: the new target");
+                    db.execute(&format!("DELETE FROM {} WHERE entity_id = 1", fx.target))
+                        .await
+                        .expect("mark the old target again");
+                } else {
+                    assert_eq!(now, old, "{what}: the old target intact");
+                }
+                assert_eq!(
+                    colocation(db.as_mut(), &fx.target).await,
+                    colocation(db.as_mut(), &fx.source).await,
+                    "{what}: still distributed"
+                );
+            }
+            run_ok(&args, "re-run");
+        }
+    }
+    fx.drop(db.as_mut()).await;
+}
+
+/// A row lock held on a worker (another transaction updating one of the target's rows
+/// there) stops a merge within its lock timeout, not 30 s later; the error says lock.
+#[tokio::test(flavor = "current_thread")]
+async fn a_lock_held_on_a_worker_stops_the_run_within_its_lock_timeout() {
+    let Some(mut db) = coordinator().await else {
+        return;
+    };
+    let fx = Fixture::new(db.as_mut(), "lock").await;
+    let job = fx.job("merge", "");
+    let job = job.to_str().expect("path");
+    run_ok(&["run", job, "--strategy", "pushdown"], "first run");
+    let (url, _) = url();
+    let mut holder = connect(&url).await.expect("a second connection");
+    holder.execute("BEGIN").await.expect("begin");
+    holder
+        .execute(&format!(
+            "UPDATE {} SET a2 = 'held' WHERE entity_id = 1",
+            fx.target
+        ))
+        .await
+        .expect("lock one row on its worker");
+    let started = Instant::now();
+    let out = run(
+        &["run", job, "--strategy", "pushdown", "--lock-timeout", "1"],
+        &url,
+    );
+    let took = started.elapsed();
+    holder.execute("ROLLBACK").await.expect("rollback");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("lock"), "the error says lock: {err}");
+    assert!(
+        took < Duration::from_secs(8),
+        "stopped within the 1 s limit (plus start-up), took {took:?}: {err}"
+    );
+    fx.drop(db.as_mut()).await;
+}
+
+/// Ctrl-C while a distributed statement runs on the workers: the run exits promptly and no
+/// task of it is left running on any node (Citus cancels the workers' tasks with the
+/// coordinator's statement, which the protocol's cancel request stops).
+#[tokio::test(flavor = "current_thread")]
+async fn ctrl_c_stops_the_distributed_statement_on_every_worker() {
+    let Some(mut db) = coordinator().await else {
+        return;
+    };
+    let (url, _) = url();
+    let fx = Fixture::new(db.as_mut(), "cancel").await;
+    // 200 ms per row in every statement reading the source: the first (discovery) is a
+    // distributed query too, its tasks running on the workers.
+    let value = "s.val || pg_sleep(0.2)::text";
+    let job = fx.dir.path().join("cancel.yaml");
+    std::fs::write(
+        &job,
+        format!(
+            "name: citus\nsource: {{table: {}, alias: s}}\nentity: [s.entity_id]\nattribute: s.attr\nvalue: \"{value}\"\nstrategy: pushdown\ntarget: {{table: {}, if_exists: replace}}\n",
+            fx.source, fx.target
+        ),
+    )
+    .expect("job");
+    let running = format!(
+        "SELECT count(*) FROM citus_stat_activity WHERE query LIKE '%pg_sleep%' AND query LIKE '%{}%' \
+         AND query NOT LIKE '%citus_stat_activity%' AND nodeid <> (SELECT nodeid FROM pg_dist_node WHERE groupid = 0)",
+        fx.prefix
+    );
+    let child = db_children::start(&job, &url, &[]);
+    let seen = db_children::wait_until(db.as_mut(), &running, Duration::from_secs(30)).await;
+    assert!(seen, "the statement never ran on the workers");
+    db_children::signal(&child, "INT");
+    let (status, err, took) = db_children::finish(child, Duration::from_secs(20)).await;
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(
+        took < Duration::from_secs(3),
+        "exited {took:?} after Ctrl-C: {err}"
+    );
+    assert!(err.contains("cancelled on the server"), "{err}");
+    let started = Instant::now();
+    while db_children::count(db.as_mut(), &running).await > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the statement still runs on a worker after Ctrl-C"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        colocation(db.as_mut(), &fx.target).await,
+        None,
+        "no target left"
+    );
+    fx.drop(db.as_mut()).await;
+}

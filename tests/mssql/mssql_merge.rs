@@ -1,0 +1,239 @@
+//! `if_exists: merge` and `replace` run twice on SQL Server (Babelfish in CI; any server at
+//! `EAVPIVOT_MSSQL_URL`), both strategies, through the real binary, compared cell by cell —
+//! and the same merge on SQLite into a target whose columns differ in case from the
+//! attributes. Babelfish's `sys.columns` returns every name lower-cased, so there the merge
+//! matches columns case-insensitively, and so must its verification; SQLite's catalog keeps
+//! case, so there `COLOR` is not attribute `Color`'s column (it may be another attribute's:
+//! tests/merge_twins.rs) and `Color` gets a column of its own.
+
+use crate::servers;
+
+use eavpivot::backend::Backend;
+use servers::*;
+
+/// entity → (COLOR, SIZE), as text.
+type Cells = Vec<(i64, Option<String>, Option<String>)>;
+
+fn job(dir: &std::path::Path, source: &str, target: &str, if_exists: &str) -> String {
+    let path = dir.join(format!("{target}_{if_exists}.yaml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name: mssql_merge\nsource: {{table: {source}, alias: s}}\nentity: [s.id]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {target}, if_exists: {if_exists}}}\n"
+        ),
+    )
+    .expect("write job");
+    path.display().to_string()
+}
+
+async fn cells(db: &mut dyn Backend, target: &str) -> Cells {
+    db.query(&format!("SELECT id, COLOR, SIZE FROM {target} ORDER BY id"))
+        .await
+        .unwrap_or_else(|e| panic!("reading {target}: {e}"))
+        .into_iter()
+        .map(|r| {
+            (
+                r[0].as_i64().expect("integer id"),
+                r[1].as_text(),
+                r[2].as_text(),
+            )
+        })
+        .collect()
+}
+
+fn some(s: &str) -> Option<String> {
+    Some(s.to_string())
+}
+
+/// Source: 1 Color=Red Size=M, 2 Color=Blue. Target before the merge: `id`, `COLOR`, `SIZE`
+/// (upper case), holding entity 2 (stale) and 3. After: 1 and 2 from the source, 3 kept —
+/// in `COLOR` and `SIZE` where the catalog does not keep case (`expected`), else in columns
+/// of their own (`COLOR`, `SIZE` then NULL for 1 and 2). Returns the `--json` column map.
+async fn merge_into_upper_case_columns(
+    db: &Db,
+    text: &str,
+    expected: &Cells,
+) -> Vec<Vec<(String, String)>> {
+    let mut maps = Vec::new();
+    let rt_db = db.open().await;
+    let Some(mut conn) = rt_db else { return maps };
+    let tag = format!("bbf_m{}_{}", std::process::id(), db.what);
+    let dir = tempfile::tempdir().expect("temp dir");
+    for strategy in ["pushdown", "stream"] {
+        let source = format!("{tag}_{strategy}_src");
+        let target = format!("{tag}_{strategy}_wide");
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+        let setup = [
+            format!("CREATE TABLE {source} (id INT NOT NULL, attr {text}, val {text})"),
+            format!("INSERT INTO {source} (id, attr, val) VALUES (1, 'Color', 'Red'), (1, 'Size', 'M'), (2, 'Color', 'Blue')"),
+            format!("CREATE TABLE {target} (id INT NOT NULL PRIMARY KEY, COLOR {text}, SIZE {text})"),
+            format!("INSERT INTO {target} (id, COLOR, SIZE) VALUES (2, 'Old', 'S'), (3, 'Green', 'L')"),
+        ];
+        for sql in &setup {
+            conn.execute(sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let merge = job(dir.path(), &source, &target, "merge");
+        let out = run(&["run", &merge, "--strategy", strategy, "--json"], &db.url);
+        assert!(
+            out.status.success(),
+            "{} {strategy}: merge into upper-case columns failed: {}",
+            db.what,
+            stderr(&out)
+        );
+        assert_eq!(
+            &cells(conn.as_mut(), &target).await,
+            expected,
+            "{} {strategy}: merged cells",
+            db.what
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+        let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+        let map = json["columns"].as_array().expect("columns").iter();
+        maps.push(
+            map.map(|c| (text(&c["attribute"]), text(&c["column"])))
+                .collect(),
+        );
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+    }
+    maps
+}
+
+/// The merged cells where the target's `COLOR` and `SIZE` are the attributes' columns.
+fn merged_in_place() -> Cells {
+    vec![
+        (1, some("Red"), some("M")),
+        (2, some("Blue"), None),
+        (3, some("Green"), some("L")),
+    ]
+}
+
+/// The job run twice with `replace` (the second swaps a new table in by rename), then merged
+/// once more: the same cells each time.
+async fn replace_twice_then_merge(db: &Db, text: &str) {
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let tag = format!("bbf_r{}_{}", std::process::id(), db.what);
+    let dir = tempfile::tempdir().expect("temp dir");
+    for strategy in ["pushdown", "stream"] {
+        let source = format!("{tag}_{strategy}_src");
+        let target = format!("{tag}_{strategy}_wide");
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+        for sql in [
+            format!("CREATE TABLE {source} (id INT NOT NULL, attr {text}, val {text})"),
+            format!("INSERT INTO {source} (id, attr, val) VALUES (1, 'Color', 'Red'), (1, 'Size', 'M'), (2, 'Color', 'Blue')"),
+        ] {
+            conn.execute(&sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let want = [(1, some("Red"), some("M")), (2, some("Blue"), None)];
+        let replace = job(dir.path(), &source, &target, "replace");
+        let merge = job(dir.path(), &source, &target, "merge");
+        for (what, path) in [
+            ("replace", &replace),
+            ("replace again", &replace),
+            ("merge", &merge),
+        ] {
+            let out = run(&["run", path, "--strategy", strategy, "--json"], &db.url);
+            assert!(
+                out.status.success(),
+                "{} {strategy} {what}: {}",
+                db.what,
+                stderr(&out)
+            );
+            assert_eq!(
+                cells(conn.as_mut(), &target).await,
+                want,
+                "{} {strategy} after {what}",
+                db.what
+            );
+        }
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn sqlite_merge_keeps_apart_columns_whose_case_differs() {
+    let untouched = (3, some("Green"), some("L"));
+    let expected = vec![(1, None, None), (2, None, None), untouched];
+    let maps = merge_into_upper_case_columns(&sqlite(), "TEXT", &expected).await;
+    assert_eq!(maps.len(), 2, "both strategies ran");
+    for map in maps {
+        let named: Vec<bool> = map
+            .iter()
+            .map(|(a, c)| c.starts_with(&format!("{a}~")))
+            .collect();
+        assert_eq!(
+            named,
+            [true, true],
+            "Color and Size in columns of their own: {map:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn mssql_merge_verifies_columns_whose_case_differs() {
+    let Some(db) = mssql() else { return };
+    merge_into_upper_case_columns(&db, "NVARCHAR(100)", &merged_in_place()).await;
+}
+
+#[tokio::test]
+async fn mssql_replace_twice_then_merge() {
+    let Some(db) = mssql() else { return };
+    replace_twice_then_merge(&db, "NVARCHAR(100)").await;
+}
+
+/// A text entity key keeps its declared length: Babelfish describes an `NVARCHAR(20)` column
+/// as `nvarchar` (length only in `max_length`), and a bare `NVARCHAR` would be one character.
+#[tokio::test]
+async fn mssql_text_entity_keys_keep_their_length() {
+    let Some(db) = mssql() else { return };
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source = format!("bbf_k{}_src", std::process::id());
+    let target = format!("bbf_k{}_wide", std::process::id());
+    for t in [&source, &target] {
+        drop_if_exists(conn.as_mut(), t).await;
+    }
+    for sql in [
+        format!("CREATE TABLE {source} (sku NVARCHAR(20) NOT NULL, attr NVARCHAR(20), val NVARCHAR(20))"),
+        format!("INSERT INTO {source} VALUES (N'item-0001', N'Color', N'Red'), (N'item-0002', N'Color', N'Blue')"),
+    ] {
+        conn.execute(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let path = dir.path().join("keys.yaml");
+    std::fs::write(
+        &path,
+        format!("name: keys\nsource: {{table: {source}, alias: s}}\nentity: [s.sku]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {target}, if_exists: replace}}\n"),
+    )
+    .expect("write job");
+    for strategy in ["pushdown", "stream"] {
+        let out = run(
+            &["run", path.to_str().expect("path"), "--strategy", strategy],
+            &db.url,
+        );
+        assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+        let keys = names(
+            conn.as_mut(),
+            &format!("SELECT sku FROM {target} ORDER BY sku"),
+        )
+        .await;
+        assert_eq!(keys, ["item-0001", "item-0002"], "{strategy}");
+    }
+    for t in [&source, &target] {
+        drop_if_exists(conn.as_mut(), t).await;
+    }
+}
