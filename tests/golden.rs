@@ -35,7 +35,8 @@ use std::path::{Path, PathBuf};
 use eavpivot::backend::sqlite::SqliteBackend;
 use eavpivot::backend::Backend;
 use eavpivot::config::{self, Job};
-use eavpivot::dialect::{self, Dialect, Sqlite};
+use eavpivot::dialect::prelude::*;
+use eavpivot::dialect::{self, Sqlite};
 use eavpivot::execute::{self, RunOptions};
 use eavpivot::report;
 use scripted_backend::ScriptedBackend;
@@ -66,7 +67,10 @@ async fn sample_attributes(job: &Job) -> Vec<(String, i64, i64)> {
     let script = std::fs::read_to_string(repo().join(&setup)).expect("sample data readable");
     db.execute_script(&script).await.expect("sample data loads");
     let rows = db
-        .query(&Sqlite.discover_attributes(job))
+        .query(&eavpivot::dialect::query::discover_attributes(
+            &Sqlite,
+            &eavpivot::plan::source_query(job),
+        ))
         .await
         .expect("discovery");
     rows.into_iter()

@@ -31,7 +31,7 @@ pub struct OtherForm {
 
 /// One database eavpivot connects to.
 pub struct Driver {
-    /// The SQL it speaks; its [`Dialect::name`] names the driver.
+    /// The SQL it speaks; its [`crate::dialect::Quoting::name`] names the driver.
     pub dialect: &'static dyn Dialect,
     /// The Cargo feature that compiles it in.
     pub feature: &'static str,

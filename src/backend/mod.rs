@@ -101,12 +101,18 @@ pub trait Backend: Send {
 
     /// Stream `read_sql` through `pipeline`, loading its wide rows into `targets` in batches.
     /// Runs inside the transaction this connection has open; returns rows loaded per target.
+    /// The servers read on a second connection ([`Backend::read_ahead`]) and load on this one
+    /// mid-scan ([`read_ahead::stream`]); SQLite, with one connection, has its own loop.
     async fn stream_into(
         &mut self,
         read_sql: &str,
         pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
-    ) -> Result<Vec<u64>>;
+    ) -> Result<Vec<u64>> {
+        let source = self.read_ahead(read_sql)?;
+        let batch_rows = flush_rows(targets, self.max_flush_rows());
+        read_ahead::stream(self, source, pipeline, targets, batch_rows).await
+    }
 }
 
 /// Cells (rows × columns over all targets) collected before a streamed load: a few MiB per
@@ -141,8 +147,8 @@ impl LoadTarget {
 /// Load every table's ready wide rows through [`Backend::load_rows`], adding to `loaded`:
 /// the flush step of the server backends' `stream_into` loops, which read on a second
 /// connection and so can load on this one mid-scan.
-pub(crate) async fn load_ready(
-    backend: &mut dyn Backend,
+pub(crate) async fn load_ready<B: Backend + ?Sized>(
+    backend: &mut B,
     pipeline: &mut dyn RowPipeline,
     targets: &[LoadTarget],
     loaded: &mut [u64],

@@ -173,8 +173,8 @@ impl Drop for ReadAhead {
 
 /// The server backends' stream loop: feed `source`'s rows through `pipeline`, loading each
 /// batch of wide rows on `backend`'s own connection while the reader keeps reading.
-pub async fn stream(
-    backend: &mut dyn Backend,
+pub async fn stream<B: Backend + ?Sized>(
+    backend: &mut B,
     mut source: ReadAhead,
     pipeline: &mut dyn RowPipeline,
     targets: &[LoadTarget],

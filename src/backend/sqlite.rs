@@ -24,7 +24,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::read_ahead::ReadAhead;
 use super::{flush_rows, Backend, LoadTarget, RowPipeline};
-use crate::dialect::{Dialect, Sqlite};
+use crate::dialect::{Dialect, Schema, Sqlite};
 use crate::error::{Error, ErrorKind, Result};
 use crate::interrupt;
 use crate::value::Value;
@@ -401,6 +401,7 @@ fn kind_of(err: &rusqlite::Error) -> ErrorKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::prelude::*;
 
     /// The dialect's column limit is the bundled library's SQLITE_MAX_COLUMN: a table of that
     /// many columns is created, one more is refused.

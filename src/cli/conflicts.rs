@@ -5,6 +5,7 @@
 //! refuses still leaves the file behind to fix the data from. Values are the source's, before
 //! any transform.
 
+use crate::dialect::query;
 use std::path::Path;
 
 use crate::backend::Backend;
@@ -17,7 +18,10 @@ use crate::value::Value;
 pub async fn export(backend: &mut dyn Backend, job: &Job, path: &Path) -> Result<usize> {
     let dialect = backend.dialect();
     let rows = backend
-        .query(&dialect.conflicting_values(job))
+        .query(&query::conflicting_values(
+            dialect,
+            &crate::plan::source_query(job),
+        ))
         .await
         .map_err(|e| e.with_context(&format!("listing the conflicts in {}", job.source.table)))?;
     let width = job.entity.len();

@@ -4,6 +4,7 @@
 //! rarest and problem attributes, then all of them. Writes nothing, not even the embedded
 //! database file (a missing one is replaced by an in-memory copy of the sample data).
 
+use crate::dialect::query;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -159,7 +160,9 @@ fn progress_bar() -> Option<ProgressBar> {
 /// The survey: one ordered scan, then the plans (as written, and typed) from its figures.
 pub async fn inspect(db: &mut dyn Backend, job: &Job, connection: &str) -> Result<Inspection> {
     let dialect = db.dialect();
-    let entity_types = db.column_types(&dialect.describe_entity(job)).await?;
+    let entity_types = db
+        .column_types(&dialect.describe_entity(&crate::plan::source_query(job)))
+        .await?;
     let mut census = Census::default();
     let mut scan = Scan {
         dialect,
@@ -167,9 +170,13 @@ pub async fn inspect(db: &mut dyn Backend, job: &Job, connection: &str) -> Resul
         entity_width: job.entity.len(),
         bar: progress_bar(),
     };
-    db.stream_into(&dialect.ordered_rows(job), &mut scan, &[])
-        .await
-        .map_err(|e| e.with_context(&format!("inspecting {}", job.source.table)))?;
+    db.stream_into(
+        &query::ordered_rows(dialect, &crate::plan::source_query(job)),
+        &mut scan,
+        &[],
+    )
+    .await
+    .map_err(|e| e.with_context(&format!("inspecting {}", job.source.table)))?;
     let discovery = census.discovery();
     let options = PlanOptions::default();
     let written = plan::build_plan(job, dialect, &discovery, &entity_types, options);

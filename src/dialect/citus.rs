@@ -9,7 +9,8 @@
 
 use std::time::Duration;
 
-use super::{Dialect, Postgres};
+use super::prelude::*;
+use super::Postgres;
 use crate::config::TableRef;
 
 /// A database that can spread one table over several servers.

@@ -7,8 +7,9 @@
 //! names, SQLite's file) and, where a table name cannot reach beyond one database, the
 //! database. SQL text only: the guard runs it through the session.
 
-use super::{Dialect, MariaDb, MsSql, Postgres, Sqlite};
+use super::{MariaDb, MsSql, Postgres, Sqlite};
 use crate::config::TableRef;
+use crate::dialect::prelude::*;
 use crate::value::Value;
 
 /// Server identity and view dependencies, per dialect.

@@ -2,7 +2,9 @@
 //! column names compare case-insensitively and may not end in a space, and DDL commits on its
 //! own, so loads go into a staging table made visible by one atomic `RENAME TABLE`.
 
-use super::{ColumnKind, Dialect, IdentLimit, RowBudget, Typed};
+use super::{
+    Catalog, ColumnKind, IdentLimit, Query, Quoting, RowBudget, Schema, Script, Typed, Types,
+};
 use crate::config::TableRef;
 
 pub struct MariaDb;
@@ -83,14 +85,7 @@ impl MariaDb {
     }
 }
 
-impl Dialect for MariaDb {
-    fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
-        (
-            self.load_data_local(table, columns),
-            "stream: wide rows loaded in batches by LOAD DATA LOCAL (by multi-row INSERT where the server's local_infile is off or a batch holds floats)",
-        )
-    }
-
+impl Quoting for MariaDb {
     fn name(&self) -> &'static str {
         "mariadb"
     }
@@ -108,12 +103,51 @@ impl Dialect for MariaDb {
         format!("CONVERT(X'{hex}' USING utf8mb4)")
     }
 
-    fn text_type(&self) -> &'static str {
-        "LONGTEXT"
-    }
-
     fn ident_limit(&self) -> IdentLimit {
         IdentLimit::Chars(64)
+    }
+
+    /// Column names compare case-insensitively but accent-sensitively (verified on 10.11:
+    /// `é`/`e` may coexist, `É`/`é` and `a`/`A` may not).
+    fn ident_key(&self, name: &str) -> String {
+        name.to_lowercase()
+    }
+
+    fn column_name_problem(&self, name: &str) -> Option<&'static str> {
+        if name.contains('\0') {
+            Some("contains a NUL character")
+        } else if name.chars().any(|c| u32::from(c) > 0xFFFF) {
+            // Identifiers are utf8mb3: `Invalid utf8mb4 character string` otherwise.
+            Some("contains a character outside the Basic Multilingual Plane (such as an emoji), which MariaDB identifiers cannot hold")
+        } else if name.ends_with(' ') {
+            Some("ends with a space, which MariaDB does not allow in a column name")
+        } else {
+            None
+        }
+    }
+
+    /// Bytes, not characters: the default collations ignore case and trailing spaces.
+    fn attribute_key(&self, attribute_expr: &str) -> String {
+        format!("CAST(CONVERT({attribute_expr} USING utf8mb4) AS BINARY)")
+    }
+
+    fn attribute_key_literal(&self, name: &str) -> String {
+        let hex: String = name.bytes().map(|b| format!("{b:02X}")).collect();
+        if hex.is_empty() {
+            "CAST('' AS BINARY)".into()
+        } else {
+            format!("X'{hex}'")
+        }
+    }
+
+    fn null_safe_eq(&self, a: &str, b: &str) -> String {
+        format!("{a} <=> {b}")
+    }
+}
+
+impl Types for MariaDb {
+    fn text_type(&self) -> &'static str {
+        "LONGTEXT"
     }
 
     fn type_name_of(&self, kind: &ColumnKind) -> Option<String> {
@@ -204,37 +238,22 @@ impl Dialect for MariaDb {
         Some(3_072)
     }
 
-    /// Column names compare case-insensitively but accent-sensitively (verified on 10.11:
-    /// `é`/`e` may coexist, `É`/`é` and `a`/`A` may not).
-    fn ident_key(&self, name: &str) -> String {
-        name.to_lowercase()
-    }
-
-    fn column_name_problem(&self, name: &str) -> Option<&'static str> {
-        if name.contains('\0') {
-            Some("contains a NUL character")
-        } else if name.chars().any(|c| u32::from(c) > 0xFFFF) {
-            // Identifiers are utf8mb3: `Invalid utf8mb4 character string` otherwise.
-            Some("contains a character outside the Basic Multilingual Plane (such as an emoji), which MariaDB identifiers cannot hold")
-        } else if name.ends_with(' ') {
-            Some("ends with a space, which MariaDB does not allow in a column name")
-        } else {
-            None
+    /// `datetime` without a length has no fractional digits here.
+    fn portable_type(&self, declared: &str) -> Option<ColumnKind> {
+        let lower = declared.trim().to_ascii_lowercase();
+        if lower == "datetime" || lower == "timestamp" {
+            return Some(ColumnKind::Timestamp { fraction: 0 });
         }
+        super::portable::parse(declared)
     }
+}
 
-    /// Bytes, not characters: the default collations ignore case and trailing spaces.
-    fn attribute_key(&self, attribute_expr: &str) -> String {
-        format!("CAST(CONVERT({attribute_expr} USING utf8mb4) AS BINARY)")
-    }
-
-    fn attribute_key_literal(&self, name: &str) -> String {
-        let hex: String = name.bytes().map(|b| format!("{b:02X}")).collect();
-        if hex.is_empty() {
-            "CAST('' AS BINARY)".into()
-        } else {
-            format!("X'{hex}'")
-        }
+impl Schema for MariaDb {
+    fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
+        (
+            self.load_data_local(table, columns),
+            "stream: wide rows loaded in batches by LOAD DATA LOCAL (by multi-row INSERT where the server's local_infile is off or a batch holds floats)",
+        )
     }
 
     fn begin(&self) -> String {
@@ -245,6 +264,55 @@ impl Dialect for MariaDb {
         false
     }
 
+    /// Used on a merge's copy of the target, outside the transaction (DDL is not
+    /// transactional here).
+    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+        Some(format!(
+            "ALTER TABLE {table} MODIFY {} {sql_type}",
+            self.quote_ident(column)
+        ))
+    }
+
+    fn upsert_style(&self) -> super::merge::UpsertStyle {
+        super::merge::UpsertStyle::OnDuplicateKey
+    }
+
+    fn create_table_like(&self, new: &TableRef, old: &TableRef) -> Option<String> {
+        Some(format!("CREATE TABLE {new} LIKE {old}"))
+    }
+
+    /// COMMENT takes only a plain string literal; the write path's marks are plain text
+    /// (letters, digits, `_-. `), so quotes are all they need.
+    fn mark_created(&self, create_table: String, mark: &str) -> String {
+        format!(
+            "{create_table} COMMENT = '{}'",
+            mark.replace(['\\', '\''], "_")
+        )
+    }
+
+    /// One atomic RENAME TABLE swaps both names: readers see the old table or the new, never
+    /// none. Dropping the old table afterwards is cleanup.
+    fn swap_in(
+        &self,
+        staging: &TableRef,
+        target: &TableRef,
+        replaced: Option<&TableRef>,
+    ) -> Vec<String> {
+        match replaced {
+            None => vec![self.rename_table(staging, target)],
+            Some(old) => vec![
+                format!("RENAME TABLE {target} TO {old}, {staging} TO {target}"),
+                self.drop_table(old),
+            ],
+        }
+    }
+
+    fn rename_table(&self, from: &TableRef, to: &TableRef) -> String {
+        format!("RENAME TABLE {from} TO {to}")
+    }
+}
+
+impl Catalog for MariaDb {
     fn view_exists(&self, table: &TableRef) -> Option<String> {
         Some(format!(
             "SELECT COUNT(*) FROM information_schema.tables WHERE {} AND table_type = 'VIEW'",
@@ -270,14 +338,6 @@ impl Dialect for MariaDb {
         )
     }
 
-    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
-        Some(super::sudoku_sql::Flavor::MariaDb)
-    }
-
-    fn script_renderer(&self) -> Option<super::script::Renderer> {
-        Some(super::mariadb_script::render)
-    }
-
     fn table_columns(&self, table: &TableRef) -> String {
         format!(
             "SELECT column_name FROM information_schema.columns WHERE {} ORDER BY ordinal_position",
@@ -290,36 +350,6 @@ impl Dialect for MariaDb {
             "SELECT column_name, column_type FROM information_schema.columns WHERE {} ORDER BY ordinal_position",
             self.in_catalog(table)
         )
-    }
-
-    /// Used on a merge's copy of the target, outside the transaction (DDL is not
-    /// transactional here).
-    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
-        Some(format!(
-            "ALTER TABLE {table} MODIFY {} {sql_type}",
-            self.quote_ident(column)
-        ))
-    }
-
-    /// `datetime` without a length has no fractional digits here.
-    fn portable_type(&self, declared: &str) -> Option<ColumnKind> {
-        let lower = declared.trim().to_ascii_lowercase();
-        if lower == "datetime" || lower == "timestamp" {
-            return Some(ColumnKind::Timestamp { fraction: 0 });
-        }
-        super::portable::parse(declared)
-    }
-
-    fn null_safe_eq(&self, a: &str, b: &str) -> String {
-        format!("{a} <=> {b}")
-    }
-
-    fn upsert_style(&self) -> super::merge::UpsertStyle {
-        super::merge::UpsertStyle::OnDuplicateKey
-    }
-
-    fn create_table_like(&self, new: &TableRef, old: &TableRef) -> Option<String> {
-        Some(format!("CREATE TABLE {new} LIKE {old}"))
     }
 
     fn table_identity(&self, table: &TableRef) -> String {
@@ -356,36 +386,6 @@ impl Dialect for MariaDb {
         ))
     }
 
-    /// COMMENT takes only a plain string literal; the write path's marks are plain text
-    /// (letters, digits, `_-. `), so quotes are all they need.
-    fn mark_created(&self, create_table: String, mark: &str) -> String {
-        format!(
-            "{create_table} COMMENT = '{}'",
-            mark.replace(['\\', '\''], "_")
-        )
-    }
-
-    /// One atomic RENAME TABLE swaps both names: readers see the old table or the new, never
-    /// none. Dropping the old table afterwards is cleanup.
-    fn swap_in(
-        &self,
-        staging: &TableRef,
-        target: &TableRef,
-        replaced: Option<&TableRef>,
-    ) -> Vec<String> {
-        match replaced {
-            None => vec![self.rename_table(staging, target)],
-            Some(old) => vec![
-                format!("RENAME TABLE {target} TO {old}, {staging} TO {target}"),
-                self.drop_table(old),
-            ],
-        }
-    }
-
-    fn rename_table(&self, from: &TableRef, to: &TableRef) -> String {
-        format!("RENAME TABLE {from} TO {to}")
-    }
-
     /// Rows, and two hashes of every row (each cell's text as hex, exact for numbers too, `N`
     /// for NULL): CRC32 summed and half an MD5 XORed, so that no single change leaves both as
     /// they were. A locking read: it sees (and holds) the latest committed rows, as the merge's INSERT … SELECT does.
@@ -403,6 +403,18 @@ impl Dialect for MariaDb {
         Some(format!(
             "SELECT COUNT(*), COALESCE(SUM(CRC32({row})), 0), COALESCE(BIT_XOR(CAST(CONV(LEFT(MD5({row}), 16), 16, 10) AS UNSIGNED)), 0) FROM {table} LOCK IN SHARE MODE"
         ))
+    }
+}
+
+impl Query for MariaDb {}
+
+impl Script for MariaDb {
+    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
+        Some(super::sudoku_sql::Flavor::MariaDb)
+    }
+
+    fn script_renderer(&self) -> Option<super::script::Renderer> {
+        Some(super::mariadb_script::render)
     }
 }
 

@@ -16,14 +16,16 @@
 //! ignoring case (MariaDB's column names are case-insensitive). `group_concat_max_len` is raised
 //! for the session and the column lists are checked for truncation.
 
+use super::query;
 use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order, TableRef};
+use crate::dialect::prelude::*;
 use crate::error::Result;
 
 use super::script::{
     column_type_and_aggregate, key_probe, listed, one_line, order_text, refuse_unsupported,
     rename_rows,
 };
-use super::{Dialect, MariaDb};
+use super::MariaDb;
 
 /// Where the script builds the table: the same staging name `eavpivot run` uses.
 const STAGING_SUFFIX: &str = "__eavpivot_new";
@@ -99,7 +101,7 @@ fn declarations(d: &MariaDb, job: &Job) -> String {
          GET DIAGNOSTICS CONDITION 1 msg = MESSAGE_TEXT;\n    ROLLBACK;\n    \
          DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;\n    {}\n    \
          SET msg = LEFT(CONCAT({}, msg), 500);\n    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;\n  END;\n",
-        lit(&d.source_rows(job)),
+        lit(&query::source_rows(d, &super::SourceQuery::from(job))),
         // Only a staging table this script created: never a table of that name it found.
         match append {
             true => String::new(),
@@ -150,7 +152,7 @@ fn discover(d: &MariaDb, job: &Job) -> String {
             skip.extend(job.pivot.exclude.iter().map(|n| d.attribute_key_literal(n)));
             format!(
                 "SELECT ROW_NUMBER() OVER (ORDER BY {order}) AS ord, s.a\n    FROM ({}) s\n    WHERE s.a NOT IN ({})\n    GROUP BY s.a",
-                d.source_rows(job).replace('\n', "\n    "),
+                query::source_rows(d, &super::SourceQuery::from(job)).replace('\n', "\n    "),
                 skip.join(", ")
             )
         }
@@ -160,7 +162,7 @@ fn discover(d: &MariaDb, job: &Job) -> String {
         EmptyNames::Error => fail_if(
             &format!(
                 "EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a = {})",
-                d.source_rows(job).replace('\n', "\n  "),
+                query::source_rows(d, &super::SourceQuery::from(job)).replace('\n', "\n  "),
                 d.attribute_key_literal("")
             ),
             &lit("eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)"),
@@ -247,7 +249,7 @@ fn build(d: &MariaDb, job: &Job) -> String {
         .iter()
         .map(|e| d.quote_ident(&super::entity_column_name(d, e)))
         .collect();
-    let refs = super::entity_refs(job, "s");
+    let refs = super::entity_refs(&super::SourceQuery::from(job), "s");
     let exists = format!("({}) > 0", d.table_exists(target));
     let fill = |table: &str| {
         format!(
@@ -259,7 +261,7 @@ fn build(d: &MariaDb, job: &Job) -> String {
             lit(&format!("INSERT INTO {table} ({}, ", keys.join(", "))),
             lit(&format!(") SELECT {refs}, ")),
             lit(&format!(") s GROUP BY {refs}")),
-            d.count_entities(job).replace('\n', "\n    "),
+            query::count_entities(d, &super::SourceQuery::from(job)).replace('\n', "\n    "),
             lit(&format!("SELECT COUNT(*) INTO @eavpivot_got FROM {table}")),
             fail_if("got - before_rows <> want", &format!(
                 "CONCAT('eavpivot: verification failed: {} gained ', got - before_rows, ' rows, the source has ', want, ' distinct entities')",

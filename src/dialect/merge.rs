@@ -2,6 +2,7 @@
 //! upserted into the existing target. The statements are standard SQL where they can be; the
 //! upsert itself is each database's native form ([`super::Dialect::upsert`]).
 
+use super::query;
 use super::Dialect;
 use crate::config::TableRef;
 
@@ -36,7 +37,7 @@ fn insert_list<D: Dialect + ?Sized>(d: &D, cols: &MergeColumns) -> String {
         .join(", ")
 }
 
-/// How a database upserts natively: data of each dialect ([`super::Dialect::upsert_style`]).
+/// How a database upserts natively: data of each dialect ([`super::Schema::upsert_style`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpsertStyle {
     /// `UPDATE … FROM` the staging table for entities already in the target, then
@@ -237,7 +238,7 @@ pub fn copy_rows<D: Dialect + ?Sized>(
     format!("INSERT INTO {copy} ({list}) SELECT {list} FROM {target}")
 }
 
-/// Mark the merge's `copy` with the run that made it ([`Dialect::mark_created`]), as a
+/// Mark the merge's `copy` with the run that made it ([`crate::dialect::Schema::mark_created`]), as a
 /// staging table created outside the transaction is marked.
 pub fn mark_copy<D: Dialect + ?Sized>(d: &D, copy: &TableRef, mark: &str) -> String {
     d.mark_created(format!("ALTER TABLE {copy}"), mark)
@@ -298,19 +299,19 @@ fn nulled_when<D: Dialect + ?Sized>(d: &D, target: &str, staged: &Option<String>
 /// `source.changed`): `e…, a, v` for every attribute that an entity in the scope has a value
 /// for only outside the scope (same joins, no `where`): a cell the merge would set to NULL
 /// although the source still holds it.
-pub fn outside_scope<D: Dialect + ?Sized>(d: &D, job: &crate::config::Job) -> String {
-    let n = job.entity.len();
+pub fn outside_scope<D: Dialect + ?Sized>(d: &D, source: &query::SourceQuery) -> String {
+    let n = source.entity.len();
     let same = |alias: &str| -> String {
         (0..n)
             .map(|i| format!("{alias}.e{i} = u.e{i}"))
             .collect::<Vec<_>>()
             .join(" AND ")
     };
-    let scope = d.source_rows(job);
-    let refs = super::entity_refs(job, "u");
+    let scope = query::source_rows(d, source);
+    let refs = super::entity_refs(source, "u");
     format!(
         "SELECT {refs}, u.a, MAX(u.v) FROM ({}) u\nWHERE u.v IS NOT NULL\n  AND EXISTS (SELECT 1 FROM ({scope}) f WHERE {})\n  AND NOT EXISTS (SELECT 1 FROM ({scope}) g WHERE {} AND g.a = u.a AND g.v IS NOT NULL)\nGROUP BY {refs}, u.a",
-        d.source_rows_filtered(job, None),
+        query::source_rows_filtered(d, source, None),
         same("f"),
         same("g"),
     )

@@ -5,7 +5,7 @@
 //!
 //! The default methods render the portable shape; a dialect overrides only what differs.
 //! Everything that comes from the data (attribute names, values) reaches SQL only through
-//! [`Dialect::quote_ident`] and [`Dialect::quote_literal`].
+//! [`Quoting::quote_ident`] and [`Quoting::quote_literal`].
 
 pub mod citus;
 mod ident_case;
@@ -36,13 +36,26 @@ pub use session_sql::SessionSql;
 pub use sqlite::Sqlite;
 pub use typed::{ColumnKind, Typed};
 
+pub mod ddl;
 pub mod merge;
 mod names;
 pub use names::{by_name, known_names, ALL};
 pub mod portable;
 pub mod preview;
+pub mod query;
 
-use crate::config::{Aggregate, Job, JoinKind, TableRef};
+pub use ddl::entity_order;
+pub use query::{entity_probe_query, entity_refs, SourceQuery};
+
+/// The dialect traits, for code that calls their methods on a concrete dialect
+/// (`Postgres.quote_ident(…)`): `use crate::dialect::prelude::*;`.
+pub mod prelude {
+    pub use super::{
+        Catalog, Dialect, Identity, Query, Quoting, Schema, Script, SessionSql, Types,
+    };
+}
+
+use crate::config::{Job, TableRef};
 
 /// How a dialect limits identifier length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,22 +159,32 @@ pub struct TableShape {
     /// The SQL type of every pivoted column.
     pub column_type: String,
     /// The entity key should be the table's primary key (target tables: one row per entity).
-    /// Honoured by [`Dialect::create_table`] only where [`Dialect::primary_key_problem`] finds
+    /// Honoured by [`crate::dialect::ddl::create_table`] only where [`crate::dialect::ddl::primary_key_problem`] finds
     /// none; companion tables of transforms set it false (their rows are not per entity).
     pub primary_key: bool,
 }
 
-/// Session control (lock timeouts, lock holders, cancel) is [`SessionSql`], kept apart; which
-/// database a connection reaches and what a view reads is [`Identity`].
-pub trait Dialect: SessionSql + Identity + Send + Sync {
+/// A whole dialect: the narrow traits composed (as sea-query composes `QueryBuilder +
+/// SchemaBuilder + QuotedBuilder`), so call sites keep `&dyn Dialect`. It has no methods of its
+/// own; a type implementing every part is a `Dialect`. Session control (lock timeouts, lock
+/// holders, cancel) is [`SessionSql`]; which database a connection reaches and what a view reads
+/// is [`Identity`]. The queries built from those parts, which no dialect overrides, are free
+/// functions in [`query`] and [`ddl`].
+pub trait Dialect:
+    Quoting + Types + Schema + Catalog + Query + Script + SessionSql + Identity + Send + Sync
+{
+}
+
+impl<T> Dialect for T where
+    T: Quoting + Types + Schema + Catalog + Query + Script + SessionSql + Identity + Send + Sync
+{
+}
+
+/// How names and text reach SQL: identifier and literal quoting, name limits and case, the
+/// attribute key, bind parameters. Every other dialect trait builds on it.
+pub trait Quoting: Send + Sync {
     /// `sqlite`, `postgres`, `mariadb`, `mssql` or `oracle`: also the folder name under `sql/`.
     fn name(&self) -> &'static str;
-
-    /// The engine that can spread this dialect's tables over several servers (Citus for
-    /// PostgreSQL), if one may be installed; whether it is, is asked of the database.
-    fn scale_out(&self) -> Option<&'static dyn ScaleOut> {
-        None
-    }
 
     /// Quote an identifier that may contain anything (it comes from the data).
     fn quote_ident(&self, name: &str) -> String {
@@ -169,7 +192,7 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
     }
 
     /// Quote a string literal that may contain anything (it comes from the data). A NUL is
-    /// spliced in by expression ([`Dialect::nul_splice`]): inside the quotes it would end
+    /// spliced in by expression ([`Quoting::nul_splice`]): inside the quotes it would end
     /// SQLite's statement text early (`unrecognized token`).
     fn quote_literal(&self, text: &str) -> String {
         splice_nul(format!("'{}'", text.replace('\'', "''")), self.nul_splice())
@@ -187,75 +210,8 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
         format!("X'{}'", crate::value::hex(bytes))
     }
 
-    /// The type of `column_type: text`: the dialect's unbounded Unicode text type.
-    fn text_type(&self) -> &'static str;
-
     fn ident_limit(&self) -> IdentLimit {
         IdentLimit::None
-    }
-
-    /// The most columns one table may have (entity keys included), where the database has a
-    /// limit; the plan refuses (or splits) wider targets before any DDL.
-    fn max_columns(&self) -> Option<usize> {
-        None
-    }
-
-    /// How one row must fit its page, where the database limits it; the plan's capacity
-    /// check ([`crate::plan::capacity`]) refuses or splits targets that cannot fit.
-    fn row_budget(&self) -> Option<RowBudget> {
-        None
-    }
-
-    /// The expression for the stored size in bytes of value `v` as a text column would hold
-    /// it: discovery's per-attribute widths, which the capacity estimate uses.
-    fn value_bytes(&self, v: &str) -> String {
-        format!("LENGTH(CAST({v} AS BLOB))")
-    }
-
-    /// Bytes a value of SQL type `ty` takes in a primary-key index entry at most, or None if
-    /// this database cannot make a column of that type (part of) a primary key. Only
-    /// consulted where [`Dialect::max_key_bytes`] is set, or to reject a type.
-    fn key_bytes(&self, _ty: &str) -> Option<usize> {
-        Some(0)
-    }
-
-    /// How an entity column of type `ty` is declared when it is part of the primary key.
-    fn key_column_type(&self, ty: &str) -> String {
-        ty.to_string()
-    }
-
-    /// The most bytes a primary key may span, where the database limits it.
-    fn max_key_bytes(&self) -> Option<usize> {
-        None
-    }
-
-    /// Why the entity columns cannot be this table's primary key here, if they cannot:
-    /// an unknown type (the column would be created untyped), a type the database will not
-    /// index, or a key wider than the database allows.
-    fn primary_key_problem(&self, entity: &[EntityColumn]) -> Option<String> {
-        let mut total = 0usize;
-        for e in entity {
-            let Some(ty) = &e.sql_type else {
-                return Some(format!("the type of entity column {} is unknown", e.name));
-            };
-            match self.key_bytes(ty) {
-                Some(n) => total = total.saturating_add(n),
-                None => {
-                    return Some(format!(
-                        "entity column {} has type {ty}, which {} cannot use in a primary key",
-                        e.name,
-                        self.name()
-                    ))
-                }
-            }
-        }
-        match self.max_key_bytes() {
-            Some(max) if total > max => Some(format!(
-                "the entity key may take {total} bytes, more than the {max} a {} primary key allows",
-                self.name()
-            )),
-            _ => None,
-        }
     }
 
     /// What this database does with an identifier written without quotes: the rule every
@@ -266,7 +222,7 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
 
     /// The catalog lists column names as they were created (not lower-cased, as Babelfish's
     /// `sys.columns` does): a merge then matches an attribute to an existing column by exact
-    /// name, and by [`Dialect::ident_key`] otherwise.
+    /// name, and by [`Quoting::ident_key`] otherwise.
     fn catalog_keeps_case(&self) -> bool {
         true
     }
@@ -291,37 +247,77 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
         attribute_expr.to_string()
     }
 
-    /// The literal that [`Dialect::attribute_key`] yields for `name`.
+    /// The literal that [`Quoting::attribute_key`] yields for `name`.
     fn attribute_key_literal(&self, name: &str) -> String {
         self.quote_literal(name)
     }
 
-    /// What [`Dialect::attribute_key`] yields for `name`, as a value read back (test peers and
+    /// What [`Quoting::attribute_key`] yields for `name`, as a value read back (test peers and
     /// scripted backends answer discovery with it).
     fn encode_attribute_key(&self, name: &str) -> String {
         name.to_string()
     }
 
-    /// Undo whatever [`Dialect::attribute_key`] added, on a value read back from discovery.
+    /// Undo whatever [`Quoting::attribute_key`] added, on a value read back from discovery.
     fn decode_attribute_key(&self, raw: String) -> String {
         raw
     }
 
-    fn begin(&self) -> String {
-        "BEGIN".into()
+    /// `a` equals `b`, NULL equal to NULL.
+    fn null_safe_eq(&self, a: &str, b: &str) -> String {
+        format!("(({a} = {b}) OR ({a} IS NULL AND {b} IS NULL))")
     }
 
-    fn commit(&self) -> String {
-        "COMMIT".into()
+    /// `SELECT` of at most `n` rows of `query`.
+    fn limit(&self, query: &str, n: u64) -> String {
+        format!("{query} LIMIT {n}")
     }
 
-    fn rollback(&self) -> String {
-        "ROLLBACK".into()
+    /// A bind parameter; `index` counts from 1.
+    fn placeholder(&self, _index: usize) -> String {
+        "?".into()
+    }
+}
+
+/// Column types: the text type, typed columns ([`ColumnKind`] → SQL type, CAST), the page and
+/// key limits the plan's capacity check reads.
+pub trait Types: Quoting {
+    /// The type of `column_type: text`: the dialect's unbounded Unicode text type.
+    fn text_type(&self) -> &'static str;
+
+    /// The most columns one table may have (entity keys included), where the database has a
+    /// limit; the plan refuses (or splits) wider targets before any DDL.
+    fn max_columns(&self) -> Option<usize> {
+        None
     }
 
-    /// Whether CREATE/DROP/RENAME take part in a transaction (MariaDB's do not).
-    fn transactional_ddl(&self) -> bool {
-        true
+    /// How one row must fit its page, where the database limits it; the plan's capacity
+    /// check ([`crate::plan::capacity`]) refuses or splits targets that cannot fit.
+    fn row_budget(&self) -> Option<RowBudget> {
+        None
+    }
+
+    /// The expression for the stored size in bytes of value `v` as a text column would hold
+    /// it: discovery's per-attribute widths, which the capacity estimate uses.
+    fn value_bytes(&self, v: &str) -> String {
+        format!("LENGTH(CAST({v} AS BLOB))")
+    }
+
+    /// Bytes a value of SQL type `ty` takes in a primary-key index entry at most, or None if
+    /// this database cannot make a column of that type (part of) a primary key. Only
+    /// consulted where [`Types::max_key_bytes`] is set, or to reject a type.
+    fn key_bytes(&self, _ty: &str) -> Option<usize> {
+        Some(0)
+    }
+
+    /// How an entity column of type `ty` is declared when it is part of the primary key.
+    fn key_column_type(&self, ty: &str) -> String {
+        ty.to_string()
+    }
+
+    /// The most bytes a primary key may span, where the database limits it.
+    fn max_key_bytes(&self) -> Option<usize> {
+        None
     }
 
     /// The integer type of companion tables' count columns.
@@ -349,7 +345,7 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
         None
     }
 
-    /// The declared type of a typed column of `kind` (one [`Dialect::stores`]).
+    /// The declared type of a typed column of `kind` (one [`Types::stores`]).
     fn column_sql_type(&self, kind: &ColumnKind) -> String {
         match kind {
             ColumnKind::Text {
@@ -372,7 +368,7 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
 
     /// A text type bounded to values of these lengths, where the dialect has one worth
     /// declaring (SQL Server `NVARCHAR(n)`, MariaDB `VARCHAR(n)`), with the bytes it declares
-    /// against [`Dialect::declared_row_limit`]; None: the unbounded type.
+    /// against [`Types::declared_row_limit`]; None: the unbounded type.
     fn bounded_text_type(&self, _chars: u64, _utf16: u64, _bytes: u64) -> Option<(String, usize)> {
         None
     }
@@ -393,6 +389,46 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
         }
     }
 
+    /// The kind of a type as this database declares it (an entity key read for another
+    /// database); None: no portable equivalent.
+    fn portable_type(&self, declared: &str) -> Option<ColumnKind> {
+        portable::parse(declared)
+    }
+
+    /// A typed value printed back as text, for the round-trip check.
+    fn text_of(&self, expr: &str) -> String {
+        format!("CAST({expr} AS {})", self.text_type())
+    }
+
+    /// `expr`'s text without trailing fractional zeros and then a bare point (`12.50` →
+    /// `12.5`, `5.0` → `5`, `10` unchanged): how the typed check compares by value.
+    fn trim_fraction(&self, expr: &str) -> String {
+        format!(
+            "CASE WHEN {expr} LIKE '%.%' THEN TRIM(TRAILING '.' FROM TRIM(TRAILING '0' FROM {expr})) ELSE {expr} END"
+        )
+    }
+}
+
+/// Statements that change tables: transactions, CREATE/DROP/RENAME and the swap, ALTER, the
+/// streaming load's statement, how a merge upserts.
+pub trait Schema: Quoting {
+    fn begin(&self) -> String {
+        "BEGIN".into()
+    }
+
+    fn commit(&self) -> String {
+        "COMMIT".into()
+    }
+
+    fn rollback(&self) -> String {
+        "ROLLBACK".into()
+    }
+
+    /// Whether CREATE/DROP/RENAME take part in a transaction (MariaDB's do not).
+    fn transactional_ddl(&self) -> bool {
+        true
+    }
+
     /// Make a verified staging table visible under its final name, replacing the old table
     /// if there is one (`replaced`: the name the old table may be moved to first, unique to
     /// the run). Default: drop and rename, inside the load's transaction. Where DDL is not
@@ -410,6 +446,89 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
         }
         sql.push(self.rename_table(staging, target));
         sql
+    }
+
+    /// Mark a staging table created outside a transaction with the run that made it (the
+    /// text `mark`), where the database keeps such a mark.
+    fn mark_created(&self, create_table: String, _mark: &str) -> String {
+        create_table
+    }
+
+    /// The statement that changes `column` of `table` to `sql_type`, keeping every value (a
+    /// typed merge widening a column); None where the database has no such statement.
+    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+        let _ = (table, column, sql_type);
+        None
+    }
+
+    /// `ALTER TABLE … ADD` one column: a merge's new attribute.
+    fn add_column(&self, table: &TableRef, column: &str, sql_type: &str) -> String {
+        format!(
+            "ALTER TABLE {table} ADD {} {sql_type}",
+            self.quote_ident(column)
+        )
+    }
+
+    /// How this database upserts a merge's staging rows into the target (same key).
+    fn upsert_style(&self) -> merge::UpsertStyle {
+        merge::UpsertStyle::UpdateThenInsert
+    }
+
+    /// Where DDL is not transactional: an empty copy of `old` (keys, types) named `new`, for
+    /// a merge that must add columns without altering the live table before commit.
+    fn create_table_like(&self, _new: &TableRef, _old: &TableRef) -> Option<String> {
+        None
+    }
+
+    fn drop_table(&self, table: &TableRef) -> String {
+        format!("DROP TABLE {table}")
+    }
+
+    /// Rename `from` to the last part of `to` (same schema).
+    fn rename_table(&self, from: &TableRef, to: &TableRef) -> String {
+        format!("ALTER TABLE {from} RENAME TO {}", to.last_part())
+    }
+
+    /// A multi-row `INSERT … VALUES (…), (…)` with bind parameters: the streaming load.
+    fn insert_values(&self, table: &TableRef, columns: &[String], rows: usize) -> String {
+        let cols: Vec<String> = columns.iter().map(|c| self.quote_ident(c)).collect();
+        let mut index = 0;
+        let tuples: Vec<String> = (0..rows)
+            .map(|_| {
+                let params: Vec<String> = columns
+                    .iter()
+                    .map(|_| {
+                        index += 1;
+                        self.placeholder(index)
+                    })
+                    .collect();
+                format!("({})", params.join(", "))
+            })
+            .collect();
+        format!(
+            "INSERT INTO {table} ({}) VALUES {}",
+            cols.join(", "),
+            tuples.join(", ")
+        )
+    }
+
+    /// How the streaming strategy loads wide rows into `table`, as `--dry-run` shows it: the
+    /// statement the backend sends per batch, and a note on when it uses another.
+    fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
+        (
+            self.insert_values(table, columns, 1),
+            "stream: wide rows loaded in batches of multi-row INSERTs (statement shape for one row)",
+        )
+    }
+}
+
+/// Queries of the catalog: whether a table or view exists, what it is, its columns and types,
+/// locks and leftovers of crashed runs.
+pub trait Catalog: Quoting {
+    /// The engine that can spread this dialect's tables over several servers (Citus for
+    /// PostgreSQL), if one may be installed; whether it is, is asked of the database.
+    fn scale_out(&self) -> Option<&'static dyn ScaleOut> {
+        None
     }
 
     /// A query returning one value that identifies `table` as the database resolves the
@@ -435,56 +554,13 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
         None
     }
 
-    /// Mark a staging table created outside a transaction with the run that made it (the
-    /// text `mark`), where the database keeps such a mark.
-    fn mark_created(&self, create_table: String, _mark: &str) -> String {
-        create_table
-    }
-
-    /// The kind of a type as this database declares it (an entity key read for another
-    /// database); None: no portable equivalent.
-    fn portable_type(&self, declared: &str) -> Option<ColumnKind> {
-        portable::parse(declared)
-    }
-
     /// A query listing the column names of `table` in order (a merge reads what the
     /// existing target has).
     fn table_columns(&self, table: &TableRef) -> String;
 
     /// A query listing `(name, declared type)` of `table`'s columns in order, the type as
-    /// [`Dialect::portable_type`] reads it: what a typed merge compares its values with.
+    /// [`Types::portable_type`] reads it: what a typed merge compares its values with.
     fn column_types(&self, table: &TableRef) -> String;
-
-    /// The statement that changes `column` of `table` to `sql_type`, keeping every value (a
-    /// typed merge widening a column); None where the database has no such statement.
-    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
-        let _ = (table, column, sql_type);
-        None
-    }
-
-    /// The source rows the typed round-trip check converts, fenced so that its CASTs only
-    /// ever see the rows the job selects (a planner may otherwise test them first).
-    fn fenced_source_rows(&self, job: &Job) -> String {
-        self.source_rows(job)
-    }
-
-    /// `ALTER TABLE … ADD` one column: a merge's new attribute.
-    fn add_column(&self, table: &TableRef, column: &str, sql_type: &str) -> String {
-        format!(
-            "ALTER TABLE {table} ADD {} {sql_type}",
-            self.quote_ident(column)
-        )
-    }
-
-    /// `a` equals `b`, NULL equal to NULL.
-    fn null_safe_eq(&self, a: &str, b: &str) -> String {
-        format!("(({a} = {b}) OR ({a} IS NULL AND {b} IS NULL))")
-    }
-
-    /// How this database upserts a merge's staging rows into the target (same key).
-    fn upsert_style(&self) -> merge::UpsertStyle {
-        merge::UpsertStyle::UpdateThenInsert
-    }
 
     /// Where a merge goes into a copy swapped in after commit (DDL not transactional): one row
     /// that changes whenever a row of `table` does (its rows and a hash of `columns`), to tell
@@ -493,12 +569,59 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
         None
     }
 
-    /// Where DDL is not transactional: an empty copy of `old` (keys, types) named `new`, for
-    /// a merge that must add columns without altering the live table before commit.
-    fn create_table_like(&self, _new: &TableRef, _old: &TableRef) -> Option<String> {
+    /// A query returning one row with one integer: 1 when the table exists, else 0.
+    fn table_exists(&self, table: &TableRef) -> String;
+
+    /// The unique keys of `table` that the catalog vouches for, one row per key column:
+    /// `key_name, column_name`. Only keys enforced for every row (no partial index, no
+    /// expression part, not deferred). Where the job's entity and attribute columns cover
+    /// one, no (entity, attribute) pair can repeat and the pushdown skips its survey
+    /// ([`query::pairs_per_attribute`]). None: this database's catalog is not read, the
+    /// survey runs.
+    fn unique_keys(&self, _table: &TableRef) -> Option<String> {
         None
     }
+}
 
+/// The hooks of the queries over the source rows ([`query`] renders those queries): where a
+/// dialect fences, describes or groups them differently.
+pub trait Query: Types {
+    /// The source rows the typed round-trip check converts, fenced so that its CASTs only
+    /// ever see the rows the job selects (a planner may otherwise test them first).
+    fn fenced_source_rows(&self, source: &SourceQuery) -> String {
+        query::source_rows(self, source)
+    }
+
+    /// `strategy: auto` streams above this many columns. On SQLite, PostgreSQL and MariaDB
+    /// the stream won at every measured width from 10 columns up (benches/pivot,
+    /// BENCHMARKS.md): besides its CASE per column per row the pushdown needs a separate
+    /// conflict-count scan, which the stream does in passing. 0 = always stream.
+    fn stream_above_columns(&self) -> usize {
+        0
+    }
+
+    /// Whether this engine can only `GROUP BY` by sorting every row (no hash aggregate):
+    /// discovery then aggregates [`crate::dialect::query::discovery_scan`] in eavpivot, which measured 3×
+    /// faster on SQLite than its sorter over a million rows.
+    fn groups_by_sorting(&self) -> bool {
+        false
+    }
+
+    /// A query with no rows selecting the entity keys, so the backend can report their types.
+    /// The backend runs it as given through [`crate::backend::Backend::column_types`].
+    fn describe_entity(&self, source: &SourceQuery) -> String {
+        entity_probe_query(self, source)
+    }
+
+    /// Whether an `INSERT … SELECT`'s reported row count is the rows it inserted, so the
+    /// pushdown's `GROUP BY` entity count can stand for a separate distinct-entity count.
+    fn counts_inserted_rows(&self) -> bool {
+        true
+    }
+}
+
+/// Standalone scripts (`eavpivot script`) and the in-database Sudoku solvers' spelling.
+pub trait Script: Quoting {
     /// Which spelling of the in-database Sudoku solvers' SQL this database takes (None: it
     /// has none).
     fn sudoku_flavor(&self) -> Option<sudoku_sql::Flavor> {
@@ -538,386 +661,6 @@ pub trait Dialect: SessionSql + Identity + Send + Sync {
     fn plan_notes(&self) -> Vec<String> {
         Vec::new()
     }
-
-    /// `strategy: auto` streams above this many columns. On SQLite, PostgreSQL and MariaDB
-    /// the stream won at every measured width from 10 columns up (benches/pivot,
-    /// BENCHMARKS.md): besides its CASE per column per row the pushdown needs a separate
-    /// conflict-count scan, which the stream does in passing. 0 = always stream.
-    fn stream_above_columns(&self) -> usize {
-        0
-    }
-
-    /// `SELECT` of at most `n` rows of `query`.
-    fn limit(&self, query: &str, n: u64) -> String {
-        format!("{query} LIMIT {n}")
-    }
-
-    /// A query returning one row with one integer: 1 when the table exists, else 0.
-    fn table_exists(&self, table: &TableRef) -> String;
-
-    fn drop_table(&self, table: &TableRef) -> String {
-        format!("DROP TABLE {table}")
-    }
-
-    /// Rename `from` to the last part of `to` (same schema).
-    fn rename_table(&self, from: &TableRef, to: &TableRef) -> String {
-        format!("ALTER TABLE {from} RENAME TO {}", to.last_part())
-    }
-
-    /// `FROM t AS a JOIN … WHERE …` of the job's source: its scope (`source.where`).
-    fn source_from(&self, job: &Job) -> String {
-        source_from_sql(job, job.source.filter.as_deref(), None)
-    }
-
-    /// The key–value rows as a derived table with columns `e0…eN, a, v`. With
-    /// `source.changed` (a merge's delta) only the entities that have a row in the scope
-    /// matching it, each with all its rows in the scope: every query of the run (discovery,
-    /// both strategies, verification) sees the same rows.
-    fn source_rows(&self, job: &Job) -> String {
-        let rows = source_rows_sql(self, job, job.source.filter.as_deref());
-        let Some(changed) = &job.source.changed else {
-            return rows;
-        };
-        let keys: Vec<String> = job
-            .entity
-            .iter()
-            .enumerate()
-            .map(|(i, e)| format!("{} AS e{i}", e.expr))
-            .collect();
-        let delta = format!(
-            "SELECT {}\n  {}",
-            keys.join(", "),
-            source_from_sql(job, job.source.filter.as_deref(), Some(changed))
-        );
-        let outer = format!("SELECT {}, r.a, r.v FROM ({rows}) r", entity_refs(job, "r"));
-        if job.entity.len() == 1 {
-            format!("{outer}\n  WHERE r.e0 IN (SELECT c.e0 FROM ({delta}) c)")
-        } else {
-            let matched: Vec<String> = (0..job.entity.len())
-                .map(|i| format!("c.e{i} = r.e{i}"))
-                .collect();
-            format!(
-                "{outer}\n  WHERE EXISTS (SELECT 1 FROM ({delta}) c WHERE {})",
-                matched.join(" AND ")
-            )
-        }
-    }
-
-    /// The key–value rows of the job's joins with `filter` instead of the scope and no delta:
-    /// what a merge's guard reads to find values outside `where`.
-    fn source_rows_filtered(&self, job: &Job, filter: Option<&str>) -> String {
-        source_rows_sql(self, job, filter)
-    }
-
-    /// Distinct attribute names with their row and non-null-value counts, the smallest and
-    /// largest value in bytes (the capacity estimate's widths), and per entity column the rows
-    /// where it is NULL (a primary key refuses them): all in the one scan discovery makes.
-    /// Columns: `a, n_rows, n_values, min_bytes, max_bytes, null_e0, null_e1, …`.
-    fn discover_attributes(&self, job: &Job) -> String {
-        let width = self.value_bytes("s.v");
-        let mut cols = vec![
-            "s.a".to_string(),
-            "COUNT(*) AS n_rows".into(),
-            "COUNT(s.v) AS n_values".into(),
-            format!("MIN({width}) AS min_bytes"),
-            format!("MAX({width}) AS max_bytes"),
-        ];
-        cols.extend(
-            (0..job.entity.len()).map(|i| format!("COUNT(*) - COUNT(s.e{i}) AS null_e{i}")),
-        );
-        format!(
-            "SELECT {}\nFROM ({}) s\nGROUP BY s.a",
-            cols.join(", "),
-            self.source_rows(job)
-        )
-    }
-
-    /// Whether this engine can only `GROUP BY` by sorting every row (no hash aggregate):
-    /// discovery then aggregates [`Dialect::discovery_scan`] in eavpivot, which measured 3×
-    /// faster on SQLite than its sorter over a million rows.
-    fn groups_by_sorting(&self) -> bool {
-        false
-    }
-
-    /// Discovery's input as one plain scan, one row per source row: `a`, the value's bytes
-    /// (NULL for a NULL value), then 1 per NULL entity column: what
-    /// [`Dialect::discover_attributes`] aggregates, for [`crate::execute`] to aggregate.
-    fn discovery_scan(&self, job: &Job) -> String {
-        discovery_scan_sql(self, job, false)
-    }
-
-    /// [`Dialect::discovery_scan`] with each row's value and entity key after it
-    /// (`…, v, e0, e1, …`): when the job types its columns ([`crate::plan::types`]) discovery
-    /// reads every value once, here, and decides the types in eavpivot.
-    fn discovery_scan_values(&self, job: &Job) -> String {
-        discovery_scan_sql(self, job, true)
-    }
-
-    /// One row, one integer: the most non-null cells any entity has among `attributes`,
-    /// the fact that decides whether a row that could be too big certainly is. Run only when
-    /// the plan's all-cells-filled estimate does not fit and `split` is off.
-    fn max_cells_per_entity(&self, job: &Job, attributes: &[String]) -> String {
-        let names: Vec<String> = attributes
-            .iter()
-            .map(|a| self.attribute_key_literal(a))
-            .collect();
-        format!(
-            "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT s.a) AS n FROM ({}) s WHERE s.v IS NOT NULL AND s.a IN ({}) GROUP BY {}) c",
-            self.source_rows(job),
-            names.join(", "),
-            entity_refs(job, "s")
-        )
-    }
-
-    /// A query with no rows selecting the entity keys, so the backend can report their types.
-    /// The backend runs it as given through [`crate::backend::Backend::column_types`].
-    fn describe_entity(&self, job: &Job) -> String {
-        entity_probe_query(self, job)
-    }
-
-    /// Number of distinct entities: the row count every target table must end with.
-    fn count_entities(&self, job: &Job) -> String {
-        format!(
-            "SELECT COUNT(*) FROM (SELECT DISTINCT {} FROM ({}) s) d",
-            entity_refs(job, "s"),
-            self.source_rows(job)
-        )
-    }
-
-    /// Per attribute, the number of entities with a non-null value: each column's cell count.
-    fn count_cells_per_attribute(&self, job: &Job) -> String {
-        format!(
-            "SELECT d.a, COUNT(*) FROM (SELECT DISTINCT {}, s.a FROM ({}) s WHERE s.v IS NOT NULL) d GROUP BY d.a",
-            entity_refs(job, "s"),
-            self.source_rows(job)
-        )
-    }
-
-    /// Per attribute `a, pairs, conflicting`: the entities holding a non-null value (the
-    /// column's expected cell count) and how many of them hold more than one distinct value.
-    /// The pushdown's one survey of the source: conflicts are known before anything is written,
-    /// and the cell counts check the target after, with no second scan.
-    fn pairs_per_attribute(&self, job: &Job) -> String {
-        let entity = entity_refs(job, "s");
-        format!(
-            "SELECT p.a, COUNT(*) AS pairs, SUM(CASE WHEN p.lo <> p.hi THEN 1 ELSE 0 END) AS conflicting\nFROM (SELECT {entity}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL AND {} GROUP BY {entity}, s.a) p\nGROUP BY p.a",
-            self.source_rows(job),
-            named_attribute(self),
-        )
-    }
-
-    /// The unique keys of `table` that the catalog vouches for, one row per key column:
-    /// `key_name, column_name`. Only keys enforced for every row (no partial index, no
-    /// expression part, not deferred). Where the job's entity and attribute columns cover
-    /// one, no (entity, attribute) pair can repeat and the pushdown skips its survey
-    /// ([`Dialect::pairs_per_attribute`]). None: this database's catalog is not read, the
-    /// survey runs.
-    fn unique_keys(&self, _table: &TableRef) -> Option<String> {
-        None
-    }
-
-    /// Whether an `INSERT … SELECT`'s reported row count is the rows it inserted, so the
-    /// pushdown's `GROUP BY` entity count can stand for a separate distinct-entity count.
-    fn counts_inserted_rows(&self) -> bool {
-        true
-    }
-
-    /// Entity/attribute pairs that carry more than one distinct value (the first ten are
-    /// listed when `aggregate: error` refuses a job).
-    fn conflicts(&self, job: &Job) -> String {
-        format!(
-            "SELECT {}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL AND {} GROUP BY {}, s.a HAVING MIN(s.v) <> MAX(s.v)",
-            entity_refs(job, "s"),
-            self.source_rows(job),
-            named_attribute(self),
-            entity_refs(job, "s"),
-        )
-    }
-
-    /// Every distinct value of every conflicting entity/attribute pair ([`Dialect::conflicts`]),
-    /// one row each (`e0…, a, v`), ordered by pair: what `run --conflicts FILE` exports in full.
-    fn conflicting_values(&self, job: &Job) -> String {
-        let on: Vec<String> = (0..job.entity.len())
-            .map(|i| format!("s.e{i} = c.e{i}"))
-            .chain(std::iter::once("s.a = c.a".to_string()))
-            .collect();
-        format!(
-            "SELECT DISTINCT {entity}, s.a, s.v FROM ({}) s\nJOIN ({}) c ON {}\nWHERE s.v IS NOT NULL ORDER BY {entity}, s.a, s.v",
-            self.source_rows(job),
-            self.conflicts(job),
-            on.join(" AND "),
-            entity = entity_refs(job, "s"),
-        )
-    }
-
-    /// `CREATE TABLE`, with the entity key as `NOT NULL` primary key where the shape asks for
-    /// one and the database can make it (else the plan has said why not).
-    fn create_table(&self, shape: &TableShape) -> String {
-        let keyed = shape.primary_key && self.primary_key_problem(&shape.entity).is_none();
-        let mut cols: Vec<String> = shape
-            .entity
-            .iter()
-            .map(|e| match &e.sql_type {
-                Some(ty) if keyed => format!(
-                    "{} {} NOT NULL",
-                    self.quote_ident(&e.name),
-                    self.key_column_type(ty)
-                ),
-                Some(ty) => format!("{} {ty}", self.quote_ident(&e.name)),
-                None => self.quote_ident(&e.name),
-            })
-            .collect();
-        cols.extend(
-            shape
-                .columns
-                .iter()
-                .map(|c| format!("{} {}", self.quote_ident(&c.column), c.sql_type(shape))),
-        );
-        if keyed && !shape.entity.is_empty() {
-            cols.push(format!("PRIMARY KEY ({})", entity_order(self, shape)));
-        }
-        format!(
-            "CREATE TABLE {} (\n  {}\n)",
-            shape.table,
-            cols.join(",\n  ")
-        )
-    }
-
-    /// Column list `(e…, c…)` of an INSERT into `shape`.
-    fn insert_columns(&self, shape: &TableShape) -> String {
-        let names: Vec<String> = shape
-            .entity
-            .iter()
-            .map(|e| self.quote_ident(&e.name))
-            .chain(shape.columns.iter().map(|c| self.quote_ident(&c.column)))
-            .collect();
-        names.join(", ")
-    }
-
-    /// The pushdown: `INSERT … SELECT e…, MAX(CASE WHEN a = '…' THEN v END) AS "…" … GROUP BY e…`.
-    fn insert_select(&self, shape: &TableShape, job: &Job, aggregate: Aggregate) -> String {
-        let agg = match aggregate {
-            Aggregate::Min => "MIN",
-            Aggregate::Max | Aggregate::Error => "MAX",
-        };
-        let mut select: Vec<String> = (0..job.entity.len()).map(|i| format!("s.e{i}")).collect();
-        select.extend(shape.columns.iter().map(|c| {
-            let cell = format!(
-                "{agg}(CASE WHEN s.a = {} THEN s.v END)",
-                self.attribute_key_literal(&c.attribute)
-            );
-            // The aggregate picks among the source texts, then converts: the stream picks the
-            // same value the same way (see execute::stream).
-            let cell = match &c.typed {
-                Some(t) => self.cast_to(&cell, t),
-                None => cell,
-            };
-            format!("{cell} AS {}", self.quote_ident(&c.column))
-        }));
-        format!(
-            "INSERT INTO {} ({})\nSELECT {}\nFROM ({}) s\nGROUP BY {}",
-            shape.table,
-            self.insert_columns(shape),
-            select.join(",\n  "),
-            self.source_rows(job),
-            entity_refs(job, "s")
-        )
-    }
-
-    /// One row: the table's row count, then the non-null count of each pivoted column.
-    fn count_table_cells(&self, shape: &TableShape) -> String {
-        let mut counts = vec!["COUNT(*)".to_string()];
-        counts.extend(
-            shape
-                .columns
-                .iter()
-                .map(|c| format!("COUNT({})", self.quote_ident(&c.column))),
-        );
-        format!("SELECT {} FROM {}", counts.join(", "), shape.table)
-    }
-
-    /// A typed value printed back as text, for the round-trip check.
-    fn text_of(&self, expr: &str) -> String {
-        format!("CAST({expr} AS {})", self.text_type())
-    }
-
-    /// `expr`'s text without trailing fractional zeros and then a bare point (`12.50` →
-    /// `12.5`, `5.0` → `5`, `10` unchanged): how the typed check compares by value.
-    fn trim_fraction(&self, expr: &str) -> String {
-        format!(
-            "CASE WHEN {expr} LIKE '%.%' THEN TRIM(TRAILING '.' FROM TRIM(TRAILING '0' FROM {expr})) ELSE {expr} END"
-        )
-    }
-
-    /// One row, one integer: the source values of `shape`'s typed columns that this database
-    /// does not print back as written once converted to the column's type (so 0 proves the
-    /// pushdown's CASTs exact and agrees with the ladder); None when the shape has no such
-    /// column. One scan of the source with one `IN` test per distinct type, not a second
-    /// pivot: at 1,000 columns a `MAX(CASE)` join back to the target costs minutes.
-    fn typed_round_trip(&self, shape: &TableShape, job: &Job) -> Option<String> {
-        typed::round_trip_query(self, shape, job)
-    }
-
-    /// A bind parameter; `index` counts from 1.
-    fn placeholder(&self, _index: usize) -> String {
-        "?".into()
-    }
-
-    /// A multi-row `INSERT … VALUES (…), (…)` with bind parameters: the streaming load.
-    fn insert_values(&self, table: &TableRef, columns: &[String], rows: usize) -> String {
-        let cols: Vec<String> = columns.iter().map(|c| self.quote_ident(c)).collect();
-        let mut index = 0;
-        let tuples: Vec<String> = (0..rows)
-            .map(|_| {
-                let params: Vec<String> = columns
-                    .iter()
-                    .map(|_| {
-                        index += 1;
-                        self.placeholder(index)
-                    })
-                    .collect();
-                format!("({})", params.join(", "))
-            })
-            .collect();
-        format!(
-            "INSERT INTO {table} ({}) VALUES {}",
-            cols.join(", "),
-            tuples.join(", ")
-        )
-    }
-
-    /// How the streaming strategy loads wide rows into `table`, as `--dry-run` shows it: the
-    /// statement the backend sends per batch, and a note on when it uses another.
-    fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
-        (
-            self.insert_values(table, columns, 1),
-            "stream: wide rows loaded in batches of multi-row INSERTs (statement shape for one row)",
-        )
-    }
-
-    /// One row: the entity of a source row whose attribute key is exactly `key` (bytes that
-    /// may not be UTF-8), so a refusal can name it.
-    fn entity_of_attribute(&self, job: &Job, key: &[u8]) -> String {
-        self.limit(
-            &format!(
-                "SELECT {} FROM ({}) s WHERE s.a = {}",
-                entity_refs(job, "s"),
-                self.source_rows(job),
-                self.text_bytes_literal(key)
-            ),
-            1,
-        )
-    }
-
-    /// The key–value rows ordered by entity: the streaming strategy's single scan.
-    fn ordered_rows(&self, job: &Job) -> String {
-        format!(
-            "SELECT {}, s.a, s.v FROM ({}) s ORDER BY {}",
-            entity_refs(job, "s"),
-            self.source_rows(job),
-            entity_refs(job, "s")
-        )
-    }
 }
 
 /// `quoted` with every NUL replaced by `splice`, parenthesised so it stays one operand.
@@ -927,63 +670,6 @@ pub fn splice_nul(quoted: String, splice: &str) -> String {
     } else {
         quoted
     }
-}
-
-/// The plain discovery scan, with the values and entity keys when `values`.
-fn discovery_scan_sql<D: Dialect + ?Sized>(dialect: &D, job: &Job, values: bool) -> String {
-    let mut cols = vec![
-        "s.a".to_string(),
-        format!("{} AS b", dialect.value_bytes("s.v")),
-    ];
-    cols.extend(
-        (0..job.entity.len())
-            .map(|i| format!("CASE WHEN s.e{i} IS NULL THEN 1 ELSE 0 END AS null_e{i}")),
-    );
-    if values {
-        cols.push("s.v".into());
-        cols.push(entity_refs(job, "s"));
-    }
-    format!(
-        "SELECT {}\nFROM ({}) s",
-        cols.join(", "),
-        dialect.source_rows(job)
-    )
-}
-
-/// The target's entity columns, quoted: its natural ORDER BY.
-pub fn entity_order<D: Dialect + ?Sized>(dialect: &D, shape: &TableShape) -> String {
-    shape
-        .entity
-        .iter()
-        .map(|e| dialect.quote_ident(&e.name))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// `SELECT` of the entity keys returning no rows: what a type probe describes.
-pub fn entity_probe_query<D: Dialect + ?Sized>(dialect: &D, job: &Job) -> String {
-    format!(
-        "SELECT {} FROM ({}) s WHERE 1 = 0",
-        entity_refs(job, "s"),
-        dialect.source_rows(job)
-    )
-}
-
-/// `s.a` names an attribute: rows with a NULL or empty name are skipped (`pivot.empty_names`),
-/// so they are never a pair, a conflict or a cell.
-fn named_attribute(dialect: &(impl Dialect + ?Sized)) -> String {
-    format!(
-        "s.a IS NOT NULL AND s.a <> {}",
-        dialect.attribute_key_literal("")
-    )
-}
-
-/// `s.e0, s.e1, …` for the job's entity keys.
-pub fn entity_refs(job: &Job, alias: &str) -> String {
-    (0..job.entity.len())
-        .map(|i| format!("{alias}.e{i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A declared type split into its lower-cased base name and first length argument:
@@ -1000,56 +686,6 @@ pub(crate) fn type_parts(ty: &str) -> (String, Option<usize>) {
         .next()
         .and_then(|n| n.trim().parse().ok());
     (base, arg)
-}
-
-/// `FROM t AS a JOIN … WHERE …` of the job's source with `filter` (the scope, or none), and
-/// `and` besides it (the delta).
-fn source_from_sql(job: &Job, filter: Option<&str>, and: Option<&str>) -> String {
-    let mut sql = format!(
-        "FROM {}",
-        table_with_alias(&job.source.table, &job.source.alias)
-    );
-    for join in &job.source.joins {
-        let kind = match join.kind {
-            JoinKind::Inner => "JOIN",
-            JoinKind::Left => "LEFT JOIN",
-        };
-        sql.push_str(&format!(
-            "\n  {kind} {} ON {}",
-            table_with_alias(&join.table, &join.alias),
-            join.on
-        ));
-    }
-    match (filter, and) {
-        (Some(f), Some(a)) => sql.push_str(&format!("\n  WHERE ({f}) AND ({a})")),
-        (Some(f), None) | (None, Some(f)) => sql.push_str(&format!("\n  WHERE {f}")),
-        (None, None) => {}
-    }
-    sql
-}
-
-/// `SELECT e… AS e0…, a, v FROM …` of the job's source with `filter` instead of its scope.
-fn source_rows_sql<D: Dialect + ?Sized>(dialect: &D, job: &Job, filter: Option<&str>) -> String {
-    let mut cols: Vec<String> = job
-        .entity
-        .iter()
-        .enumerate()
-        .map(|(i, e)| format!("{} AS e{i}", e.expr))
-        .collect();
-    cols.push(format!("{} AS a", dialect.attribute_key(&job.attribute)));
-    cols.push(format!("{} AS v", job.value));
-    format!(
-        "SELECT {}\n  {}",
-        cols.join(", "),
-        source_from_sql(job, filter, None)
-    )
-}
-
-fn table_with_alias(table: &TableRef, alias: &Option<String>) -> String {
-    match alias {
-        Some(a) => format!("{table} {a}"),
-        None => table.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! 128 UTF-16 units, and compare like the database collation: case-insensitively, trailing
 //! spaces ignored.
 
-use super::{ColumnKind, Dialect, IdentLimit, RowBudget};
+use super::{Catalog, ColumnKind, IdentLimit, Query, Quoting, RowBudget, Schema, Script, Types};
 use crate::config::{Job, TableRef};
 
 pub struct MsSql;
@@ -24,7 +24,7 @@ impl MsSql {
         )
     }
 
-    /// [`Dialect::insert_values`] for `rows` whose NULL cells (`is_null(row, column)`) are
+    /// [`Schema::insert_values`] for `rows` whose NULL cells (`is_null(row, column)`) are
     /// written as the literal `NULL` instead of a parameter; the others are `@P1, @P2, …` in
     /// row order. tiberius sends a `None` parameter as the untyped TDS NULLTYPE (0x1F), which
     /// Babelfish answers by dropping the connection; a literal NULL is typed by its column on
@@ -64,23 +64,7 @@ impl MsSql {
 const SENTINEL: char = '|';
 const BINARY_COLLATION: &str = "Latin1_General_100_BIN2";
 
-impl Dialect for MsSql {
-    fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
-        let cols: Vec<String> = columns.iter().map(|c| self.quote_ident(c)).collect();
-        (
-            format!(
-                "INSERT BULK {table} ({}) WITH (CHECK_CONSTRAINTS, KEEP_NULLS, FIRE_TRIGGERS)",
-                cols.join(", ")
-            ),
-            "stream: wide rows bulk loaded in batches, each column typed as the server describes it (by multi-row INSERT where a value cannot be sent exactly)",
-        )
-    }
-
-    /// Sent exactly as printed: `--dry-run` shows this EXEC, not the bare SELECT.
-    fn describe_entity(&self, job: &Job) -> String {
-        self.describe_first_result_set(&super::entity_probe_query(self, job))
-    }
-
+impl Quoting for MsSql {
     fn name(&self) -> &'static str {
         "mssql"
     }
@@ -102,134 +86,8 @@ impl Dialect for MsSql {
         "' + NCHAR(0) + N'"
     }
 
-    fn text_type(&self) -> &'static str {
-        "NVARCHAR(MAX)"
-    }
-
     fn ident_limit(&self) -> IdentLimit {
         IdentLimit::Utf16(128)
-    }
-
-    fn type_name_of(&self, kind: &ColumnKind) -> Option<String> {
-        Some(match kind {
-            ColumnKind::Int => "INT".into(),
-            ColumnKind::Timestamp { fraction } => format!("DATETIME2({fraction})"),
-            ColumnKind::Float => "FLOAT".into(),
-            // Never inferred here (BIT prints back as 1/0); a boolean entity key from another
-            // database keeps its meaning.
-            ColumnKind::Boolean => "BIT".into(),
-            other => return other.standard_sql(),
-        })
-    }
-
-    /// `NVARCHAR(n)` counts UTF-16 code units, up to 4,000.
-    /// `TRIM(TRAILING … FROM …)` is SQL Server 2022's and Babelfish rejects it: cut at the
-    /// last character that is not `0` (found in the reversed text), and that one too when it
-    /// is the point.
-    fn trim_fraction(&self, expr: &str) -> String {
-        let last = format!("PATINDEX('%[^0]%', REVERSE({expr}))");
-        format!(
-            "CASE WHEN {expr} LIKE '%.%' THEN LEFT({expr}, LEN({expr}) - {last} +              CASE WHEN SUBSTRING(REVERSE({expr}), {last}, 1) = '.' THEN 0 ELSE 1 END) ELSE {expr} END"
-        )
-    }
-
-    fn bounded_text_type(&self, _chars: u64, utf16: u64, _bytes: u64) -> Option<(String, usize)> {
-        (utf16 <= 4_000).then(|| (format!("NVARCHAR({})", utf16.max(1)), 0))
-    }
-
-    fn max_columns(&self) -> Option<usize> {
-        Some(MAX_COLUMNS_PER_TABLE)
-    }
-
-    fn row_budget(&self) -> Option<RowBudget> {
-        Some(RowBudget::SQL_SERVER)
-    }
-
-    /// Unmeasured on a real server: keep the pushdown up to a conservative width (its
-    /// per-row CASE cost grows with width).
-    /// A session or server with `SET NOCOUNT ON` reports no row counts: the entities are
-    /// counted by their own query.
-    fn counts_inserted_rows(&self) -> bool {
-        false
-    }
-
-    fn stream_above_columns(&self) -> usize {
-        32
-    }
-
-    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
-        Some(super::sudoku_sql::Flavor::TSql)
-    }
-
-    fn standalone_script(
-        &self,
-        job: &Job,
-        options: super::script::ScriptOptions,
-    ) -> crate::error::Result<String> {
-        let aggregation = match options.for_xml_path {
-            true => super::mssql_script::Aggregation::ForXmlPath,
-            false => super::mssql_script::Aggregation::Ordered,
-        };
-        super::mssql_script::render(job, aggregation)
-    }
-
-    fn table_columns(&self, table: &TableRef) -> String {
-        format!(
-            "SELECT name FROM sys.columns WHERE object_id = OBJECT_ID({}) ORDER BY column_id",
-            self.quote_literal(&table.sql())
-        )
-    }
-
-    /// Lengths, precision and scale spelled out as `CREATE TABLE` declares them.
-    fn column_types(&self, table: &TableRef) -> String {
-        format!(
-            "SELECT c.name, CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id WHERE c.object_id = OBJECT_ID({}) ORDER BY c.column_id",
-            self.quote_literal(&table.sql())
-        )
-    }
-
-    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
-        Some(format!(
-            "ALTER TABLE {table} ALTER COLUMN {} {sql_type}",
-            self.quote_ident(column)
-        ))
-    }
-
-    fn view_exists(&self, table: &TableRef) -> Option<String> {
-        Some(format!(
-            "SELECT COUNT(*) FROM sys.views WHERE object_id = OBJECT_ID({})",
-            self.quote_literal(&table.sql())
-        ))
-    }
-
-    fn table_identity(&self, table: &TableRef) -> String {
-        format!("SELECT OBJECT_ID({})", self.quote_literal(&table.sql()))
-    }
-
-    /// Bytes of the value as the NVARCHAR the target column holds (2 per UTF-16 unit).
-    fn value_bytes(&self, v: &str) -> String {
-        format!("DATALENGTH(CAST({v} AS NVARCHAR(MAX)))")
-    }
-
-    /// Index keys take at most 900 bytes and no LOB types ((N)VARCHAR(MAX), TEXT, NTEXT,
-    /// IMAGE, XML); anything not listed here is refused, to stay on the safe side.
-    fn key_bytes(&self, ty: &str) -> Option<usize> {
-        let (base, len) = super::type_parts(ty);
-        match base.as_str() {
-            "tinyint" | "bit" => Some(1),
-            "smallint" => Some(2),
-            "int" | "date" | "smalldatetime" | "real" => Some(4),
-            "bigint" | "datetime" | "datetime2" | "float" | "money" | "time" => Some(8),
-            "datetimeoffset" => Some(10),
-            "decimal" | "numeric" | "uniqueidentifier" => Some(17),
-            "char" | "varchar" | "binary" | "varbinary" => len,
-            "nchar" | "nvarchar" => len.map(|n| n.saturating_mul(2)),
-            _ => None,
-        }
-    }
-
-    fn max_key_bytes(&self) -> Option<usize> {
-        Some(900)
     }
 
     /// Babelfish's `sys.columns` lists names lower-cased (SQL Server keeps them; eavpivot cannot
@@ -274,6 +132,101 @@ impl Dialect for MsSql {
         raw
     }
 
+    fn placeholder(&self, index: usize) -> String {
+        format!("@P{index}")
+    }
+
+    fn limit(&self, query: &str, n: u64) -> String {
+        format!("SELECT TOP ({n}) * FROM ({query}) AS limited")
+    }
+}
+
+impl Types for MsSql {
+    fn text_type(&self) -> &'static str {
+        "NVARCHAR(MAX)"
+    }
+
+    fn type_name_of(&self, kind: &ColumnKind) -> Option<String> {
+        Some(match kind {
+            ColumnKind::Int => "INT".into(),
+            ColumnKind::Timestamp { fraction } => format!("DATETIME2({fraction})"),
+            ColumnKind::Float => "FLOAT".into(),
+            // Never inferred here (BIT prints back as 1/0); a boolean entity key from another
+            // database keeps its meaning.
+            ColumnKind::Boolean => "BIT".into(),
+            other => return other.standard_sql(),
+        })
+    }
+
+    /// `NVARCHAR(n)` counts UTF-16 code units, up to 4,000.
+    /// `TRIM(TRAILING … FROM …)` is SQL Server 2022's and Babelfish rejects it: cut at the
+    /// last character that is not `0` (found in the reversed text), and that one too when it
+    /// is the point.
+    fn trim_fraction(&self, expr: &str) -> String {
+        let last = format!("PATINDEX('%[^0]%', REVERSE({expr}))");
+        format!(
+            "CASE WHEN {expr} LIKE '%.%' THEN LEFT({expr}, LEN({expr}) - {last} +              CASE WHEN SUBSTRING(REVERSE({expr}), {last}, 1) = '.' THEN 0 ELSE 1 END) ELSE {expr} END"
+        )
+    }
+
+    fn bounded_text_type(&self, _chars: u64, utf16: u64, _bytes: u64) -> Option<(String, usize)> {
+        (utf16 <= 4_000).then(|| (format!("NVARCHAR({})", utf16.max(1)), 0))
+    }
+
+    fn max_columns(&self) -> Option<usize> {
+        Some(MAX_COLUMNS_PER_TABLE)
+    }
+
+    fn row_budget(&self) -> Option<RowBudget> {
+        Some(RowBudget::SQL_SERVER)
+    }
+
+    /// Bytes of the value as the NVARCHAR the target column holds (2 per UTF-16 unit).
+    fn value_bytes(&self, v: &str) -> String {
+        format!("DATALENGTH(CAST({v} AS NVARCHAR(MAX)))")
+    }
+
+    /// Index keys take at most 900 bytes and no LOB types ((N)VARCHAR(MAX), TEXT, NTEXT,
+    /// IMAGE, XML); anything not listed here is refused, to stay on the safe side.
+    fn key_bytes(&self, ty: &str) -> Option<usize> {
+        let (base, len) = super::type_parts(ty);
+        match base.as_str() {
+            "tinyint" | "bit" => Some(1),
+            "smallint" => Some(2),
+            "int" | "date" | "smalldatetime" | "real" => Some(4),
+            "bigint" | "datetime" | "datetime2" | "float" | "money" | "time" => Some(8),
+            "datetimeoffset" => Some(10),
+            "decimal" | "numeric" | "uniqueidentifier" => Some(17),
+            "char" | "varchar" | "binary" | "varbinary" => len,
+            "nchar" | "nvarchar" => len.map(|n| n.saturating_mul(2)),
+            _ => None,
+        }
+    }
+
+    fn max_key_bytes(&self) -> Option<usize> {
+        Some(900)
+    }
+}
+
+impl Schema for MsSql {
+    fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
+        let cols: Vec<String> = columns.iter().map(|c| self.quote_ident(c)).collect();
+        (
+            format!(
+                "INSERT BULK {table} ({}) WITH (CHECK_CONSTRAINTS, KEEP_NULLS, FIRE_TRIGGERS)",
+                cols.join(", ")
+            ),
+            "stream: wide rows bulk loaded in batches, each column typed as the server describes it (by multi-row INSERT where a value cannot be sent exactly)",
+        )
+    }
+
+    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+        Some(format!(
+            "ALTER TABLE {table} ALTER COLUMN {} {sql_type}",
+            self.quote_ident(column)
+        ))
+    }
+
     fn begin(&self) -> String {
         "SET XACT_ABORT ON; BEGIN TRANSACTION".into()
     }
@@ -286,12 +239,41 @@ impl Dialect for MsSql {
         "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION".into()
     }
 
-    fn placeholder(&self, index: usize) -> String {
-        format!("@P{index}")
+    fn rename_table(&self, from: &TableRef, to: &TableRef) -> String {
+        format!(
+            // `@objtype`: Babelfish requires it; SQL Server accepts it.
+            "EXEC sp_rename {}, {}, N'OBJECT'",
+            self.quote_literal(&from.sql()),
+            self.quote_literal(&to.name())
+        )
+    }
+}
+
+impl Catalog for MsSql {
+    fn table_columns(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT name FROM sys.columns WHERE object_id = OBJECT_ID({}) ORDER BY column_id",
+            self.quote_literal(&table.sql())
+        )
     }
 
-    fn limit(&self, query: &str, n: u64) -> String {
-        format!("SELECT TOP ({n}) * FROM ({query}) AS limited")
+    /// Lengths, precision and scale spelled out as `CREATE TABLE` declares them.
+    fn column_types(&self, table: &TableRef) -> String {
+        format!(
+            "SELECT c.name, CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id WHERE c.object_id = OBJECT_ID({}) ORDER BY c.column_id",
+            self.quote_literal(&table.sql())
+        )
+    }
+
+    fn view_exists(&self, table: &TableRef) -> Option<String> {
+        Some(format!(
+            "SELECT COUNT(*) FROM sys.views WHERE object_id = OBJECT_ID({})",
+            self.quote_literal(&table.sql())
+        ))
+    }
+
+    fn table_identity(&self, table: &TableRef) -> String {
+        format!("SELECT OBJECT_ID({})", self.quote_literal(&table.sql()))
     }
 
     fn table_exists(&self, table: &TableRef) -> String {
@@ -300,13 +282,41 @@ impl Dialect for MsSql {
             self.quote_literal(&table.sql())
         )
     }
+}
 
-    fn rename_table(&self, from: &TableRef, to: &TableRef) -> String {
-        format!(
-            // `@objtype`: Babelfish requires it; SQL Server accepts it.
-            "EXEC sp_rename {}, {}, N'OBJECT'",
-            self.quote_literal(&from.sql()),
-            self.quote_literal(&to.name())
-        )
+impl Query for MsSql {
+    /// Sent exactly as printed: `--dry-run` shows this EXEC, not the bare SELECT.
+    fn describe_entity(&self, source: &super::SourceQuery) -> String {
+        self.describe_first_result_set(&super::entity_probe_query(self, source))
+    }
+
+    /// Unmeasured on a real server: keep the pushdown up to a conservative width (its
+    /// per-row CASE cost grows with width).
+    fn stream_above_columns(&self) -> usize {
+        32
+    }
+
+    /// A session or server with `SET NOCOUNT ON` reports no row counts: the entities are
+    /// counted by their own query.
+    fn counts_inserted_rows(&self) -> bool {
+        false
+    }
+}
+
+impl Script for MsSql {
+    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
+        Some(super::sudoku_sql::Flavor::TSql)
+    }
+
+    fn standalone_script(
+        &self,
+        job: &Job,
+        options: super::script::ScriptOptions,
+    ) -> crate::error::Result<String> {
+        let aggregation = match options.for_xml_path {
+            true => super::mssql_script::Aggregation::ForXmlPath,
+            false => super::mssql_script::Aggregation::Ordered,
+        };
+        super::mssql_script::render(job, aggregation)
     }
 }

@@ -13,12 +13,13 @@
 //! reaches it through [`MsSql`]'s quoting, or verbatim as the operator's own SQL (the source
 //! expressions, exactly as a run would send them).
 
+use super::query;
 use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order};
+use crate::dialect::prelude::*;
 use crate::error::Result;
 
 use super::mssql::{MsSql, MAX_COLUMNS_PER_TABLE};
 use super::script::{key_probe, raise_text};
-use super::Dialect;
 
 /// Which server-side string aggregation builds the column lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,12 +121,12 @@ fn discover(d: &MsSql, job: &Job) -> String {
                 EmptyNames::Error => format!(
                     "  IF EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a = {empty})\n    \
                      RAISERROR(N'eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)', 16, 1);\n",
-                    d.source_rows(job)
+                    query::source_rows(d, &super::SourceQuery::from(job))
                 ),
             };
             format!(
                 "{empty_check}  INSERT INTO @attrs (a)\n  SELECT s.a\n  FROM ({}) s\n  WHERE s.a IS NOT NULL AND s.a <> {empty}{not_excluded}\n  GROUP BY s.a\n  ORDER BY {order};\n",
-                d.source_rows(job)
+                query::source_rows(d, &super::SourceQuery::from(job))
             )
         }
     }
@@ -253,7 +254,7 @@ fn build_statements(d: &MsSql, job: &Job) -> String {
         nl.into(),
         d.quote_literal(&format!(
             "FROM ({}) s CROSS JOIN (SELECT 1 AS one) j",
-            d.source_rows(job)
+            query::source_rows(d, &super::SourceQuery::from(job))
         )),
         nl.into(),
         "N'WHERE 1 = 0'".into(),
@@ -263,7 +264,7 @@ fn build_statements(d: &MsSql, job: &Job) -> String {
         .iter()
         .map(|e| d.quote_ident(&super::entity_column_name(d, e)))
         .collect();
-    let refs = super::entity_refs(job, "s");
+    let refs = super::entity_refs(&super::SourceQuery::from(job), "s");
     let insert = [
         d.quote_literal(&format!("INSERT INTO {table} ({}, ", keys.join(", "))),
         "@names".into(),
@@ -274,7 +275,10 @@ fn build_statements(d: &MsSql, job: &Job) -> String {
         "N'  '".into(),
         "@cases".into(),
         nl.into(),
-        d.quote_literal(&format!("FROM ({}) s", d.source_rows(job))),
+        d.quote_literal(&format!(
+            "FROM ({}) s",
+            query::source_rows(d, &super::SourceQuery::from(job))
+        )),
         nl.into(),
         d.quote_literal(&format!("GROUP BY {refs}")),
     ];
@@ -319,7 +323,7 @@ fn run_in_transaction(d: &MsSql, job: &Job) -> String {
          RAISERROR(N'eavpivot: verification failed: the target gained %I64d rows, the source has %I64d distinct entities', 16, 1, @got, @want);\n  \
          COMMIT TRANSACTION;\n  \
          PRINT CONCAT(N'eavpivot: {table_text} now holds ', @got, N' rows with ', @n_cols, N' attribute columns');\n",
-        d.count_entities(job)
+        query::count_entities(d, &super::SourceQuery::from(job))
     ));
     out
 }

@@ -4,7 +4,7 @@
 
 use super::{Dialect, MariaDb, MsSql, Oracle, Postgres, Sqlite};
 
-/// Every dialect, first its own name ([`Dialect::name`]), then the other names it answers to.
+/// Every dialect, first its own name ([`crate::dialect::Quoting::name`]), then the other names it answers to.
 const NAMED: [(&dyn Dialect, &[&str]); 5] = [
     (&Sqlite, &["sqlite"]),
     (&Postgres, &["postgres", "postgresql"]),

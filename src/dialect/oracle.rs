@@ -13,7 +13,7 @@
 //! - **'' is NULL.** Oracle stores an empty string as NULL. An empty value in the source is
 //!   already NULL there, so its cell is NULL (not counted as a value); an empty attribute name
 //!   is NULL too, and is skipped or refused with the NULL names (`pivot.empty_names`). The
-//!   plan says so on every Oracle run ([`Dialect::plan_notes`]). Attribute names are compared
+//!   plan says so on every Oracle run ([`Script::plan_notes`]). Attribute names are compared
 //!   as `'|' || name` so that no comparison ever meets NULL (`s.a <> ''` is never true here).
 //! - **DDL commits.** Every CREATE/ALTER/DROP commits on its own, as on MariaDB: loads go into
 //!   a staging table that is renamed into place. Oracle has no atomic swap of two names: a
@@ -27,7 +27,8 @@
 //! - **Recursion** is written `WITH s (cols) AS (… UNION ALL …)`: no RECURSIVE keyword, the
 //!   column list required (the Sudoku solver's [`super::sudoku_sql::Flavor::Oracle`]).
 
-use super::{ColumnKind, Dialect, IdentLimit, Typed};
+use super::prelude::*;
+use super::{ColumnKind, IdentLimit, Typed};
 use crate::config::TableRef;
 
 pub struct Oracle;
@@ -90,7 +91,7 @@ impl Oracle {
     }
 }
 
-impl Dialect for Oracle {
+impl Quoting for Oracle {
     fn name(&self) -> &'static str {
         "oracle"
     }
@@ -109,43 +110,8 @@ impl Dialect for Oracle {
         )
     }
 
-    /// Unicode in a database of character set AL32UTF8 (the default since 12.2).
-    fn text_type(&self) -> &'static str {
-        "CLOB"
-    }
-
     fn ident_limit(&self) -> IdentLimit {
         IdentLimit::Bytes(128)
-    }
-
-    /// ORA-01792: at most 1,000 columns per table.
-    fn max_columns(&self) -> Option<usize> {
-        Some(1_000)
-    }
-
-    fn value_bytes(&self, v: &str) -> String {
-        format!("LENGTHB({v})")
-    }
-
-    /// LOBs cannot be keyed; the rest by their largest stored size.
-    fn key_bytes(&self, ty: &str) -> Option<usize> {
-        let (base, len) = super::type_parts(ty);
-        let char_semantics = ty.to_ascii_lowercase().contains(" char)");
-        match base.as_str() {
-            "number" | "integer" | "float" => Some(22),
-            "date" => Some(7),
-            "timestamp" => Some(11),
-            "binary_double" => Some(8),
-            "binary_float" => Some(4),
-            "varchar2" | "char" if char_semantics => len.map(|n| n.saturating_mul(4)),
-            "varchar2" | "char" | "raw" => len,
-            "nvarchar2" | "nchar" => len.map(|n| n.saturating_mul(2)),
-            _ => None,
-        }
-    }
-
-    fn max_key_bytes(&self) -> Option<usize> {
-        Some(MAX_KEY_BYTES)
     }
 
     fn unquoted_case(&self) -> super::UnquotedCase {
@@ -191,15 +157,49 @@ impl Dialect for Oracle {
         }
     }
 
-    /// A transaction starts with its first change; this states it, and fails loudly
-    /// (ORA-01453) if one is somehow already open.
-    fn begin(&self) -> String {
-        "SET TRANSACTION READ WRITE".into()
+    fn placeholder(&self, index: usize) -> String {
+        format!(":{index}")
     }
 
-    /// Every CREATE, ALTER, RENAME and DROP commits on its own.
-    fn transactional_ddl(&self) -> bool {
-        false
+    fn limit(&self, query: &str, n: u64) -> String {
+        format!("{query} FETCH FIRST {n} ROWS ONLY")
+    }
+}
+
+impl Types for Oracle {
+    /// Unicode in a database of character set AL32UTF8 (the default since 12.2).
+    fn text_type(&self) -> &'static str {
+        "CLOB"
+    }
+
+    /// ORA-01792: at most 1,000 columns per table.
+    fn max_columns(&self) -> Option<usize> {
+        Some(1_000)
+    }
+
+    fn value_bytes(&self, v: &str) -> String {
+        format!("LENGTHB({v})")
+    }
+
+    /// LOBs cannot be keyed; the rest by their largest stored size.
+    fn key_bytes(&self, ty: &str) -> Option<usize> {
+        let (base, len) = super::type_parts(ty);
+        let char_semantics = ty.to_ascii_lowercase().contains(" char)");
+        match base.as_str() {
+            "number" | "integer" | "float" => Some(22),
+            "date" => Some(7),
+            "timestamp" => Some(11),
+            "binary_double" => Some(8),
+            "binary_float" => Some(4),
+            "varchar2" | "char" if char_semantics => len.map(|n| n.saturating_mul(4)),
+            "varchar2" | "char" | "raw" => len,
+            "nvarchar2" | "nchar" => len.map(|n| n.saturating_mul(2)),
+            _ => None,
+        }
+    }
+
+    fn max_key_bytes(&self) -> Option<usize> {
+        Some(MAX_KEY_BYTES)
     }
 
     fn integer_type(&self) -> &'static str {
@@ -253,14 +253,34 @@ impl Dialect for Oracle {
         format!("TO_CHAR({expr})")
     }
 
-    /// Unmeasured on a real server: keep the pushdown up to a conservative width (its
-    /// per-row CASE cost grows with width).
-    fn stream_above_columns(&self) -> usize {
-        32
+    /// Oracle's DATE holds a time of day too; `NUMBER(p,0)` is an integer.
+    fn portable_type(&self, declared: &str) -> Option<ColumnKind> {
+        let (base, len) = super::type_parts(declared);
+        let whole = declared.replace(' ', "").to_ascii_lowercase();
+        match base.as_str() {
+            "date" => Some(ColumnKind::Timestamp { fraction: 0 }),
+            "number" if whole.ends_with(",0)") || !whole.contains(',') => match len {
+                Some(p) if p <= 4 => Some(ColumnKind::SmallInt),
+                Some(p) if p <= 9 => Some(ColumnKind::Int),
+                Some(p) if p <= 18 => Some(ColumnKind::BigInt),
+                _ => super::portable::parse(declared),
+            },
+            "binary_double" | "binary_float" => Some(ColumnKind::Float),
+            _ => super::portable::parse(declared),
+        }
+    }
+}
+
+impl Schema for Oracle {
+    /// A transaction starts with its first change; this states it, and fails loudly
+    /// (ORA-01453) if one is somehow already open.
+    fn begin(&self) -> String {
+        "SET TRANSACTION READ WRITE".into()
     }
 
-    fn placeholder(&self, index: usize) -> String {
-        format!(":{index}")
+    /// Every CREATE, ALTER, RENAME and DROP commits on its own.
+    fn transactional_ddl(&self) -> bool {
+        false
     }
 
     /// Oracle before 23ai has no multi-row VALUES: several rows are one `INSERT ALL`.
@@ -281,17 +301,43 @@ impl Dialect for Oracle {
         }
     }
 
-    fn limit(&self, query: &str, n: u64) -> String {
-        format!("{query} FETCH FIRST {n} ROWS ONLY")
+    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+        Some(format!(
+            "ALTER TABLE {table} MODIFY ({} {sql_type})",
+            self.quote_ident(column)
+        ))
     }
 
-    fn plan_notes(&self) -> Vec<String> {
-        vec![
-            "oracle: an empty string is NULL in Oracle, so empty values are NULL cells (not counted as values) and empty attribute names are treated as NULL names (pivot.empty_names); no value read from Oracle is an empty string".into(),
-            "oracle: DDL commits on its own and two tables cannot swap names at once: a replaced target is renamed aside before the new table takes its name, so a reader may find no table for that moment".into(),
-        ]
+    fn upsert_style(&self) -> super::merge::UpsertStyle {
+        super::merge::UpsertStyle::MergeInto
     }
 
+    /// Columns and types (and NOT NULL), no rows.
+    fn create_table_like(&self, new: &TableRef, old: &TableRef) -> Option<String> {
+        Some(format!(
+            "CREATE TABLE {new} AS SELECT * FROM {old} WHERE 1 = 0"
+        ))
+    }
+
+    /// Three statements, not one: a reader may find no table between the two renames.
+    fn swap_in(
+        &self,
+        staging: &TableRef,
+        target: &TableRef,
+        replaced: Option<&TableRef>,
+    ) -> Vec<String> {
+        match replaced {
+            None => vec![self.rename_table(staging, target)],
+            Some(old) => vec![
+                self.rename_table(target, old),
+                self.rename_table(staging, target),
+                self.drop_table(old),
+            ],
+        }
+    }
+}
+
+impl Catalog for Oracle {
     fn table_exists(&self, table: &TableRef) -> String {
         format!(
             "SELECT COUNT(*) FROM all_tables WHERE {}",
@@ -329,41 +375,6 @@ impl Dialect for Oracle {
         )
     }
 
-    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
-        Some(format!(
-            "ALTER TABLE {table} MODIFY ({} {sql_type})",
-            self.quote_ident(column)
-        ))
-    }
-
-    /// Oracle's DATE holds a time of day too; `NUMBER(p,0)` is an integer.
-    fn portable_type(&self, declared: &str) -> Option<ColumnKind> {
-        let (base, len) = super::type_parts(declared);
-        let whole = declared.replace(' ', "").to_ascii_lowercase();
-        match base.as_str() {
-            "date" => Some(ColumnKind::Timestamp { fraction: 0 }),
-            "number" if whole.ends_with(",0)") || !whole.contains(',') => match len {
-                Some(p) if p <= 4 => Some(ColumnKind::SmallInt),
-                Some(p) if p <= 9 => Some(ColumnKind::Int),
-                Some(p) if p <= 18 => Some(ColumnKind::BigInt),
-                _ => super::portable::parse(declared),
-            },
-            "binary_double" | "binary_float" => Some(ColumnKind::Float),
-            _ => super::portable::parse(declared),
-        }
-    }
-
-    fn upsert_style(&self) -> super::merge::UpsertStyle {
-        super::merge::UpsertStyle::MergeInto
-    }
-
-    /// Columns and types (and NOT NULL), no rows.
-    fn create_table_like(&self, new: &TableRef, old: &TableRef) -> Option<String> {
-        Some(format!(
-            "CREATE TABLE {new} AS SELECT * FROM {old} WHERE 1 = 0"
-        ))
-    }
-
     /// A DBMS_LOCK user lock in exclusive mode (6, X_MODE: SQL cannot name a package
     /// constant), not waited for (0), and not released at commit (`release_on_commit` left
     /// at its default FALSE: SQL before 23ai has no BOOLEAN to pass): held until the session
@@ -375,22 +386,22 @@ impl Dialect for Oracle {
             self.lock_id(table)
         ))
     }
+}
 
-    /// Three statements, not one: a reader may find no table between the two renames.
-    fn swap_in(
-        &self,
-        staging: &TableRef,
-        target: &TableRef,
-        replaced: Option<&TableRef>,
-    ) -> Vec<String> {
-        match replaced {
-            None => vec![self.rename_table(staging, target)],
-            Some(old) => vec![
-                self.rename_table(target, old),
-                self.rename_table(staging, target),
-                self.drop_table(old),
-            ],
-        }
+impl Query for Oracle {
+    /// Unmeasured on a real server: keep the pushdown up to a conservative width (its
+    /// per-row CASE cost grows with width).
+    fn stream_above_columns(&self) -> usize {
+        32
+    }
+}
+
+impl Script for Oracle {
+    fn plan_notes(&self) -> Vec<String> {
+        vec![
+            "oracle: an empty string is NULL in Oracle, so empty values are NULL cells (not counted as values) and empty attribute names are treated as NULL names (pivot.empty_names); no value read from Oracle is an empty string".into(),
+            "oracle: DDL commits on its own and two tables cannot swap names at once: a replaced target is renamed aside before the new table takes its name, so a reader may find no table for that moment".into(),
+        ]
     }
 
     fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {

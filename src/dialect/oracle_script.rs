@@ -18,11 +18,12 @@
 use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order, TableRef};
 use crate::error::Result;
 
+use super::prelude::*;
 use super::script::{
     column_type_and_aggregate, key_probe, listed, one_line, order_text, refuse_unsupported,
     rename_rows,
 };
-use super::{Dialect, Oracle};
+use super::{query, Oracle};
 
 /// Where the script builds the table: the same staging name the MariaDB script uses.
 const STAGING_SUFFIX: &str = "__eavpivot_new";
@@ -91,7 +92,7 @@ fn declarations(d: &Oracle, job: &Job) -> String {
          staged BOOLEAN := FALSE;\n  moved BOOLEAN := FALSE;\n  \
          PROCEDURE fail(msg VARCHAR2) IS\n  BEGIN\n    \
          RAISE_APPLICATION_ERROR(-20001, SUBSTR(msg, 1, 2000));\n  END;\n",
-        lit(&d.source_rows(job)),
+        lit(&query::source_rows(d, &super::SourceQuery::from(job))),
         lit(&column_type),
     )
 }
@@ -215,7 +216,7 @@ fn build(d: &Oracle, job: &Job) -> String {
         .iter()
         .map(|e| d.quote_ident(&super::entity_column_name(d, e)))
         .collect();
-    let refs = super::entity_refs(job, "s");
+    let refs = super::entity_refs(&super::SourceQuery::from(job), "s");
     let exists =
         |t: &TableRef| format!("  EXECUTE IMMEDIATE {} INTO n;\n", lit(&d.table_exists(t)));
     let fill = |table: &TableRef| {
@@ -226,7 +227,7 @@ fn build(d: &Oracle, job: &Job) -> String {
             lit(&format!("INSERT INTO {table} ({}", keys.join(", "))),
             lit(&format!(") SELECT {refs}")),
             lit(&format!(") s GROUP BY {refs}")),
-            lit(&d.count_entities(job)),
+            lit(&query::count_entities(d, &super::SourceQuery::from(job))),
             lit(&format!("SELECT COUNT(*) FROM {table}")),
             fail_if(
                 "got - before_rows <> want",

@@ -1,7 +1,7 @@
 //! Entity key types across databases (`target.connection`): a source's declared type, read in
-//! the source's terms ([`super::Dialect::portable_type`]), becomes the [`ColumnKind`] typed
+//! the source's terms ([`super::Types::portable_type`]), becomes the [`ColumnKind`] typed
 //! pivot columns use, and the target spells it as it spells those
-//! ([`super::Dialect::column_sql_type`]): one model of column types, not two. Where the target
+//! ([`super::Types::column_sql_type`]): one model of column types, not two. Where the target
 //! cannot hold the kind exactly, or holds more, the mapping says so in a note.
 
 use super::typed::ColumnKind;

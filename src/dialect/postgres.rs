@@ -1,7 +1,8 @@
 //! PostgreSQL. Quoted identifiers keep their case and compare exactly, but anything longer than
 //! 63 bytes is silently truncated (only a NOTICE), so the byte limit is enforced before any DDL.
 
-use super::{ColumnKind, Dialect, IdentLimit, RowBudget};
+use super::query;
+use super::{Catalog, ColumnKind, IdentLimit, Query, Quoting, RowBudget, Schema, Script, Types};
 use crate::config::TableRef;
 
 pub struct Postgres;
@@ -35,47 +36,9 @@ impl Postgres {
     }
 }
 
-impl Dialect for Postgres {
-    fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
-        (
-            self.copy_in_binary(table, columns),
-            "stream: wide rows loaded in batches by binary COPY (by multi-row INSERT where a column's type has no binary encoder here)",
-        )
-    }
-
-    /// Drop and rename as usual, then give the primary-key index the name a table created
-    /// under the final name would have had: index names do not follow a table rename, and
-    /// the next `replace` would otherwise create its staging table's index under the name
-    /// the live table's index still holds (`relation "…__eavpivot_new_pkey" already exists`).
-    /// `IF EXISTS`: a table without a key has no such index.
-    fn swap_in(
-        &self,
-        staging: &TableRef,
-        target: &TableRef,
-        replaced: Option<&TableRef>,
-    ) -> Vec<String> {
-        let mut sql = Vec::new();
-        if replaced.is_some() {
-            sql.push(self.drop_table(target));
-        }
-        sql.push(self.rename_table(staging, target));
-        // The schema exactly as written (`sales.` or `"Sales".`): it folds as the table does.
-        let full = target.sql();
-        let schema = &full[..full.len() - target.last_part().len()];
-        sql.push(format!(
-            "ALTER INDEX IF EXISTS {schema}{} RENAME TO {}",
-            self.quote_ident(&self.default_pkey_name(staging)),
-            self.quote_ident(&self.default_pkey_name(target))
-        ));
-        sql
-    }
-
+impl Quoting for Postgres {
     fn name(&self) -> &'static str {
         "postgres"
-    }
-
-    fn scale_out(&self) -> Option<&'static dyn super::ScaleOut> {
-        Some(&super::Citus)
     }
 
     /// PostgreSQL text cannot hold a NUL at all, and one inside the statement text fails in
@@ -85,12 +48,32 @@ impl Dialect for Postgres {
         "' || chr(0) || '"
     }
 
-    fn text_type(&self) -> &'static str {
-        "text"
-    }
-
     fn ident_limit(&self) -> IdentLimit {
         IdentLimit::Bytes(63)
+    }
+
+    /// Unquoted identifiers fold to lower case (ASCII letters only in a UTF-8 database).
+    fn unquoted_case(&self) -> super::UnquotedCase {
+        super::UnquotedCase::Lower
+    }
+
+    /// Quoted identifiers are case-sensitive: only identical names collide.
+    fn ident_key(&self, name: &str) -> String {
+        name.to_string()
+    }
+
+    fn placeholder(&self, index: usize) -> String {
+        format!("${index}")
+    }
+
+    fn null_safe_eq(&self, a: &str, b: &str) -> String {
+        format!("{a} IS NOT DISTINCT FROM {b}")
+    }
+}
+
+impl Types for Postgres {
+    fn text_type(&self) -> &'static str {
+        "text"
     }
 
     /// `CAST(true AS text)` is `'true'`: booleans print back as the ladder's text.
@@ -133,26 +116,63 @@ impl Dialect for Postgres {
         (!unkeyable.contains(&base.as_str())).then_some(0)
     }
 
-    /// Unquoted identifiers fold to lower case (ASCII letters only in a UTF-8 database).
-    fn unquoted_case(&self) -> super::UnquotedCase {
-        super::UnquotedCase::Lower
+    /// `format_type` spells timestamps `timestamp(0) without time zone`.
+    fn portable_type(&self, declared: &str) -> Option<ColumnKind> {
+        super::portable::parse(&declared.replace(" without time zone", ""))
+    }
+}
+
+impl Schema for Postgres {
+    fn stream_load(&self, table: &TableRef, columns: &[String]) -> (String, &'static str) {
+        (
+            self.copy_in_binary(table, columns),
+            "stream: wide rows loaded in batches by binary COPY (by multi-row INSERT where a column's type has no binary encoder here)",
+        )
     }
 
-    /// Quoted identifiers are case-sensitive: only identical names collide.
-    fn ident_key(&self, name: &str) -> String {
-        name.to_string()
+    /// Drop and rename as usual, then give the primary-key index the name a table created
+    /// under the final name would have had: index names do not follow a table rename, and
+    /// the next `replace` would otherwise create its staging table's index under the name
+    /// the live table's index still holds (`relation "…__eavpivot_new_pkey" already exists`).
+    /// `IF EXISTS`: a table without a key has no such index.
+    fn swap_in(
+        &self,
+        staging: &TableRef,
+        target: &TableRef,
+        replaced: Option<&TableRef>,
+    ) -> Vec<String> {
+        let mut sql = Vec::new();
+        if replaced.is_some() {
+            sql.push(self.drop_table(target));
+        }
+        sql.push(self.rename_table(staging, target));
+        // The schema exactly as written (`sales.` or `"Sales".`): it folds as the table does.
+        let full = target.sql();
+        let schema = &full[..full.len() - target.last_part().len()];
+        sql.push(format!(
+            "ALTER INDEX IF EXISTS {schema}{} RENAME TO {}",
+            self.quote_ident(&self.default_pkey_name(staging)),
+            self.quote_ident(&self.default_pkey_name(target))
+        ));
+        sql
     }
 
-    fn placeholder(&self, index: usize) -> String {
-        format!("${index}")
+    /// `USING`: a change to text or between kinds may need the explicit conversion.
+    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+        let c = self.quote_ident(column);
+        Some(format!(
+            "ALTER TABLE {table} ALTER COLUMN {c} TYPE {sql_type} USING CAST({c} AS {sql_type})"
+        ))
     }
 
-    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
-        Some(super::sudoku_sql::Flavor::Postgres)
+    fn upsert_style(&self) -> super::merge::UpsertStyle {
+        super::merge::UpsertStyle::OnConflict
     }
+}
 
-    fn script_renderer(&self) -> Option<super::script::Renderer> {
-        Some(super::postgres_script::render)
+impl Catalog for Postgres {
+    fn scale_out(&self) -> Option<&'static dyn super::ScaleOut> {
+        Some(&super::Citus)
     }
 
     fn table_columns(&self, table: &TableRef) -> String {
@@ -167,33 +187,6 @@ impl Dialect for Postgres {
             "SELECT attname::text, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = to_regclass({}) AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
             self.quote_literal(&table.sql())
         )
-    }
-
-    /// `USING`: a change to text or between kinds may need the explicit conversion.
-    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
-        let c = self.quote_ident(column);
-        Some(format!(
-            "ALTER TABLE {table} ALTER COLUMN {c} TYPE {sql_type} USING CAST({c} AS {sql_type})"
-        ))
-    }
-
-    /// `OFFSET 0` keeps the planner from flattening the subquery and testing the outer
-    /// conditions (the check's CASTs) on rows the job's `where` leaves out.
-    fn fenced_source_rows(&self, job: &crate::config::Job) -> String {
-        format!("SELECT * FROM ({}) f OFFSET 0", self.source_rows(job))
-    }
-
-    /// `format_type` spells timestamps `timestamp(0) without time zone`.
-    fn portable_type(&self, declared: &str) -> Option<ColumnKind> {
-        super::portable::parse(&declared.replace(" without time zone", ""))
-    }
-
-    fn null_safe_eq(&self, a: &str, b: &str) -> String {
-        format!("{a} IS NOT DISTINCT FROM {b}")
-    }
-
-    fn upsert_style(&self) -> super::merge::UpsertStyle {
-        super::merge::UpsertStyle::OnConflict
     }
 
     /// The table's OID, resolved through the search_path as the statements will be.
@@ -228,5 +221,26 @@ impl Dialect for Postgres {
             "SELECT CASE WHEN to_regclass({}) IS NULL THEN 0 ELSE 1 END",
             self.quote_literal(&table.sql())
         )
+    }
+}
+
+impl Query for Postgres {
+    /// `OFFSET 0` keeps the planner from flattening the subquery and testing the outer
+    /// conditions (the check's CASTs) on rows the job's `where` leaves out.
+    fn fenced_source_rows(&self, source: &super::SourceQuery) -> String {
+        format!(
+            "SELECT * FROM ({}) f OFFSET 0",
+            query::source_rows(self, source)
+        )
+    }
+}
+
+impl Script for Postgres {
+    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
+        Some(super::sudoku_sql::Flavor::Postgres)
+    }
+
+    fn script_renderer(&self) -> Option<super::script::Renderer> {
+        Some(super::postgres_script::render)
     }
 }

@@ -12,14 +12,16 @@
 //! (`CREATE TABLE … AS SELECT … WHERE 1 = 0`), the columns are added, the pivot is inserted and
 //! the row count verified against the distinct entities.
 
+use super::query;
 use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order};
+use crate::dialect::prelude::*;
 use crate::error::Result;
 
 use super::script::{
     column_type_and_aggregate, key_probe, listed, one_line, order_text, raise_text,
     refuse_unsupported, rename_rows,
 };
-use super::{Dialect, Postgres};
+use super::Postgres;
 
 /// The whole script for `job`.
 pub fn render(job: &Job) -> Result<String> {
@@ -72,7 +74,7 @@ fn declarations(d: &Postgres, job: &Job) -> String {
          src CONSTANT text := {};\n  \
          attrs text[];\n  cols text[];\n  n_cols integer;\n  bad text;\n  \
          want bigint;\n  before bigint := 0;\n  got bigint;\n  dist text;\n",
-        d.quote_literal(&d.source_rows(job))
+        d.quote_literal(&query::source_rows(d, &super::SourceQuery::from(job)))
     )
 }
 
@@ -117,7 +119,7 @@ fn discover(d: &Postgres, job: &Job) -> String {
             format!(
                 "SELECT s.a::text AS a, ROW_NUMBER() OVER (ORDER BY {order}) AS ord\n    \
                  FROM ({}) s\n    WHERE s.a IS NOT NULL AND s.a::text <> ''{not_excluded}\n    GROUP BY s.a",
-                indent(&d.source_rows(job), 4)
+                indent(&query::source_rows(d, &super::SourceQuery::from(job)), 4)
             )
         }
     };
@@ -126,7 +128,7 @@ fn discover(d: &Postgres, job: &Job) -> String {
         EmptyNames::Error => format!(
             "  IF EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a::text = '') THEN\n    \
              RAISE EXCEPTION 'eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)';\n  END IF;\n",
-            indent(&d.source_rows(job), 2)
+            indent(&query::source_rows(d, &super::SourceQuery::from(job)), 2)
         ),
     };
     format!(
@@ -180,7 +182,7 @@ fn build(d: &Postgres, job: &Job) -> String {
         .iter()
         .map(|e| d.quote_ident(&super::entity_column_name(d, e)))
         .collect();
-    let refs = super::entity_refs(job, "s");
+    let refs = super::entity_refs(&super::SourceQuery::from(job), "s");
     let create = format!(
         "  EXECUTE format('CREATE TABLE %s AS SELECT %s FROM (%s) s WHERE 1 = 0', {}, {}, src);\n  \
          EXECUTE format('ALTER TABLE %s %s', {0}, (SELECT string_agg(format('ADD COLUMN %I %s', c, {}), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)));\n",
@@ -215,7 +217,7 @@ fn build(d: &Postgres, job: &Job) -> String {
         table = d.quote_literal(&table.sql()),
         keys = d.quote_literal(&keys.join(", ")),
         refs = d.quote_literal(&refs),
-        count = d.count_entities(job).replace('\n', "\n    "),
+        count = query::count_entities(d, &super::SourceQuery::from(job)).replace('\n', "\n    "),
         table_text = raise_text(&table.sql()),
     ));
     out

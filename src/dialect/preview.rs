@@ -1,11 +1,11 @@
 //! The read-back of a finished table shown after a run (the preview): SQL text only, run by
 //! [`crate::execute`] and formatted by [`crate::report`].
 
-use super::{entity_order, Dialect, TableShape};
+use super::{entity_order, Quoting, TableShape};
 use crate::config::TableRef;
 
 /// The first `n` rows of `shape`'s table, `columns` (as the table has them) in entity order.
-pub fn first_rows<D: Dialect + ?Sized>(
+pub fn first_rows<D: Quoting + ?Sized>(
     dialect: &D,
     shape: &TableShape,
     columns: &[String],

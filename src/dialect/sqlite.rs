@@ -3,20 +3,16 @@
 //! `NOCASE` or `RTRIM`, which `GROUP BY` and `=` would then follow: the attribute key is
 //! forced to `COLLATE BINARY`, so `Color` and `color` stay two attributes here as everywhere.
 
-use super::{ColumnKind, Dialect, Typed};
+use super::{Catalog, ColumnKind, Query, Quoting, Schema, Script, Typed, Types};
 use crate::config::TableRef;
 
 pub struct Sqlite;
 
-impl Dialect for Sqlite {
+impl Quoting for Sqlite {
     /// SQLite stores any bytes as text; the cast keeps the storage class text, so the literal
     /// equals the stored value where a blob never would.
     fn text_bytes_literal(&self, bytes: &[u8]) -> String {
         format!("CAST(X'{}' AS TEXT)", crate::value::hex(bytes))
-    }
-
-    fn groups_by_sorting(&self) -> bool {
-        true
     }
 
     fn attribute_key(&self, attribute_expr: &str) -> String {
@@ -27,6 +23,12 @@ impl Dialect for Sqlite {
         "sqlite"
     }
 
+    fn null_safe_eq(&self, a: &str, b: &str) -> String {
+        format!("{a} IS {b}")
+    }
+}
+
+impl Types for Sqlite {
     fn text_type(&self) -> &'static str {
         "TEXT"
     }
@@ -117,11 +119,15 @@ impl Dialect for Sqlite {
             other => Some(other),
         }
     }
+}
 
-    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
-        Some(super::sudoku_sql::Flavor::Sqlite)
+impl Schema for Sqlite {
+    fn upsert_style(&self) -> super::merge::UpsertStyle {
+        super::merge::UpsertStyle::OnConflict
     }
+}
 
+impl Catalog for Sqlite {
     fn table_columns(&self, table: &TableRef) -> String {
         format!(
             "SELECT name FROM pragma_table_info({}, {}) ORDER BY cid",
@@ -136,14 +142,6 @@ impl Dialect for Sqlite {
             self.quote_literal(&table.name()),
             self.quote_literal(&table.schema().unwrap_or_else(|| "main".into()))
         )
-    }
-
-    fn null_safe_eq(&self, a: &str, b: &str) -> String {
-        format!("{a} IS {b}")
-    }
-
-    fn upsert_style(&self) -> super::merge::UpsertStyle {
-        super::merge::UpsertStyle::OnConflict
     }
 
     /// Schema and name as the catalog holds them (names compare case-insensitively).
@@ -187,5 +185,17 @@ impl Dialect for Sqlite {
             "SELECT COUNT(*) FROM {catalog} WHERE type = 'table' AND name = {} COLLATE NOCASE",
             self.quote_literal(&table.name())
         )
+    }
+}
+
+impl Query for Sqlite {
+    fn groups_by_sorting(&self) -> bool {
+        true
+    }
+}
+
+impl Script for Sqlite {
+    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
+        Some(super::sudoku_sql::Flavor::Sqlite)
     }
 }

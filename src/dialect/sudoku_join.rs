@@ -16,6 +16,7 @@
 //! fewer than 17 givens on 9×9): such puzzles are not written, as with `engine: sql`; nothing
 //! is filled in beforehand, the join alone solves.
 
+use super::ddl;
 use std::collections::BTreeMap;
 
 use super::sudoku_sql::{check_shape, givens_select, numbers_cte, Flavor};
@@ -51,7 +52,7 @@ pub fn givens_query(dialect: &dyn Dialect, job: &Job) -> Result<String> {
     let f = Flavor::of(dialect)?;
     Ok(format!(
         "SELECT g.p, g.r, g.c, g.v FROM (\n  {}\n) g\nWHERE g.v IS NOT NULL\nORDER BY g.p, g.r, g.c",
-        givens_select(f, dialect, job).replace('\n', "\n  ")
+        givens_select(f, job).replace('\n', "\n  ")
     ))
 }
 
@@ -118,7 +119,7 @@ pub fn solve_into(
     let insert = format!(
         "INSERT INTO {} ({})",
         shape.table,
-        dialect.insert_columns(shape)
+        ddl::insert_columns(dialect, shape)
     );
     let selects: Vec<String> = searched
         .iter()

@@ -14,6 +14,7 @@
 //! solution (McGuire, Tugemann, Civario 2012), so it is left out before the search instead
 //! of being enumerated.
 
+use super::{ddl, query};
 use super::{Dialect, EntityColumn, TableShape};
 use crate::config::{Job, TableRef};
 use crate::error::{Error, Result};
@@ -22,7 +23,7 @@ use crate::error::{Error, Result};
 const SYMBOLS: &str = "123456789ABCDEFGHIJKLMNOP";
 
 /// The five spellings of the in-database solvers' SQL (shared with [`super::sudoku_join`]):
-/// each dialect says which is its own ([`Dialect::sudoku_flavor`]).
+/// each dialect says which is its own ([`Script::sudoku_flavor`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
     Sqlite,
@@ -157,7 +158,7 @@ pub fn solve_into(
     check_shape(job, shape, box_size, "sql")?;
     let ctes = [
         numbers_cte(f, box_size * box_size),
-        givens_cte(f, dialect, job),
+        givens_cte(f, job),
         invalid_cte(f, box_size),
         start_cte(f, box_size),
         search_cte(f, box_size),
@@ -167,7 +168,7 @@ pub fn solve_into(
     let insert = format!(
         "INSERT INTO {} ({})",
         shape.table,
-        dialect.insert_columns(shape)
+        ddl::insert_columns(dialect, shape)
     );
     let select = pivot_select(f, box_size);
     // One recursion level per blank: a 9×9 search (at least 17 givens) stays within SQL
@@ -227,22 +228,22 @@ pub(super) fn numbers_cte(f: Flavor, n: usize) -> String {
 }
 
 /// The job's key–value rows as `(p, r, c, v)`: puzzle, row, column, digit.
-fn givens_cte(f: Flavor, dialect: &dyn Dialect, job: &Job) -> String {
+fn givens_cte(f: Flavor, job: &Job) -> String {
     format!(
         "sdk_givens(p, r, c, v) AS (\n  {}\n)",
-        givens_select(f, dialect, job).replace('\n', "\n  ")
+        givens_select(f, job).replace('\n', "\n  ")
     )
 }
 
 /// `SELECT … AS p, … AS r, … AS c, … AS v FROM …`: the givens as integers.
-pub(super) fn givens_select(f: Flavor, dialect: &dyn Dialect, job: &Job) -> String {
+pub(super) fn givens_select(f: Flavor, job: &Job) -> String {
     format!(
         "SELECT {} AS p, {} AS r, {} AS c, {} AS v\n{}",
         job.entity[0].expr,
         f.int(&job.entity[1].expr),
         f.int(&job.attribute),
         f.int(&job.value),
-        dialect.source_from(job)
+        query::source_from(&super::SourceQuery::from(job))
     )
 }
 
@@ -342,11 +343,11 @@ fn pivot_select(f: Flavor, b: usize) -> String {
 }
 
 /// The number of distinct puzzles in the job's source, for the report.
-pub fn count_puzzles(dialect: &dyn Dialect, job: &Job) -> String {
+pub fn count_puzzles(job: &Job) -> String {
     format!(
         "SELECT COUNT(DISTINCT {}) {}",
         job.entity[0].expr,
-        dialect.source_from(job)
+        query::source_from(&super::SourceQuery::from(job))
     )
 }
 
@@ -410,7 +411,7 @@ mod tests {
         );
         let table = TableRef::parse("SUDOKU_GIVENS").expect("name");
         assert_eq!(
-            MsSql.create_table(&givens_shape(&MsSql, &table)),
+            ddl::create_table(&MsSql, &givens_shape(&MsSql, &table)),
             "CREATE TABLE SUDOKU_GIVENS (\n  [puzzle] BIGINT NOT NULL,\n  [row] BIGINT NOT NULL,\n  [col] BIGINT NOT NULL,\n  [value] BIGINT NOT NULL\n)"
         );
     }

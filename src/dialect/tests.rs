@@ -1,3 +1,4 @@
+use super::query;
 use super::*;
 
 #[test]
@@ -87,7 +88,7 @@ fn delta_job(entity: &str) -> crate::config::Job {
 /// the `where` scope (joins included): one key by `IN`, a composite key by `EXISTS`.
 #[test]
 fn changed_restricts_the_source_to_whole_entities_in_the_scope() {
-    let one = Sqlite.source_rows(&delta_job("s.id"));
+    let one = query::source_rows(&Sqlite, &super::SourceQuery::from(&delta_job("s.id")));
     assert!(
         one.contains("WHERE r.e0 IN (SELECT c.e0 FROM (SELECT s.id AS e0"),
         "{one}"
@@ -101,7 +102,10 @@ fn changed_restricts_the_source_to_whole_entities_in_the_scope() {
         one.contains("JOIN e x ON x.id = s.id\n  WHERE s.deleted = 0) r"),
         "{one}"
     );
-    let two = Postgres.source_rows(&delta_job("[s.id, x.region]"));
+    let two = query::source_rows(
+        &Postgres,
+        &super::SourceQuery::from(&delta_job("[s.id, x.region]")),
+    );
     assert!(
         two.contains("WHERE EXISTS (SELECT 1 FROM (SELECT s.id AS e0, x.region AS e1"),
         "{two}"
@@ -110,9 +114,13 @@ fn changed_restricts_the_source_to_whole_entities_in_the_scope() {
     // Without changed, the source is exactly as before.
     let mut plain = delta_job("s.id");
     plain.source.changed = None;
-    assert!(!Sqlite.source_rows(&plain).contains(" r\n"));
+    assert!(!query::source_rows(&Sqlite, &super::SourceQuery::from(&plain)).contains(" r\n"));
     assert_eq!(
-        Sqlite.source_rows(&plain),
-        Sqlite.source_rows_filtered(&plain, Some("s.deleted = 0"))
+        query::source_rows(&Sqlite, &super::SourceQuery::from(&plain)),
+        query::source_rows_filtered(
+            &Sqlite,
+            &super::SourceQuery::from(&plain),
+            Some("s.deleted = 0")
+        )
     );
 }

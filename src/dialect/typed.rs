@@ -5,8 +5,7 @@
 //! The kinds are exactly the forms the ladder accepts, so a dialect's CAST of a value of that
 //! form cannot fail and prints back the source text.
 
-use super::{Dialect, TableShape};
-use crate::config::Job;
+use super::{Query, TableShape};
 
 /// What one typed pivot column stores.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,15 +87,15 @@ pub struct Typed {
     pub round_trips: bool,
     /// With `round_trips`: the value, not its spelling, comes back (`pivot.infer.numbers:
     /// value`: `12.5` in a DECIMAL(4,2) prints `12.50`), so the check compares both sides
-    /// without trailing fractional zeros ([`Dialect::trim_fraction`]).
+    /// without trailing fractional zeros ([`Types::trim_fraction`]).
     pub by_value: bool,
 }
 
-/// [`Dialect::typed_round_trip`]: one scan of the source, one `IN` test per distinct type.
-pub(super) fn round_trip_query<D: Dialect + ?Sized>(
+/// [`crate::dialect::query::typed_round_trip`]: one scan of the source, one `IN` test per distinct type.
+pub(super) fn round_trip_query<D: Query + ?Sized>(
     d: &D,
     shape: &TableShape,
-    job: &Job,
+    source: &super::SourceQuery,
 ) -> Option<String> {
     let mut by_type: Vec<(&Typed, Vec<String>)> = Vec::new();
     for c in &shape.columns {
@@ -137,7 +136,7 @@ pub(super) fn round_trip_query<D: Dialect + ?Sized>(
         .collect();
     Some(format!(
         "SELECT COUNT(*) FROM ({}) s\nWHERE s.v IS NOT NULL AND (CASE {} ELSE 0 END) = 1",
-        d.fenced_source_rows(job),
+        d.fenced_source_rows(source),
         branches.join("\n  ")
     ))
 }
@@ -145,6 +144,7 @@ pub(super) fn round_trip_query<D: Dialect + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::prelude::*;
     use crate::dialect::{Dialect, MariaDb, MsSql, Postgres, Sqlite};
 
     fn typed(d: &dyn Dialect, kind: ColumnKind) -> Typed {

@@ -1,11 +1,12 @@
 //! Discovery: the distinct attributes of the joined source, with the counts and widths the plan
 //! needs, in one read-only scan.
 //!
-//! Most engines aggregate it themselves ([`Dialect::discover_attributes`], a `GROUP BY`). Where
-//! an engine can only group by sorting every row ([`Dialect::groups_by_sorting`]: SQLite),
+//! Most engines aggregate it themselves ([`crate::dialect::query::discover_attributes`], a `GROUP BY`). Where
+//! an engine can only group by sorting every row ([`Query::groups_by_sorting`]: SQLite),
 //! [`DiscoveryScan`] aggregates a plain scan here instead, one hash lookup per row, and hands
 //! the plan rows of exactly the same shape.
 
+use crate::dialect::query;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -35,7 +36,10 @@ pub(super) async fn discover(
         let mut scan =
             DiscoveryScan::new(job.entity.len()).with_surveys(plan::declared_kinds(job), dialect);
         session
-            .inspect_scan(&dialect.discovery_scan_values(job), &mut scan)
+            .inspect_scan(
+                &query::discovery_scan_values(dialect, &crate::plan::source_query(job)),
+                &mut scan,
+            )
             .await
             .map_err(|e| e.with_context(&context))?;
         let (rows, found) = scan.into_parts(dialect)?;
@@ -44,13 +48,19 @@ pub(super) async fn discover(
     } else if dialect.groups_by_sorting() {
         let mut scan = DiscoveryScan::new(job.entity.len());
         session
-            .inspect_scan(&dialect.discovery_scan(job), &mut scan)
+            .inspect_scan(
+                &query::discovery_scan(dialect, &crate::plan::source_query(job)),
+                &mut scan,
+            )
             .await
             .map_err(|e| e.with_context(&context))?;
         scan.into_rows()
     } else {
         session
-            .inspect(&dialect.discover_attributes(job))
+            .inspect(&query::discover_attributes(
+                dialect,
+                &crate::plan::source_query(job),
+            ))
             .await
             .map_err(|e| e.with_context(&context))?
     };
@@ -58,7 +68,11 @@ pub(super) async fn discover(
         // Refused by name and entity; the look-up is best effort, the refusal is not.
         let bytes = bytes.to_vec();
         let entity = session
-            .inspect(&dialect.entity_of_attribute(job, &bytes))
+            .inspect(&query::entity_of_attribute(
+                dialect,
+                &crate::plan::source_query(job),
+                &bytes,
+            ))
             .await
             .ok()
             .and_then(|rows| rows.into_iter().next());
@@ -193,7 +207,7 @@ impl Key {
 /// Per decoded attribute name, its values' survey.
 type Surveys = HashMap<String, Survey>;
 
-/// One attribute's aggregates, as [`Dialect::discover_attributes`] returns them.
+/// One attribute's aggregates, as [`crate::dialect::query::discover_attributes`] returns them.
 struct Group {
     rows: i64,
     values: i64,
@@ -204,7 +218,7 @@ struct Group {
     survey: Option<Survey>,
 }
 
-/// [`Dialect::discovery_scan`]'s rows (`a, bytes, null_e0, …`) aggregated per attribute.
+/// [`crate::dialect::query::discovery_scan`]'s rows (`a, bytes, null_e0, …`) aggregated per attribute.
 pub struct DiscoveryScan {
     entity_width: usize,
     /// With values (`…, v, e0, …` after the counted columns): `pivot.types` kinds by
@@ -224,7 +238,7 @@ impl DiscoveryScan {
         }
     }
 
-    /// Read [`Dialect::discovery_scan_values`] rows: survey every value for typing.
+    /// Read [`crate::dialect::query::discovery_scan_values`] rows: survey every value for typing.
     pub fn with_surveys(
         mut self,
         declared: HashMap<String, ColumnKind>,
@@ -384,14 +398,21 @@ target: { table: wide }
             rows
         };
         let expected = sort(
-            db.query(&Sqlite.discover_attributes(&job))
-                .await
-                .expect("group by"),
+            db.query(&query::discover_attributes(
+                &Sqlite,
+                &crate::plan::source_query(&job),
+            ))
+            .await
+            .expect("group by"),
         );
         let mut scan = DiscoveryScan::new(2);
-        db.stream_into(&Sqlite.discovery_scan(&job), &mut scan, &[])
-            .await
-            .expect("scan");
+        db.stream_into(
+            &query::discovery_scan(&Sqlite, &crate::plan::source_query(&job)),
+            &mut scan,
+            &[],
+        )
+        .await
+        .expect("scan");
         let got = sort(scan.into_rows());
         // `color` is its own attribute although the column is NOCASE (the key is BINARY);
         // 1e16 and 10000000000000000 are one, as SQLite compares them.

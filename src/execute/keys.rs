@@ -3,6 +3,7 @@
 //! key columns (the database's own words follow), known by the error's kind, not its text.
 
 use super::write::Table;
+use crate::dialect::ddl;
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
 
@@ -15,7 +16,7 @@ pub(super) fn refuse_null_keys(
 ) -> Result<()> {
     if out.append
         || !out.shape.primary_key
-        || dialect.primary_key_problem(&out.shape.entity).is_some()
+        || ddl::primary_key_problem(dialect, &out.shape.entity).is_some()
     {
         return Ok(());
     }
@@ -43,8 +44,9 @@ pub(super) fn explain_key_violation(
         return err;
     }
     let text = err.to_string();
-    let keyed =
-        |o: &&Table| o.shape.primary_key && dialect.primary_key_problem(&o.shape.entity).is_none();
+    let keyed = |o: &&Table| {
+        o.shape.primary_key && ddl::primary_key_problem(dialect, &o.shape.entity).is_none()
+    };
     let named = targets
         .iter()
         .filter(keyed)

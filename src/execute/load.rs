@@ -2,6 +2,7 @@
 //! `INSERT … SELECT` or the stream (with its transforms and their companion tables), then
 //! verification against the source before the write path commits.
 
+use crate::dialect::{ddl, query};
 use async_trait::async_trait;
 
 use crate::backend::LoadTarget;
@@ -52,7 +53,12 @@ impl Fill for PivotFill<'_> {
                     let shape = out.build_shape();
                     steps.start(&format!("INSERT INTO {}", out.shape.table));
                     let rows = session
-                        .change(&dialect.insert_select(&shape, job, job.pivot.aggregate))
+                        .change(&query::insert_select(
+                            dialect,
+                            &shape,
+                            &crate::plan::source_query(job),
+                            job.pivot.aggregate,
+                        ))
                         .await
                         .map_err(|e| explain_key_violation(e, dialect, targets, Some(out)))?;
                     inserted.push(rows);
@@ -129,7 +135,7 @@ async fn counts_before(
         let counts = if out.append {
             let rows = session
                 .query_in_load(
-                    &dialect.count_table_cells(&out.shape),
+                    &ddl::count_table_cells(dialect, &out.shape),
                     "append: counts before loading",
                 )
                 .await?;
@@ -169,7 +175,12 @@ async fn stream(
     ))
     .with_print_check(session.across_databases());
     let loaded = session
-        .stream(&source.ordered_rows(job), &examples, &mut pivoter, &loads)
+        .stream(
+            &query::ordered_rows(source, &crate::plan::source_query(job)),
+            &examples,
+            &mut pivoter,
+            &loads,
+        )
         .await
         .map_err(|e| match e {
             // The server's errors say what failed, not which source: name it.

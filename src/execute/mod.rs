@@ -17,6 +17,7 @@ pub mod stream;
 mod verify;
 pub mod write;
 
+use crate::dialect::query;
 use std::time::Instant;
 
 use crate::backend::Backend;
@@ -102,7 +103,9 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     let mut transforms = transform::build(job)?;
 
     let mut discovery = discover::discover(&mut session, source, job, &transforms).await?;
-    let source_types = session.inspect_types(&source.describe_entity(job)).await?;
+    let source_types = session
+        .inspect_types(&source.describe_entity(&crate::plan::source_query(job)))
+        .await?;
     let (entity_types, type_notes) = match session.across_databases() {
         true => map_entity_types(source, dialect, &source_types),
         false => (source_types, Vec::new()),
@@ -270,7 +273,11 @@ async fn count_fullest_entity(
 ) -> Result<()> {
     if let Some(attributes) = plan::attributes_to_count(job, target, discovery, entity_types) {
         let rows = session
-            .inspect(&source.max_cells_per_entity(job, &attributes))
+            .inspect(&query::max_cells_per_entity(
+                source,
+                &crate::plan::source_query(job),
+                &attributes,
+            ))
             .await
             .map_err(|e| e.with_context("counting the fullest entity's cells"))?;
         discovery.max_cells_per_entity = Some(first_int(&rows));
@@ -278,7 +285,7 @@ async fn count_fullest_entity(
     Ok(())
 }
 
-/// The pushdown's survey of the source ([`Dialect::pairs_per_attribute`]).
+/// The pushdown's survey of the source ([`crate::dialect::query::pairs_per_attribute`]).
 struct PairSurvey {
     /// Each column's expected cells, for verification.
     pairs: verify::PairCounts,
@@ -307,7 +314,10 @@ async fn survey_pairs(
         });
     }
     let pairs = session
-        .inspect(&dialect.pairs_per_attribute(job))
+        .inspect(&query::pairs_per_attribute(
+            dialect,
+            &crate::plan::source_query(job),
+        ))
         .await
         .map_err(|e| e.with_context(&format!("surveying {}", job.source.table)))?;
     let count: u64 = pairs
@@ -317,7 +327,10 @@ async fn survey_pairs(
         .sum();
     if count > 0 && job.pivot.aggregate == Aggregate::Error {
         let sample = session
-            .inspect(&dialect.limit(&dialect.conflicts(job), 10))
+            .inspect(&dialect.limit(
+                &query::conflicts(dialect, &crate::plan::source_query(job)),
+                10,
+            ))
             .await?;
         let width = job.entity.len();
         let lines: Vec<String> = sample

@@ -5,6 +5,7 @@
 //! `INSERT … SELECT` (the CTE, pivoted), a verification query, and the commit. Every
 //! statement goes through the [`Session`], so `--dry-run` prints exactly what would run.
 
+use crate::dialect::{ddl, query};
 use std::time::Instant;
 
 use async_trait::async_trait;
@@ -38,14 +39,19 @@ pub async fn run_job(
     }
     let mut session = Session::new(backend, options.dry_run);
     let rows = session
-        .inspect(&dialect.discover_attributes(job))
+        .inspect(&query::discover_attributes(
+            dialect,
+            &crate::plan::source_query(job),
+        ))
         .await
         .map_err(|e| e.with_context(&format!("discovering columns in {}", job.source.table)))?;
     let found = plan::decode_discovery(dialect, rows)?;
     let discovery = SudokuTransform::new(spec.clone(), &job.target.table).attributes(found)?;
     let side = discovery.attributes.len();
     let box_size = (2..=5).find(|b| b * b == side).unwrap_or(3);
-    let entity_types = session.inspect_types(&dialect.describe_entity(job)).await?;
+    let entity_types = session
+        .inspect_types(&dialect.describe_entity(&crate::plan::source_query(job)))
+        .await?;
     let plan = plan::build_plan(job, dialect, &discovery, &entity_types, options.plan)?;
     let [shape] = plan.tables.as_slice() else {
         return Err(Error::Usage(
@@ -73,11 +79,7 @@ pub async fn run_job(
         Vec::new(),
     )
     .await?;
-    let puzzles = first_int(
-        &session
-            .inspect(&sudoku_sql::count_puzzles(dialect, job))
-            .await?,
-    );
+    let puzzles = first_int(&session.inspect(&sudoku_sql::count_puzzles(job)).await?);
     let mut fill = SolveInDatabase {
         job,
         box_size,
@@ -131,7 +133,7 @@ impl Fill for SolveInDatabase<'_> {
             }
             None => sudoku_sql::solve_into(dialect, self.job, &shape, self.box_size)?,
         };
-        let counts = dialect.count_table_cells(&shape);
+        let counts = ddl::count_table_cells(dialect, &shape);
         let before = match table.append {
             true => session
                 .query_in_load(&counts, "append: counts before loading")

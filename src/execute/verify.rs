@@ -37,6 +37,7 @@
 //! duplicate either, which this one does (1). Neither checks values, only their presence.
 //! Pushdown is untouched: it has no pivoter of its own to count with.
 
+use crate::dialect::{ddl, query};
 use std::collections::HashMap;
 
 use crate::config::Job;
@@ -154,7 +155,10 @@ pub(super) async fn expected_from_source(
     {
         Some(n) => Some(n),
         None => session
-            .query_source_in_load(&dialect.count_entities(job), entities_note)
+            .query_source_in_load(
+                &query::count_entities(dialect, &crate::plan::source_query(job)),
+                entities_note,
+            )
             .await?
             .map(|r| first_int(&r)),
     };
@@ -164,7 +168,10 @@ pub(super) async fn expected_from_source(
     let cells = match proof.and_then(|p| p.cells).or(pushdown.cells) {
         Some(cells) => Some(cells),
         None => session
-            .query_source_in_load(&dialect.count_cells_per_attribute(job), cells_note)
+            .query_source_in_load(
+                &query::count_cells_per_attribute(dialect, &crate::plan::source_query(job)),
+                cells_note,
+            )
             .await?
             .map(|rows| cells_per_column(dialect, targets, &rows)),
     };
@@ -173,7 +180,7 @@ pub(super) async fn expected_from_source(
 
 /// Where the pushdown's expected cells come from, known before it loads.
 pub enum PairCounts {
-    /// Its survey's `(a, pairs, conflicting)` rows ([`Dialect::pairs_per_attribute`]).
+    /// Its survey's `(a, pairs, conflicting)` rows ([`crate::dialect::query::pairs_per_attribute`]).
     Surveyed(Vec<Vec<Value>>),
     /// The catalog proves (entity, attribute) unique ([`super::discover::unique_pairs`]):
     /// every non-null row is its own pair, so discovery's per-attribute value counts are the
@@ -269,7 +276,10 @@ pub(super) async fn verify(
     let mut written_cells = 0;
     for (i, out) in targets.iter().enumerate() {
         let Some(rows) = session
-            .query_in_load(&dialect.count_table_cells(&out.build_shape()), VERIFY_NOTE)
+            .query_in_load(
+                &ddl::count_table_cells(dialect, &out.build_shape()),
+                VERIFY_NOTE,
+            )
             .await?
         else {
             return Ok((0, 0));
@@ -298,14 +308,17 @@ pub(super) async fn record_target_counts(
 ) -> Result<(u64, u64)> {
     for out in targets {
         session
-            .query_in_load(&dialect.count_table_cells(&out.build_shape()), VERIFY_NOTE)
+            .query_in_load(
+                &ddl::count_table_cells(dialect, &out.build_shape()),
+                VERIFY_NOTE,
+            )
             .await?;
     }
     Ok((0, 0))
 }
 
 /// Typed columns: every source value of a typed column prints back as written once the
-/// database converts it ([`Dialect::typed_round_trip`]); one that does not rolls the load
+/// database converts it ([`crate::dialect::query::typed_round_trip`]); one that does not rolls the load
 /// back. Not with transforms, whose values are not the source's. Across two databases the
 /// source's rows are not on the target's connection: the target's typed cells, printed back,
 /// must then be the texts the stream chose ([`verify_printed`]).
@@ -326,7 +339,9 @@ pub(super) async fn verify_typed(
         };
     }
     for out in targets {
-        let Some(sql) = dialect.typed_round_trip(&out.build_shape(), job) else {
+        let Some(sql) =
+            query::typed_round_trip(dialect, &out.build_shape(), &crate::plan::source_query(job))
+        else {
             continue;
         };
         let Some(rows) = session.query_in_load(&sql, VERIFY_NOTE).await? else {

@@ -1,5 +1,5 @@
 //! `eavpivot inspect`: a read-only survey of a source before migrating it, from one scan of
-//! the key–value rows ordered by entity ([`crate::dialect::Dialect::ordered_rows`]).
+//! the key–value rows ordered by entity ([`crate::dialect::query::ordered_rows`]).
 //!
 //! Ordered by entity, every per-entity fact (entities with a value, entities whose values
 //! conflict, the fullest entity) is known when the entity's run ends, with memory for one

@@ -8,8 +8,12 @@ pub mod distribute;
 pub mod inspect;
 pub mod naming;
 pub mod order;
+pub mod source;
+
+pub use source::source_query;
 pub mod types;
 
+use crate::dialect::ddl;
 use std::collections::HashMap;
 
 use crate::config::{ColumnSelection, ColumnType, EmptyNames, Job, Order, StrategyName};
@@ -165,7 +169,7 @@ pub fn build_plan(
     )?;
     if let Some(problem) = tables
         .first()
-        .and_then(|t| dialect.primary_key_problem(&t.entity))
+        .and_then(|t| ddl::primary_key_problem(dialect, &t.entity))
     {
         let names: Vec<String> = tables.iter().map(|t| t.table.to_string()).collect();
         notes.push(format!(
@@ -419,7 +423,7 @@ fn target_layout(
 
 /// With `split` off, the attributes whose fullest entity must be counted before the plan can
 /// tell a row that certainly cannot fit from one that only might not; None when the answer
-/// does not matter. The caller runs [`Dialect::max_cells_per_entity`] over them and puts the
+/// does not matter. The caller runs [`crate::dialect::query::max_cells_per_entity`] over them and puts the
 /// result in [`Discovery::max_cells_per_entity`].
 pub fn attributes_to_count(
     job: &Job,

@@ -1,7 +1,7 @@
 //! `column_type: infer`: per attribute, a type of a fixed ladder that keeps every non-null
 //! value. Pure: [`Survey`] is fed every value by discovery's one scan, and
 //! [`Survey::decide_with`] gives the same answer for every database; a dialect only renders it
-//! ([`crate::dialect::Dialect::column_sql_type`]) or, where it cannot store a kind so that it
+//! ([`crate::dialect::Types::column_sql_type`]) or, where it cannot store a kind so that it
 //! prints back (SQLite decimals, booleans outside PostgreSQL), the plan keeps the text.
 //!
 //! The ladder: integer (SMALLINT/INT/BIGINT by range, then DECIMAL(p,0) up to 38 digits; no

@@ -80,10 +80,19 @@ async fn sample_figures(job: &config::Job) -> Vec<(&'static str, u64)> {
     db.execute_script(&script).await.expect("loads");
     let d = db.dialect();
     let rows = db
-        .query(&format!("SELECT COUNT(*) FROM ({}) s", d.source_rows(job)))
+        .query(&format!(
+            "SELECT COUNT(*) FROM ({}) s",
+            eavpivot::dialect::query::source_rows(d, &eavpivot::plan::source_query(job))
+        ))
         .await
         .expect("rows");
-    let entities = db.query(&d.count_entities(job)).await.expect("entities");
+    let entities = db
+        .query(&eavpivot::dialect::query::count_entities(
+            d,
+            &eavpivot::plan::source_query(job),
+        ))
+        .await
+        .expect("entities");
     vec![("source_rows", int(&rows)), ("entities", int(&entities))]
 }
 

@@ -15,7 +15,8 @@ use crate::dry_run;
 use dry_run::{bundled_jobs, dry_run_statements, repo};
 use eavpivot::config::{self, StrategyName};
 use eavpivot::dialect::mssql_script::{self, Aggregation};
-use eavpivot::dialect::{Dialect, MsSql};
+use eavpivot::dialect::prelude::*;
+use eavpivot::dialect::MsSql;
 use sqlparser::dialect::MsSqlDialect;
 use sqlparser::parser::Parser;
 
@@ -56,11 +57,20 @@ async fn every_statement_of_every_bundled_job_parses() {
         let d = &MsSql;
         parse(
             "describe",
-            &d.describe_first_result_set(&d.describe_entity(&job)),
+            &d.describe_first_result_set(&d.describe_entity(&eavpivot::plan::source_query(&job))),
         );
         parse("rollback", &d.rollback());
-        parse("conflict sample", &d.limit(&d.conflicts(&job), 10));
-        parse("pairs survey", &d.pairs_per_attribute(&job));
+        parse(
+            "conflict sample",
+            &d.limit(
+                &eavpivot::dialect::query::conflicts(d, &eavpivot::plan::source_query(&job)),
+                10,
+            ),
+        );
+        parse(
+            "pairs survey",
+            &eavpivot::dialect::query::pairs_per_attribute(d, &eavpivot::plan::source_query(&job)),
+        );
         let cols: Vec<String> = vec!["ITEM_ID".into(), "Color ]x".into(), "Weight (kg)".into()];
         parse("stream load", &d.insert_values(&job.target.table, &cols, 3));
         parse("bulk load", &d.stream_load(&job.target.table, &cols).0);

@@ -16,8 +16,9 @@ use std::process::Command;
 use dry_run::{bundled_jobs, dry_run_statements, repo};
 use eavpivot::config::{self, Job, StrategyName, TableRef};
 use eavpivot::dialect::merge::{upsert, MergeColumns};
+use eavpivot::dialect::prelude::*;
 use eavpivot::dialect::{
-    sudoku_join, sudoku_sql, ColumnKind, Dialect, Identity, Oracle, PivotColumn, SessionSql, Typed,
+    ddl, query, sudoku_join, sudoku_sql, ColumnKind, Oracle, PivotColumn, Typed,
 };
 use eavpivot::value::Value;
 
@@ -107,22 +108,29 @@ fn nearly_solved_givens() -> Vec<Vec<Value>> {
 /// Statements of paths the bundled jobs' dry runs do not take.
 fn other_paths(job: &Job) -> Vec<(String, String)> {
     let d = &Oracle;
+    let source = &eavpivot::plan::source_query(job);
     let target = &job.target.table;
     let staging = target.with_suffix("__eavpivot_0123abcd");
     let replaced = target.with_suffix("__eavpivot_old_0123abcd");
     let cols: Vec<String> = vec!["ITEM_ID".into(), "Color x".into(), "Weight (kg)".into()];
     let mut sql: Vec<(&str, String)> = vec![
         ("rollback", d.rollback()),
-        ("conflict sample", d.limit(&d.conflicts(job), 10)),
-        ("conflicting values", d.conflicting_values(job)),
-        ("cells per attribute", d.count_cells_per_attribute(job)),
+        ("conflict sample", d.limit(&query::conflicts(d, source), 10)),
+        ("conflicting values", query::conflicting_values(d, source)),
+        (
+            "cells per attribute",
+            query::count_cells_per_attribute(d, source),
+        ),
         (
             "fullest entity",
-            d.max_cells_per_entity(job, &["Size".into()]),
+            query::max_cells_per_entity(d, source, &["Size".into()]),
         ),
-        ("entity of a name", d.entity_of_attribute(job, b"|Size")),
-        ("ordered rows", d.ordered_rows(job)),
-        ("discovery scan", d.discovery_scan_values(job)),
+        (
+            "entity of a name",
+            query::entity_of_attribute(d, source, b"|Size"),
+        ),
+        ("ordered rows", query::ordered_rows(d, source)),
+        ("discovery scan", query::discovery_scan_values(d, source)),
         ("stream load", d.insert_values(target, &cols, 3)),
         ("table identity", d.table_identity(target)),
         ("view", d.view_exists(target).unwrap_or_default()),
@@ -168,7 +176,7 @@ fn other_paths(job: &Job) -> Vec<(String, String)> {
             .map(|s| ("merge", s)),
     );
     let mut shape = sudoku_sql::givens_shape(d, &TableRef::parse("SUDOKU_GIVENS").expect("name"));
-    sql.push(("givens table", d.create_table(&shape)));
+    sql.push(("givens table", ddl::create_table(d, &shape)));
     sql.push(("last puzzle", sudoku_sql::max_puzzle(d, &shape.table)));
     shape.columns = vec![PivotColumn {
         attribute: "Born".into(),
@@ -181,10 +189,7 @@ fn other_paths(job: &Job) -> Vec<(String, String)> {
             by_value: false,
         }),
     }];
-    sql.extend(
-        d.typed_round_trip(&shape, job)
-            .map(|s| ("typed round trip", s)),
-    );
+    sql.extend(query::typed_round_trip(d, &shape, source).map(|s| ("typed round trip", s)));
     sql.into_iter()
         .map(|(what, s)| (format!("{} {what}", job.name), s))
         .collect()
@@ -350,7 +355,10 @@ fn a_dry_run_against_oracle_prints_what_it_would_send_and_stops_at_discovery() {
     let job = config::load_job(&repo().join("config/item_detail.yaml")).expect("job");
     let mut want = Oracle.session_setup();
     want.extend(Oracle.lock_timeout(job.lock_timeout));
-    want.push(Oracle.discover_attributes(&job));
+    want.push(query::discover_attributes(
+        &Oracle,
+        &eavpivot::plan::source_query(&job),
+    ));
     for sql in &want {
         assert!(
             stdout.contains(&format!("{sql};\n")),
@@ -448,7 +456,7 @@ fn the_oracle_scripts_dynamic_sql_parses() {
             "what": what,
             "plsql": script,
             "vars": {
-                "src": d.source_rows(job),
+                "src": query::source_rows(d, &eavpivot::plan::source_query(job)),
                 "col_defs": "\"Color\" CLOB, \"Size\" CLOB",
                 "col_names": ", \"Color\", \"Size\"",
                 "cases": format!(

@@ -7,7 +7,8 @@
 use std::collections::{BTreeSet, HashSet};
 
 use eavpivot::config::parse_job;
-use eavpivot::dialect::{self, Dialect, Sqlite};
+use eavpivot::dialect::prelude::*;
+use eavpivot::dialect::{self, Sqlite};
 use eavpivot::plan::naming::name_columns;
 use proptest::prelude::*;
 use rusqlite::Connection;

@@ -12,7 +12,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec, LoadTarget, RowPipeline};
 use eavpivot::config::{self, StrategyName};
-use eavpivot::dialect::Dialect;
+use eavpivot::dialect::prelude::*;
 use eavpivot::execute::{run_job, Outcome, RunOptions};
 use eavpivot::plan::PlanOptions;
 use eavpivot::value::Value;

@@ -341,7 +341,7 @@ async fn check_override_refusal(
 #[test]
 fn the_round_trip_check_catches_a_value_that_prints_differently() {
     use eavpivot::backend::sqlite::SqliteBackend;
-    use eavpivot::dialect::{ColumnKind, Dialect, PivotColumn, Sqlite, TableShape, Typed};
+    use eavpivot::dialect::{ColumnKind, PivotColumn, Sqlite, TableShape, Typed};
     runtime().block_on(async {
         let mut db = SqliteBackend::in_memory().expect("sqlite");
         db.execute_script(
@@ -366,15 +366,23 @@ fn the_round_trip_check_catches_a_value_that_prints_differently() {
             column_type: "TEXT".into(),
             primary_key: false,
         };
-        let sql = Sqlite
-            .typed_round_trip(&shape, &job)
-            .expect("a typed column");
+        let sql = eavpivot::dialect::query::typed_round_trip(
+            &Sqlite,
+            &shape,
+            &eavpivot::plan::source_query(&job),
+        )
+        .expect("a typed column");
         let rows = db.query(&sql).await.expect("runs");
         assert_eq!(rows[0][0].as_i64(), Some(1), "{sql}");
         let untyped = TableShape {
             columns: vec![PivotColumn::text("t", "t")],
             ..shape
         };
-        assert!(Sqlite.typed_round_trip(&untyped, &job).is_none());
+        assert!(eavpivot::dialect::query::typed_round_trip(
+            &Sqlite,
+            &untyped,
+            &eavpivot::plan::source_query(&job)
+        )
+        .is_none());
     });
 }

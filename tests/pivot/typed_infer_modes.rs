@@ -284,7 +284,12 @@ async fn check_verification_by_value(
             column_type: d.text_type().into(),
             primary_key: false,
         };
-        let sql = d.typed_round_trip(&shape, &job).ok_or("no check")?;
+        let sql = eavpivot::dialect::query::typed_round_trip(
+            d,
+            &shape,
+            &eavpivot::plan::source_query(&job),
+        )
+        .ok_or("no check")?;
         let rows = db.query(&sql).await.map_err(|e| format!("{e}: {sql}"))?;
         counts.push(rows[0][0].as_i64());
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use eavpivot::backend::sqlite::SqliteBackend;
 use eavpivot::backend::Backend;
 use eavpivot::config::{self, Job, StrategyName};
-use eavpivot::dialect::{Dialect, Sqlite};
+use eavpivot::dialect::{query, Dialect, Sqlite};
 use eavpivot::execute::{self, RunOptions};
 use eavpivot::plan::PlanOptions;
 
@@ -41,7 +41,10 @@ pub async fn sample_attributes(job: &Job) -> Vec<(String, i64, i64)> {
     let script = std::fs::read_to_string(repo().join(setup)).expect("sample data readable");
     db.execute_script(&script).await.expect("sample data loads");
     let rows = db
-        .query(&Sqlite.discover_attributes(job))
+        .query(&query::discover_attributes(
+            &Sqlite,
+            &eavpivot::plan::source_query(job),
+        ))
         .await
         .expect("discovery");
     rows.into_iter()

@@ -7,7 +7,7 @@
 
 use async_trait::async_trait;
 use eavpivot::backend::{Backend, LoadTarget, RowPipeline};
-use eavpivot::dialect::Dialect;
+use eavpivot::dialect::prelude::*;
 use eavpivot::value::Value;
 use eavpivot::Result;
 

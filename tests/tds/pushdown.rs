@@ -2,7 +2,8 @@
 //! `--json` reports), a dry run that sends only reads, and an INSERT the server refuses — a
 //! lock that times out, a server error — ending in one line and a rollback.
 
-use eavpivot::dialect::{Dialect, MsSql};
+use eavpivot::dialect::prelude::*;
+use eavpivot::dialect::MsSql;
 
 use crate::fixture::*;
 use crate::tds_peer::{starts_with, Received, Response, Script};

@@ -11,7 +11,7 @@ use mysql_async::{Conn, Row};
 
 use super::{db_error, decode_row, kind_of_code};
 use crate::backend::LoadTarget;
-use crate::dialect::{Dialect, MariaDb};
+use crate::dialect::{MariaDb, Schema};
 use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
 

@@ -27,9 +27,9 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Column, Conn, Row};
 
 use super::connection::open_asking;
-use super::read_ahead::{self, ReadAhead, RowSender};
+use super::read_ahead::{ReadAhead, RowSender};
 use super::watch::{self, SessionWatch};
-use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
+use super::{Backend, ConnectOptions, LoadTarget};
 use crate::dialect::{Dialect, MariaDb, SessionSql};
 use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
@@ -155,17 +155,6 @@ impl Backend for MariaDbBackend {
 
     fn max_flush_rows(&self) -> usize {
         MAX_FLUSH_ROWS
-    }
-
-    async fn stream_into(
-        &mut self,
-        read_sql: &str,
-        pipeline: &mut dyn RowPipeline,
-        targets: &[LoadTarget],
-    ) -> Result<Vec<u64>> {
-        let source = self.start_read(read_sql);
-        let batch_rows = flush_rows(targets, MAX_FLUSH_ROWS);
-        read_ahead::stream(self, source, pipeline, targets, batch_rows).await
     }
 }
 

@@ -31,6 +31,7 @@
 //! tiberius then reads them once more itself before `INSERT BULK`: two short round trips per
 //! batch of up to 2,000 rows.
 
+use crate::dialect::prelude::*;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -42,7 +43,7 @@ use tiberius::{
 
 use super::{db_error, TdsClient};
 use crate::backend::LoadTarget;
-use crate::dialect::{Dialect, MsSql};
+use crate::dialect::MsSql;
 use crate::error::Result;
 use crate::value::Value;
 

@@ -27,9 +27,9 @@ use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 
 use super::connection::{error_chain, with_retry, Attempt, RetryFailure};
 use super::credentials;
-use super::read_ahead::{self, ReadAhead, RowSender};
+use super::read_ahead::{ReadAhead, RowSender};
 use super::watch::{self, Monitor, SessionWatch};
-use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
+use super::{Backend, ConnectOptions, LoadTarget};
 use crate::dialect::{Dialect, MsSql, SessionSql};
 use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
@@ -435,17 +435,6 @@ impl Backend for MsSqlBackend {
     async fn set_lock_timeout(&mut self, timeout: Duration) -> Result<Vec<String>> {
         self.session = watch::start_session(self, timeout).await?;
         Ok(self.session.statements.clone())
-    }
-
-    async fn stream_into(
-        &mut self,
-        read_sql: &str,
-        pipeline: &mut dyn RowPipeline,
-        targets: &[LoadTarget],
-    ) -> Result<Vec<u64>> {
-        let source = self.start_read(read_sql);
-        let batch_rows = flush_rows(targets, MAX_FLUSH_ROWS);
-        read_ahead::stream(self, source, pipeline, targets, batch_rows).await
     }
 }
 

@@ -12,7 +12,7 @@ use tokio_postgres::Client;
 use super::db_error;
 use super::typed_binary;
 use crate::backend::LoadTarget;
-use crate::dialect::{Dialect, Postgres};
+use crate::dialect::{Postgres, Schema};
 use crate::error::Result;
 use crate::value::Value;
 

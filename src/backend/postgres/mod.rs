@@ -25,9 +25,9 @@ use tokio_postgres::types::Type;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
 use super::connection::open_asking;
-use super::read_ahead::{self, ReadAhead, RowSender};
+use super::read_ahead::{ReadAhead, RowSender};
 use super::watch::{self, SessionWatch};
-use super::{flush_rows, Backend, ConnectOptions, LoadTarget, RowPipeline};
+use super::{Backend, ConnectOptions, LoadTarget};
 use crate::dialect::{Dialect, Postgres, SessionSql};
 use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
@@ -130,17 +130,6 @@ impl Backend for PostgresBackend {
     async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
         self.session = watch::start_session(self, timeout).await?;
         Ok(self.session.statements.clone())
-    }
-
-    async fn stream_into(
-        &mut self,
-        read_sql: &str,
-        pipeline: &mut dyn RowPipeline,
-        targets: &[LoadTarget],
-    ) -> Result<Vec<u64>> {
-        let source = self.start_read(read_sql);
-        let batch_rows = flush_rows(targets, MAX_FLUSH_ROWS);
-        read_ahead::stream(self, source, pipeline, targets, batch_rows).await
     }
 }
 

@@ -16,6 +16,7 @@
 //! counted, and guarded against the old delta pattern, in `nulled.rs`.
 
 use crate::config::{Job, OnCollision, OnMissing, OnNewAttributes, TableRef};
+use crate::dialect::ddl;
 use crate::dialect::merge::{self, MergeColumns};
 use crate::dialect::{Dialect, PivotColumn, TableShape};
 use crate::error::{Error, Result};
@@ -255,7 +256,7 @@ pub async fn merge(
     let staged = table.build_shape();
     let staging_counts = session
         .query_in_load(
-            &dialect.count_table_cells(&staged),
+            &ddl::count_table_cells(dialect, &staged),
             "merge: rows and cells of the source's entities (staging)",
         )
         .await?
@@ -302,7 +303,7 @@ pub async fn merge(
     };
     let merged = session
         .query_in_load(
-            &dialect.count_table_cells(&merged_shape),
+            &ddl::count_table_cells(dialect, &merged_shape),
             "merge: verify rows and non-null cells (target before, less what was replaced or deleted, plus the source's)",
         )
         .await?

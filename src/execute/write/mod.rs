@@ -22,6 +22,7 @@ mod nulled;
 mod staging;
 mod widen;
 
+use crate::dialect::ddl;
 use async_trait::async_trait;
 
 use crate::config::{IfExists, Job, OnCollision, OnMissing, OnNewAttributes, TableRef};
@@ -381,7 +382,7 @@ impl Writes {
             if table.append {
                 continue;
             }
-            let create = dialect.create_table(&table.build_shape());
+            let create = ddl::create_table(dialect, &table.build_shape());
             let create = match table.staged() {
                 true => dialect.mark_created(create, &self.run.mark(&table.tag)),
                 false => create,

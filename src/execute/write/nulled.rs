@@ -100,7 +100,7 @@ async fn outside_scope(
     let source = session.source_dialect();
     let rows = session
         .query_source_in_load(
-            &merge::outside_scope(source, job),
+            &merge::outside_scope(source, &crate::plan::source_query(job)),
             "merge guard: values the source holds outside source.where for the entities it selects",
         )
         .await?

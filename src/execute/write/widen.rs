@@ -520,6 +520,7 @@ pub fn least_common(dialect: &dyn Dialect, a: &ColumnKind, b: &ColumnKind) -> Co
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::prelude::*;
     use crate::dialect::{MariaDb, Postgres, Sqlite};
     use ColumnKind::*;
 

@@ -1,0 +1,101 @@
+//! Table statements rendered the same way on every database from the dialect's narrow traits:
+//! `CREATE TABLE` with its primary key, the INSERT column list and multi-row `VALUES`, the
+//! cell counts of a table. No dialect overrides them (they were template methods of
+//! `Dialect`); the differences are in the hooks they call ([`super::Types`], [`super::Quoting`]).
+
+use super::{EntityColumn, Quoting, TableShape, Types};
+
+/// Why the entity columns cannot be this table's primary key here, if they cannot:
+/// an unknown type (the column would be created untyped), a type the database will not
+/// index, or a key wider than the database allows.
+pub fn primary_key_problem<D: Types + ?Sized>(d: &D, entity: &[EntityColumn]) -> Option<String> {
+    let mut total = 0usize;
+    for e in entity {
+        let Some(ty) = &e.sql_type else {
+            return Some(format!("the type of entity column {} is unknown", e.name));
+        };
+        match d.key_bytes(ty) {
+            Some(n) => total = total.saturating_add(n),
+            None => {
+                return Some(format!(
+                    "entity column {} has type {ty}, which {} cannot use in a primary key",
+                    e.name,
+                    d.name()
+                ))
+            }
+        }
+    }
+    match d.max_key_bytes() {
+        Some(max) if total > max => Some(format!(
+            "the entity key may take {total} bytes, more than the {max} a {} primary key allows",
+            d.name()
+        )),
+        _ => None,
+    }
+}
+
+/// `CREATE TABLE`, with the entity key as `NOT NULL` primary key where the shape asks for
+/// one and the database can make it (else the plan has said why not).
+pub fn create_table<D: Types + ?Sized>(d: &D, shape: &TableShape) -> String {
+    let keyed = shape.primary_key && primary_key_problem(d, &shape.entity).is_none();
+    let mut cols: Vec<String> = shape
+        .entity
+        .iter()
+        .map(|e| match &e.sql_type {
+            Some(ty) if keyed => format!(
+                "{} {} NOT NULL",
+                d.quote_ident(&e.name),
+                d.key_column_type(ty)
+            ),
+            Some(ty) => format!("{} {ty}", d.quote_ident(&e.name)),
+            None => d.quote_ident(&e.name),
+        })
+        .collect();
+    cols.extend(
+        shape
+            .columns
+            .iter()
+            .map(|c| format!("{} {}", d.quote_ident(&c.column), c.sql_type(shape))),
+    );
+    if keyed && !shape.entity.is_empty() {
+        cols.push(format!("PRIMARY KEY ({})", entity_order(d, shape)));
+    }
+    format!(
+        "CREATE TABLE {} (\n  {}\n)",
+        shape.table,
+        cols.join(",\n  ")
+    )
+}
+
+/// Column list `(e…, c…)` of an INSERT into `shape`.
+pub fn insert_columns<D: Quoting + ?Sized>(d: &D, shape: &TableShape) -> String {
+    let names: Vec<String> = shape
+        .entity
+        .iter()
+        .map(|e| d.quote_ident(&e.name))
+        .chain(shape.columns.iter().map(|c| d.quote_ident(&c.column)))
+        .collect();
+    names.join(", ")
+}
+
+/// One row: the table's row count, then the non-null count of each pivoted column.
+pub fn count_table_cells<D: Quoting + ?Sized>(d: &D, shape: &TableShape) -> String {
+    let mut counts = vec!["COUNT(*)".to_string()];
+    counts.extend(
+        shape
+            .columns
+            .iter()
+            .map(|c| format!("COUNT({})", d.quote_ident(&c.column))),
+    );
+    format!("SELECT {} FROM {}", counts.join(", "), shape.table)
+}
+
+/// The target's entity columns, quoted: its natural ORDER BY.
+pub fn entity_order<D: Quoting + ?Sized>(dialect: &D, shape: &TableShape) -> String {
+    shape
+        .entity
+        .iter()
+        .map(|e| dialect.quote_ident(&e.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

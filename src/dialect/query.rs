@@ -1,0 +1,351 @@
+//! The queries over the job's source rows, rendered from the dialect's narrow traits: the
+//! derived table of key–value rows, discovery, the survey of pairs and conflicts, the
+//! pushdown's `INSERT … SELECT`, the stream's ordered scan, the counts verification compares.
+//! No dialect overrides them (they were template methods of `Dialect`); where a dialect needs
+//! another shape it overrides the hook they call ([`super::Query`], [`super::Types`]).
+
+use super::{typed, Query, Quoting, TableShape, Types};
+use crate::config::Aggregate;
+
+/// The job's source as SQL pieces, built once from the job by the plan
+/// ([`crate::plan::source_query`]): every query over the source rows is rendered from this
+/// value, so a dialect reads SQL, not the job file's joins, aliases and expressions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceQuery {
+    /// `FROM t a\n  JOIN u b ON …`: the tables and joins, without a WHERE.
+    pub from: String,
+    /// The entity key expressions, in key order (they become `e0`, `e1`, …).
+    pub entity: Vec<String>,
+    /// The attribute name expression (becomes `a`, through [`Quoting::attribute_key`]).
+    pub attribute: String,
+    /// The value expression (becomes `v`).
+    pub value: String,
+    /// The scope (`source.where`).
+    pub filter: Option<String>,
+    /// A merge's delta (`source.changed`): only entities with a row matching it.
+    pub changed: Option<String>,
+}
+
+/// `FROM t AS a JOIN … WHERE …` of the job's source: its scope (`source.where`).
+pub fn source_from(source: &SourceQuery) -> String {
+    source_from_sql(source, source.filter.as_deref(), None)
+}
+
+/// The key–value rows as a derived table with columns `e0…eN, a, v`. With
+/// `source.changed` (a merge's delta) only the entities that have a row in the scope
+/// matching it, each with all its rows in the scope: every query of the run (discovery,
+/// both strategies, verification) sees the same rows.
+pub fn source_rows<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    let rows = source_rows_sql(d, source, source.filter.as_deref());
+    let Some(changed) = &source.changed else {
+        return rows;
+    };
+    let keys: Vec<String> = source
+        .entity
+        .iter()
+        .enumerate()
+        .map(|(i, e)| format!("{e} AS e{i}"))
+        .collect();
+    let delta = format!(
+        "SELECT {}\n  {}",
+        keys.join(", "),
+        source_from_sql(source, source.filter.as_deref(), Some(changed))
+    );
+    let outer = format!(
+        "SELECT {}, r.a, r.v FROM ({rows}) r",
+        entity_refs(source, "r")
+    );
+    if source.entity.len() == 1 {
+        format!("{outer}\n  WHERE r.e0 IN (SELECT c.e0 FROM ({delta}) c)")
+    } else {
+        let matched: Vec<String> = (0..source.entity.len())
+            .map(|i| format!("c.e{i} = r.e{i}"))
+            .collect();
+        format!(
+            "{outer}\n  WHERE EXISTS (SELECT 1 FROM ({delta}) c WHERE {})",
+            matched.join(" AND ")
+        )
+    }
+}
+
+/// The key–value rows of the job's joins with `filter` instead of the scope and no delta:
+/// what a merge's guard reads to find values outside `where`.
+pub fn source_rows_filtered<D: Quoting + ?Sized>(
+    d: &D,
+    source: &SourceQuery,
+    filter: Option<&str>,
+) -> String {
+    source_rows_sql(d, source, filter)
+}
+
+/// Distinct attribute names with their row and non-null-value counts, the smallest and
+/// largest value in bytes (the capacity estimate's widths), and per entity column the rows
+/// where it is NULL (a primary key refuses them): all in the one scan discovery makes.
+/// Columns: `a, n_rows, n_values, min_bytes, max_bytes, null_e0, null_e1, …`.
+pub fn discover_attributes<D: Types + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    let width = d.value_bytes("s.v");
+    let mut cols = vec![
+        "s.a".to_string(),
+        "COUNT(*) AS n_rows".into(),
+        "COUNT(s.v) AS n_values".into(),
+        format!("MIN({width}) AS min_bytes"),
+        format!("MAX({width}) AS max_bytes"),
+    ];
+    cols.extend((0..source.entity.len()).map(|i| format!("COUNT(*) - COUNT(s.e{i}) AS null_e{i}")));
+    format!(
+        "SELECT {}\nFROM ({}) s\nGROUP BY s.a",
+        cols.join(", "),
+        source_rows(d, source)
+    )
+}
+
+/// Discovery's input as one plain scan, one row per source row: `a`, the value's bytes
+/// (NULL for a NULL value), then 1 per NULL entity column: what
+/// [`crate::dialect::query::discover_attributes`] aggregates, for [`crate::execute`] to aggregate.
+pub fn discovery_scan<D: Types + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    discovery_scan_sql(d, source, false)
+}
+
+/// [`crate::dialect::query::discovery_scan`] with each row's value and entity key after it
+/// (`…, v, e0, e1, …`): when the job types its columns ([`crate::plan::types`]) discovery
+/// reads every value once, here, and decides the types in eavpivot.
+pub fn discovery_scan_values<D: Types + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    discovery_scan_sql(d, source, true)
+}
+
+/// One row, one integer: the most non-null cells any entity has among `attributes`,
+/// the fact that decides whether a row that could be too big certainly is. Run only when
+/// the plan's all-cells-filled estimate does not fit and `split` is off.
+pub fn max_cells_per_entity<D: Quoting + ?Sized>(
+    d: &D,
+    source: &SourceQuery,
+    attributes: &[String],
+) -> String {
+    let names: Vec<String> = attributes
+        .iter()
+        .map(|a| d.attribute_key_literal(a))
+        .collect();
+    format!(
+        "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT s.a) AS n FROM ({}) s WHERE s.v IS NOT NULL AND s.a IN ({}) GROUP BY {}) c",
+        source_rows(d, source),
+        names.join(", "),
+        entity_refs(source, "s")
+    )
+}
+
+/// Number of distinct entities: the row count every target table must end with.
+pub fn count_entities<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    format!(
+        "SELECT COUNT(*) FROM (SELECT DISTINCT {} FROM ({}) s) d",
+        entity_refs(source, "s"),
+        source_rows(d, source)
+    )
+}
+
+/// Per attribute, the number of entities with a non-null value: each column's cell count.
+pub fn count_cells_per_attribute<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    format!(
+        "SELECT d.a, COUNT(*) FROM (SELECT DISTINCT {}, s.a FROM ({}) s WHERE s.v IS NOT NULL) d GROUP BY d.a",
+        entity_refs(source, "s"),
+        source_rows(d, source)
+    )
+}
+
+/// Per attribute `a, pairs, conflicting`: the entities holding a non-null value (the
+/// column's expected cell count) and how many of them hold more than one distinct value.
+/// The pushdown's one survey of the source: conflicts are known before anything is written,
+/// and the cell counts check the target after, with no second scan.
+pub fn pairs_per_attribute<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    let entity = entity_refs(source, "s");
+    format!(
+        "SELECT p.a, COUNT(*) AS pairs, SUM(CASE WHEN p.lo <> p.hi THEN 1 ELSE 0 END) AS conflicting\nFROM (SELECT {entity}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL AND {} GROUP BY {entity}, s.a) p\nGROUP BY p.a",
+        source_rows(d, source),
+        named_attribute(d),
+    )
+}
+
+/// Entity/attribute pairs that carry more than one distinct value (the first ten are
+/// listed when `aggregate: error` refuses a job).
+pub fn conflicts<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    format!(
+        "SELECT {}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL AND {} GROUP BY {}, s.a HAVING MIN(s.v) <> MAX(s.v)",
+        entity_refs(source, "s"),
+        source_rows(d, source),
+        named_attribute(d),
+        entity_refs(source, "s"),
+    )
+}
+
+/// Every distinct value of every conflicting entity/attribute pair ([`crate::dialect::query::conflicts`]),
+/// one row each (`e0…, a, v`), ordered by pair: what `run --conflicts FILE` exports in full.
+pub fn conflicting_values<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    let on: Vec<String> = (0..source.entity.len())
+        .map(|i| format!("s.e{i} = c.e{i}"))
+        .chain(std::iter::once("s.a = c.a".to_string()))
+        .collect();
+    format!(
+        "SELECT DISTINCT {entity}, s.a, s.v FROM ({}) s\nJOIN ({}) c ON {}\nWHERE s.v IS NOT NULL ORDER BY {entity}, s.a, s.v",
+        source_rows(d, source),
+        conflicts(d, source),
+        on.join(" AND "),
+        entity = entity_refs(source, "s"),
+    )
+}
+
+/// The pushdown: `INSERT … SELECT e…, MAX(CASE WHEN a = '…' THEN v END) AS "…" … GROUP BY e…`.
+pub fn insert_select<D: Types + ?Sized>(
+    d: &D,
+    shape: &TableShape,
+    source: &SourceQuery,
+    aggregate: Aggregate,
+) -> String {
+    let agg = match aggregate {
+        Aggregate::Min => "MIN",
+        Aggregate::Max | Aggregate::Error => "MAX",
+    };
+    let mut select: Vec<String> = (0..source.entity.len())
+        .map(|i| format!("s.e{i}"))
+        .collect();
+    select.extend(shape.columns.iter().map(|c| {
+        let cell = format!(
+            "{agg}(CASE WHEN s.a = {} THEN s.v END)",
+            d.attribute_key_literal(&c.attribute)
+        );
+        // The aggregate picks among the source texts, then converts: the stream picks the
+        // same value the same way (see execute::stream).
+        let cell = match &c.typed {
+            Some(t) => d.cast_to(&cell, t),
+            None => cell,
+        };
+        format!("{cell} AS {}", d.quote_ident(&c.column))
+    }));
+    format!(
+        "INSERT INTO {} ({})\nSELECT {}\nFROM ({}) s\nGROUP BY {}",
+        shape.table,
+        super::ddl::insert_columns(d, shape),
+        select.join(",\n  "),
+        source_rows(d, source),
+        entity_refs(source, "s")
+    )
+}
+
+/// One row, one integer: the source values of `shape`'s typed columns that this database
+/// does not print back as written once converted to the column's type (so 0 proves the
+/// pushdown's CASTs exact and agrees with the ladder); None when the shape has no such
+/// column. One scan of the source with one `IN` test per distinct type, not a second
+/// pivot: at 1,000 columns a `MAX(CASE)` join back to the target costs minutes.
+pub fn typed_round_trip<D: Query + ?Sized>(
+    d: &D,
+    shape: &TableShape,
+    source: &SourceQuery,
+) -> Option<String> {
+    typed::round_trip_query(d, shape, source)
+}
+
+/// One row: the entity of a source row whose attribute key is exactly `key` (bytes that
+/// may not be UTF-8), so a refusal can name it.
+pub fn entity_of_attribute<D: Quoting + ?Sized>(d: &D, source: &SourceQuery, key: &[u8]) -> String {
+    d.limit(
+        &format!(
+            "SELECT {} FROM ({}) s WHERE s.a = {}",
+            entity_refs(source, "s"),
+            source_rows(d, source),
+            d.text_bytes_literal(key)
+        ),
+        1,
+    )
+}
+
+/// The key–value rows ordered by entity: the streaming strategy's single scan.
+pub fn ordered_rows<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    format!(
+        "SELECT {}, s.a, s.v FROM ({}) s ORDER BY {}",
+        entity_refs(source, "s"),
+        source_rows(d, source),
+        entity_refs(source, "s")
+    )
+}
+
+/// The plain discovery scan, with the values and entity keys when `values`.
+fn discovery_scan_sql<D: Types + ?Sized>(
+    dialect: &D,
+    source: &SourceQuery,
+    values: bool,
+) -> String {
+    let mut cols = vec![
+        "s.a".to_string(),
+        format!("{} AS b", dialect.value_bytes("s.v")),
+    ];
+    cols.extend(
+        (0..source.entity.len())
+            .map(|i| format!("CASE WHEN s.e{i} IS NULL THEN 1 ELSE 0 END AS null_e{i}")),
+    );
+    if values {
+        cols.push("s.v".into());
+        cols.push(entity_refs(source, "s"));
+    }
+    format!(
+        "SELECT {}\nFROM ({}) s",
+        cols.join(", "),
+        source_rows(dialect, source)
+    )
+}
+
+/// `SELECT` of the entity keys returning no rows: what a type probe describes.
+pub fn entity_probe_query<D: Quoting + ?Sized>(dialect: &D, source: &SourceQuery) -> String {
+    format!(
+        "SELECT {} FROM ({}) s WHERE 1 = 0",
+        entity_refs(source, "s"),
+        source_rows(dialect, source)
+    )
+}
+
+/// `s.a` names an attribute: rows with a NULL or empty name are skipped (`pivot.empty_names`),
+/// so they are never a pair, a conflict or a cell.
+fn named_attribute(dialect: &(impl Quoting + ?Sized)) -> String {
+    format!(
+        "s.a IS NOT NULL AND s.a <> {}",
+        dialect.attribute_key_literal("")
+    )
+}
+
+/// `s.e0, s.e1, …` for the job's entity keys.
+pub fn entity_refs(source: &SourceQuery, alias: &str) -> String {
+    (0..source.entity.len())
+        .map(|i| format!("{alias}.e{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `FROM t AS a JOIN … WHERE …` of the job's source with `filter` (the scope, or none), and
+/// `and` besides it (the delta).
+fn source_from_sql(source: &SourceQuery, filter: Option<&str>, and: Option<&str>) -> String {
+    let mut sql = source.from.clone();
+    match (filter, and) {
+        (Some(f), Some(a)) => sql.push_str(&format!("\n  WHERE ({f}) AND ({a})")),
+        (Some(f), None) | (None, Some(f)) => sql.push_str(&format!("\n  WHERE {f}")),
+        (None, None) => {}
+    }
+    sql
+}
+
+/// `SELECT e… AS e0…, a, v FROM …` of the job's source with `filter` instead of its scope.
+fn source_rows_sql<D: Quoting + ?Sized>(
+    dialect: &D,
+    source: &SourceQuery,
+    filter: Option<&str>,
+) -> String {
+    let mut cols: Vec<String> = source
+        .entity
+        .iter()
+        .enumerate()
+        .map(|(i, e)| format!("{e} AS e{i}"))
+        .collect();
+    cols.push(format!("{} AS a", dialect.attribute_key(&source.attribute)));
+    cols.push(format!("{} AS v", source.value));
+    format!(
+        "SELECT {}\n  {}",
+        cols.join(", "),
+        source_from_sql(source, filter, None)
+    )
+}
