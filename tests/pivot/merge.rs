@@ -4,7 +4,9 @@
 //! compared cell by cell with a fresh full pivot of the changed source — with
 //! `on_missing: keep` (the removed entity stays, as it was) and `delete` (identical to the
 //! fresh pivot); the report's counts are checked; a merge killed before it commits leaves the
-//! target exactly as it was; and `${NAME}` variables select a delta window.
+//! target exactly as it was; and `${NAME}` variables select a delta window. On Citus (when
+//! `EAVPIVOT_CITUS_URL` is set) the source is distributed by its entity `id`, and the target
+//! and the fresh pivot must come out distributed and co-located with it.
 
 use crate::servers;
 
@@ -67,6 +69,9 @@ async fn merge_case(db: &Db, strategy: &str) {
         return;
     };
     let c: &mut dyn Backend = conn.as_mut();
+    // The catalog to read tables through (Citus's is PostgreSQL's).
+    let dialect = c.dialect().name();
+    let citus = db.what == "citus";
     let prefix = format!("mrg{}_{}_{strategy}", std::process::id(), db.what);
     let case = Case {
         source: format!("{prefix}_kv"),
@@ -83,6 +88,9 @@ async fn merge_case(db: &Db, strategy: &str) {
     ))
     .await
     .expect("source");
+    if citus {
+        distribute(c, &case.source, "id").await.expect("distribute");
+    }
     let mut rows = Vec::new();
     for id in 1..=20 {
         for a in 1..=3 {
@@ -114,8 +122,13 @@ async fn merge_case(db: &Db, strategy: &str) {
     // The first merge into an absent target creates it.
     let first = json(&run_job(keep.clone()));
     assert!(first["merged"].as_array().expect("merged").is_empty());
-    let before = read_table(c, db.what, &case.target).await;
+    let before = read_table(c, dialect, &case.target).await;
     assert_eq!(before.len(), 20);
+    if citus {
+        co_located(c, &case.target, &case.source)
+            .await
+            .expect("merge created");
+    }
 
     // The source changes: a value, a removed cell, a removed entity, a new entity, a new
     // attribute.
@@ -130,7 +143,12 @@ async fn merge_case(db: &Db, strategy: &str) {
     }
     let fresh_job = case.job(&case.fresh, "replace", "keep", "1 = 1");
     json(&run_job(fresh_job));
-    let fresh = read_table(c, db.what, &case.fresh).await;
+    let fresh = read_table(c, dialect, &case.fresh).await;
+    if citus {
+        co_located(c, &case.fresh, &case.source)
+            .await
+            .expect("replace");
+    }
 
     // A merge killed before it commits leaves the target exactly as it was.
     for point in ["created", "loaded"] {
@@ -138,7 +156,7 @@ async fn merge_case(db: &Db, strategy: &str) {
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         kill_9(start_paused(&a, &db.url, point));
         assert_eq!(
-            read_table(c, db.what, &case.target).await,
+            read_table(c, dialect, &case.target).await,
             before,
             "{} {strategy}: target changed by a merge killed at {point}",
             db.what
@@ -155,7 +173,7 @@ async fn merge_case(db: &Db, strategy: &str) {
     let mut want = fresh.clone();
     want.insert(3, before[&3].clone());
     assert_eq!(
-        read_table(c, db.what, &case.target).await,
+        read_table(c, dialect, &case.target).await,
         want,
         "{} {strategy} keep",
         db.what
@@ -165,7 +183,7 @@ async fn merge_case(db: &Db, strategy: &str) {
     let report = json(&run_job(delete));
     assert_eq!(merged(&report), (0, 0, 20, 1, vec![]), "{report}");
     assert_eq!(
-        read_table(c, db.what, &case.target).await,
+        read_table(c, dialect, &case.target).await,
         fresh,
         "{} {strategy} delete",
         db.what
@@ -183,9 +201,14 @@ async fn merge_case(db: &Db, strategy: &str) {
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
     let report = json(&run(&a, &db.url));
     assert_eq!(merged(&report), (0, 1, 0, 0, vec![]), "{report}");
-    let now = read_table(c, db.what, &case.target).await;
+    let now = read_table(c, dialect, &case.target).await;
     assert_eq!(now[&1]["a2"], "again");
     assert_eq!(now.len(), fresh.len());
+    if citus {
+        co_located(c, &case.target, &case.source)
+            .await
+            .expect("merged");
+    }
     // Without the variable the job is refused before it runs.
     let a = args(&window);
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
@@ -225,6 +248,17 @@ fn postgres_merges() {
 #[test]
 fn mariadb_merges() {
     let db = mariadb();
+    runtime().block_on(async {
+        merge_case(&db, "pushdown").await;
+        merge_case(&db, "stream").await;
+    });
+}
+
+#[test]
+fn citus_merges() {
+    let Some(db) = citus() else {
+        return;
+    };
     runtime().block_on(async {
         merge_case(&db, "pushdown").await;
         merge_case(&db, "stream").await;

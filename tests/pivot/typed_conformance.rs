@@ -5,7 +5,9 @@
 //!
 //! SQLite always; PostgreSQL and MariaDB at `EAVPIVOT_PG_URL` / `EAVPIVOT_MARIADB_URL` (the
 //! local servers by default), skipped with a reason when unreachable unless
-//! `EAVPIVOT_REQUIRE_SERVERS=1`; SQL Server when `EAVPIVOT_MSSQL_URL` is set.
+//! `EAVPIVOT_REQUIRE_SERVERS=1`; SQL Server when `EAVPIVOT_MSSQL_URL` is set; Citus when
+//! `EAVPIVOT_CITUS_URL` is set (the source distributed by its entity `id`, each target
+//! checked distributed and co-located with it).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -99,6 +101,14 @@ fn mariadb_typed() {
 }
 
 #[test]
+fn citus_typed() {
+    let Some(db) = servers::citus() else {
+        return;
+    };
+    runtime().block_on(run_all(&db));
+}
+
+#[test]
 fn mssql_typed() {
     let Some(db) = servers::mssql() else {
         return;
@@ -112,6 +122,9 @@ async fn run_all(server: &servers::Db) {
         return;
     };
     let db = db.as_mut();
+    // The catalog and literals are the dialect's (Citus's is PostgreSQL's).
+    let dialect = db.dialect().name();
+    let citus = what == "citus";
     let source = format!("typed{}_src", std::process::id());
     let target = format!("typed{}_wide", std::process::id());
     let _ = db.execute(&format!("DROP TABLE {source}")).await;
@@ -120,7 +133,12 @@ async fn run_all(server: &servers::Db) {
     ))
     .await
     .expect("source table");
-    let q = |s: &str| db_literal(what, s);
+    if citus {
+        servers::distribute(db, &source, "id")
+            .await
+            .expect("distribute");
+    }
+    let q = |s: &str| db_literal(dialect, s);
     let values: Vec<String> = ROWS
         .iter()
         .map(|(e, a, v)| format!("({e}, {}, {}, {e})", q(a), q(v)))
@@ -133,10 +151,15 @@ async fn run_all(server: &servers::Db) {
     .expect("source rows");
     let mut failures = Vec::new();
     for strategy in [StrategyName::Pushdown, StrategyName::Stream] {
-        if let Err(e) = check_run(db, what, &source, &target, strategy).await {
+        if let Err(e) = check_run(db, dialect, &source, &target, strategy).await {
             failures.push(format!("{what} {strategy:?}: {e}"));
         }
-        if let Err(e) = check_typed_source(db, what, &source, &target, strategy).await {
+        if citus {
+            if let Err(e) = servers::co_located(db, &target, &source).await {
+                failures.push(format!("{what} {strategy:?}: {e}"));
+            }
+        }
+        if let Err(e) = check_typed_source(db, dialect, &source, &target, strategy).await {
             failures.push(format!("{what} {strategy:?} INT value column: {e}"));
         }
     }

@@ -93,6 +93,59 @@ pub fn mssql() -> Option<Db> {
     })
 }
 
+/// The Citus coordinator at `EAVPIVOT_CITUS_URL` (CI: postgres://postgres@127.0.0.1:9700/postgres,
+/// started by `.ci/citus.sh`), or `None` with the reason printed when the variable is unset —
+/// a skip even under `EAVPIVOT_REQUIRE_SERVERS=1`; set but unreachable, [`Db::open`] fails
+/// under it. Its dialect is PostgreSQL's: read tables with `db.dialect().name()`, not `what`.
+pub fn citus() -> Option<Db> {
+    match std::env::var("EAVPIVOT_CITUS_URL") {
+        Ok(url) if !url.trim().is_empty() => Some(Db {
+            what: "citus",
+            url,
+            list_staging: postgres().list_staging,
+            _dir: None,
+        }),
+        _ => {
+            eprintln!("skipped: EAVPIVOT_CITUS_URL is not set, so no Citus coordinator was used (.ci/citus.sh starts one)");
+            None
+        }
+    }
+}
+
+/// Citus: spread the just-created `table` by `column` over 4 shards (a test's tables are
+/// small; each shard is a table on a worker), so that the tables a run creates from it are
+/// distributed and co-located with it.
+pub async fn distribute(db: &mut dyn Backend, table: &str, column: &str) -> Result<(), String> {
+    db.query(&format!(
+        "SELECT create_distributed_table('{table}', '{column}', shard_count => 4)"
+    ))
+    .await
+    .map(drop)
+    .map_err(|e| format!("distributing {table} by {column}: {e}"))
+}
+
+/// Citus: the colocation group of the hash-distributed `table`, None when it is local.
+pub async fn colocation(db: &mut dyn Backend, table: &str) -> Option<i64> {
+    let rows = db
+        .query(&format!(
+            "SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = to_regclass('{table}') AND partmethod = 'h'"
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("pg_dist_partition for {table}: {e}"));
+    rows.first().and_then(|r| r.first()).and_then(Value::as_i64)
+}
+
+/// Citus: `Err` unless `table` is distributed and co-located with the distributed `source`.
+pub async fn co_located(db: &mut dyn Backend, table: &str, source: &str) -> Result<(), String> {
+    let (got, want) = (colocation(db, table).await, colocation(db, source).await);
+    match (got, want) {
+        (Some(t), Some(s)) if t == s => Ok(()),
+        _ => Err(format!(
+            "{table} is not distributed and co-located with {source} (colocation {got:?}, the source's {want:?})"
+        )),
+    }
+}
+
 fn required() -> bool {
     std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1")
 }
