@@ -13,6 +13,10 @@ use super::prelude::*;
 use super::Postgres;
 use crate::config::TableRef;
 
+/// Table names from this many bytes on get their shards created one at a time
+/// ([`ScaleOut::distribute`]); measured safe at 54 and 55 bytes, a margin below.
+pub const LONG_SHARDED_NAME: usize = 50;
+
 /// A database that can spread one table over several servers.
 pub trait ScaleOut: Send + Sync {
     /// One row, one integer: 1 when the engine is installed in this database, else 0. Runs
@@ -76,13 +80,27 @@ impl ScaleOut for Citus {
 
     /// Citus reads the column argument as a plain name (`get_attnum`), not SQL: the name as
     /// stored, unquoted.
+    ///
+    /// A table name of [`LONG_SHARDED_NAME`] bytes or more makes each shard's name 63 bytes:
+    /// its row type's array name is then cut to 63, and two shards on one worker whose ids
+    /// differ in the last digit collide in `pg_type` when created in parallel in one
+    /// transaction — a distributed deadlock (Citus 13.2, reproduced with 56–58-byte names in
+    /// about half the tries). For such names the shards are created one at a time
+    /// (`citus.multi_shard_modify_mode = sequential`, local to the transaction, set in the
+    /// same statement: the `FROM` is evaluated first); shorter names keep parallel creation.
     fn distribute(&self, table: &TableRef, column: &str, colocate_with: &TableRef) -> String {
-        format!(
+        let call = format!(
             "SELECT create_distributed_table({}, {}, colocate_with => {})",
             Postgres.quote_literal(&table.sql()),
             Postgres.quote_literal(column),
             Postgres.quote_literal(&colocate_with.sql())
-        )
+        );
+        match table.name().len() >= LONG_SHARDED_NAME {
+            true => format!(
+                "{call} FROM (SELECT set_config('citus.multi_shard_modify_mode', 'sequential', true)) sequential_shards"
+            ),
+            false => call,
+        }
     }
 
     /// A session's `lock_timeout` stays on the coordinator; a `SET LOCAL` is sent on to the
@@ -121,6 +139,10 @@ mod tests {
             Citus.distribute(&t, "it's", &s),
             "SELECT create_distributed_table('\"Wide\"', 'it''s', colocate_with => 'sales.kv')"
         );
+        let long = TableRef::parse(&"w".repeat(LONG_SHARDED_NAME)).expect("table");
+        assert!(Citus.distribute(&long, "e", &s).ends_with(
+            "FROM (SELECT set_config('citus.multi_shard_modify_mode', 'sequential', true)) sequential_shards"
+        ));
         assert!(Citus
             .distribution(&s)
             .contains("to_regclass('sales.kv') AND partmethod = 'h'"));
