@@ -11,6 +11,7 @@
 //! are read from the coordinator's `pg_dist_node`. Unreachable: skipped with the reason, or a
 //! failure when `EAVPIVOT_REQUIRE_SERVERS=1` and `EAVPIVOT_CITUS_URL` is set.
 
+use crate::servers::colocation;
 use crate::{db_children, servers};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -157,17 +158,6 @@ impl Fixture {
             drop_if_exists(db, t).await;
         }
     }
-}
-
-/// The table's colocation group, or None when it is not distributed.
-async fn colocation(db: &mut dyn Backend, table: &str) -> Option<i64> {
-    let rows = db
-        .query(&format!(
-            "SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = to_regclass('{table}') AND partmethod = 'h'"
-        ))
-        .await
-        .expect("pg_dist_partition");
-    rows.first().and_then(|r| r.first()).and_then(Value::as_i64)
 }
 
 /// Staging tables this fixture's runs left: on the coordinator (tables and distributed
