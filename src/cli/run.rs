@@ -116,15 +116,16 @@ fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
         .build()
         .context("starting the async runtime")?;
     let specs = (&spec, target.as_ref());
-    // What a dry run on a connection with no backend (Oracle) was given before it stopped.
+    // What a dry run on a connection with no backend in this build (`sql_only`: Oracle) was
+    // given before it stopped.
     let asked = backend::oracle::Asked::default();
     let result = runtime.block_on(run_async(args, &job, specs, &options, verbosity, &asked));
     if result.is_err() && !args.json {
-        let oracle = [Some(&spec), target.as_ref()]
+        let sql_only = [Some(&spec), target.as_ref()]
             .into_iter()
             .flatten()
             .find(|s| s.driver.sql_only);
-        if let Some(script) = oracle.and_then(|s| asked.script(&job.job.name, s.display())) {
+        if let Some(script) = sql_only.and_then(|s| asked.script(&job.job.name, s.display())) {
             write_output(args.output.as_deref(), &script)?;
         }
     }
@@ -159,8 +160,11 @@ async fn open_backend(
     (dry_run, asked): (bool, &backend::oracle::Asked),
     verbosity: Verbosity,
 ) -> anyhow::Result<Box<dyn Backend>> {
-    if spec.driver.sql_only && dry_run {
-        return Ok(Box::new(backend::oracle::Unconnected::new(asked)));
+    if let Some(stand_in) = dry_run
+        .then(|| spec.driver.dry_run_stand_in(asked))
+        .flatten()
+    {
+        return Ok(stand_in);
     }
     let missing = create.and_then(|why| Some((spec.missing_file()?, why)));
     Ok(match missing {
