@@ -1,4 +1,4 @@
-//! Text a person reads: transform summaries as sentences, and tables aligned by the width a
+//! Text a person reads: report objects as sentences, and tables aligned by the width a
 //! terminal gives each character (CJK and emoji take two columns), with cut values marked.
 //!
 //! The `--json` report keeps the raw objects; this is only how the human summary shows them.
@@ -9,93 +9,25 @@ use unicode_width::UnicodeWidthChar;
 /// Widest a preview cell is drawn, in terminal columns; longer values are cut and end in `…`.
 pub const MAX_CELL_WIDTH: usize = 24;
 
-/// One transform's report object as one line: `sudoku_solve: 6 puzzles — 3 solved, …`.
-/// Objects this does not know are shown as `name: key value, …` rather than dropped.
-pub fn transform_sentence(t: &Json) -> String {
+/// A transform's report object as one line, `name: key value, …`: how the summary shows the
+/// object of a transform that gives no sentence of its own (`crate::transform::sentence`).
+pub fn fields_sentence(t: &Json) -> String {
     let name = t
         .get("transform")
         .and_then(Json::as_str)
         .unwrap_or("transform");
-    let n = |key: &str| t.get(key).and_then(Json::as_u64).unwrap_or(0);
-    match name {
-        "sudoku_solve" => sudoku_sentence(t, n("puzzles")),
-        "map" => format!(
-            "map: {} values mapped, {} not in the table",
-            n("mapped"),
-            n("unmapped")
-        ),
-        _ => {
-            let fields: Vec<String> = t
-                .as_object()
-                .into_iter()
-                .flatten()
-                .filter(|(k, _)| *k != "transform")
-                .map(|(k, v)| format!("{} {}", k.replace('_', " "), plain(v)))
-                .collect();
-            format!("{name}: {}", fields.join(", "))
-        }
-    }
-}
-
-fn sudoku_sentence(t: &Json, puzzles: u64) -> String {
-    let n = |key: &str| t.get(key).and_then(Json::as_u64).unwrap_or(0);
-    let unsolved: &[Json] = t
-        .get("unsolved")
-        .and_then(Json::as_array)
-        .map_or(&[], Vec::as_slice);
-    // The puzzles with this status that the report lists: `(4, 7: detail)`.
-    let which = |status: &str| -> String {
-        let listed: Vec<String> = unsolved
-            .iter()
-            .filter(|u| u.get("status").and_then(Json::as_str) == Some(status))
-            .map(|u| {
-                let puzzle = u.get("puzzle").map(plain).unwrap_or_default();
-                match u.get("detail").and_then(Json::as_str) {
-                    Some(d) if !d.is_empty() => format!("{puzzle}: {d}"),
-                    _ => puzzle,
-                }
-            })
-            .collect();
-        if listed.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", listed.join("; "))
-        }
-    };
-    let mut parts = vec![format!("{} solved", n("solved"))];
-    for (key, words) in [
-        ("no_solution", "no solution"),
-        ("multiple_solutions", "several solutions"),
-        ("invalid", "invalid"),
-    ] {
-        if n(key) > 0 {
-            parts.push(format!("{} {words}{}", n(key), which(key)));
-        }
-    }
-    if n("not_written") > 0 {
-        parts.push(format!(
-            "{} not written (no solution, several, or invalid)",
-            n("not_written")
-        ));
-    }
-    let engine = match t.get("engine").and_then(Json::as_str) {
-        Some("sql") => " in the database",
-        _ => "",
-    };
-    let status = t
-        .get("status_table")
-        .and_then(Json::as_str)
-        .map(|s| format!("; every verdict in {s}"))
-        .unwrap_or_default();
-    format!(
-        "sudoku_solve{engine}: {puzzles} puzzle{} — {}{status}",
-        if puzzles == 1 { "" } else { "s" },
-        parts.join(", ")
-    )
+    let fields: Vec<String> = t
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| *k != "transform")
+        .map(|(k, v)| format!("{} {}", k.replace('_', " "), plain(v)))
+        .collect();
+    format!("{name}: {}", fields.join(", "))
 }
 
 /// A JSON scalar without its quotes.
-fn plain(v: &Json) -> String {
+pub fn plain(v: &Json) -> String {
     match v {
         Json::String(s) => s.clone(),
         other => other.to_string(),
@@ -176,29 +108,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sudoku_summary_reads_as_a_sentence() {
-        let t = serde_json::json!({"box_size":3,"engine":"rust","invalid":1,"multiple_solutions":1,
-            "no_solution":1,"puzzles":6,"search_nodes":87,"solved":3,"status_table":"SUDOKU_GRID_status",
-            "transform":"sudoku_solve","unsolved":[{"detail":"","puzzle":"4","status":"no_solution"},
-            {"detail":"","puzzle":"5","status":"multiple_solutions"},
-            {"detail":"value 5 appears twice in row 1 (r1c1 and r1c3)","puzzle":"6","status":"invalid"}]});
-        assert_eq!(
-            transform_sentence(&t),
-            "sudoku_solve: 6 puzzles — 3 solved, 1 no solution (4), 1 several solutions (5), \
-             1 invalid (6: value 5 appears twice in row 1 (r1c1 and r1c3)); every verdict in SUDOKU_GRID_status"
-        );
-        let sql = serde_json::json!({"box_size":3,"engine":"sql","not_written":3,"puzzles":6,"solved":3,"transform":"sudoku_solve"});
-        assert_eq!(
-            transform_sentence(&sql),
-            "sudoku_solve in the database: 6 puzzles — 3 solved, 3 not written (no solution, several, or invalid)"
-        );
-        let map = serde_json::json!({"mapped":100,"transform":"map","unmapped":2});
-        assert_eq!(
-            transform_sentence(&map),
-            "map: 100 values mapped, 2 not in the table"
-        );
+    fn an_object_reads_as_its_fields() {
         let other = serde_json::json!({"transform":"trim","rows_changed":4});
-        assert_eq!(transform_sentence(&other), "trim: rows changed 4");
+        assert_eq!(fields_sentence(&other), "trim: rows changed 4");
     }
 
     #[test]

@@ -269,7 +269,7 @@ impl Report {
             out.push_str(&format!("note: {n}\n"));
         }
         for t in self.transforms.iter().filter(|t| !t.is_null()) {
-            out.push_str(&crate::display::transform_sentence(t));
+            out.push_str(&crate::transform::sentence(t));
             out.push('\n');
         }
         out
@@ -373,7 +373,8 @@ impl Preview {
     }
 
     /// Keep `rows` rows and then the rest of the last one's group (rows sharing the first
-    /// `key_columns - 1` entity values: a whole Sudoku grid, not its first five rows).
+    /// `key_columns - 1` entity values: a whole grid keyed `(grid, row)`, not its first five
+    /// rows).
     /// False when rows were read but dropped for it not being a whole group.
     pub fn keep_whole_groups(&mut self, rows: usize, key_columns: usize) -> bool {
         let group = key_columns.saturating_sub(1);

@@ -178,7 +178,7 @@ pub async fn inspect(db: &mut dyn Backend, job: &Job, connection: &str) -> Resul
     .await
     .map_err(|e| e.with_context(&format!("inspecting {}", job.source.table)))?;
     let discovery = census.discovery();
-    let options = PlanOptions::default();
+    let options = crate::transform::plan_options(job, PlanOptions::default());
     let written = plan::build_plan(job, dialect, &discovery, &entity_types, options);
     let mut typed_job = job.clone();
     typed_job.pivot.column_type = ColumnType::Infer;

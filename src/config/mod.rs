@@ -79,17 +79,6 @@ pub struct Source {
     pub connection: Option<String>,
 }
 
-impl Job {
-    /// The `sudoku_solve` settings when the job solves in the database (`engine: sql`):
-    /// such a job is one `INSERT … SELECT`, never a stream.
-    pub fn solves_in_database(&self) -> Option<&SudokuSolveSpec> {
-        self.transforms.iter().find_map(|t| match t {
-            TransformSpec::SudokuSolve(spec) if spec.engine_sql => Some(spec),
-            _ => None,
-        })
-    }
-}
-
 impl Source {
     /// Every table the job reads: the source and each joined table.
     pub fn tables(&self) -> Vec<TableRef> {

@@ -409,8 +409,25 @@ impl Catalog for MariaDb {
 impl Query for MariaDb {}
 
 impl Script for MariaDb {
-    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
-        Some(super::sudoku_sql::Flavor::MariaDb)
+    fn spelling(&self) -> Option<&'static super::Spelling> {
+        use super::spelling::*;
+        Some(&Spelling {
+            concat: Concat::Function,
+            substring: "SUBSTRING",
+            position: Position::HaystackFirst("INSTR"),
+            // `/` gives a decimal.
+            integer_division: IntegerDivision::DivOperator,
+            modulo_function: false,
+            constant_from: "",
+            cast_integer: "SIGNED",
+            ordered_concat: OrderedConcat::SeparatorClause,
+            with_recursive: "WITH RECURSIVE",
+            with_before_insert: false,
+            recursive_text_converted: false,
+            inline_constants: false,
+            // "Too many tables; MariaDB can only use 61 tables in a join" (MAX_TABLES).
+            max_join_tables: Some((61, "MariaDB joins at most 61 tables")),
+        })
     }
 
     fn script_renderer(&self) -> Option<super::script::Renderer> {

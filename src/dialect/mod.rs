@@ -20,9 +20,8 @@ mod postgres;
 pub mod postgres_script;
 pub mod script;
 mod session_sql;
+pub mod spelling;
 mod sqlite;
-pub mod sudoku_join;
-pub mod sudoku_sql;
 mod typed;
 
 pub use citus::{Citus, ScaleOut};
@@ -33,6 +32,7 @@ pub use mssql::MsSql;
 pub use oracle::Oracle;
 pub use postgres::Postgres;
 pub use session_sql::SessionSql;
+pub use spelling::Spelling;
 pub use sqlite::Sqlite;
 pub use typed::{ColumnKind, Typed};
 
@@ -620,11 +620,12 @@ pub trait Query: Types {
     }
 }
 
-/// Standalone scripts (`eavpivot script`) and the in-database Sudoku solvers' spelling.
+/// Standalone scripts (`eavpivot script`) and the spelling of hand-built SQL.
 pub trait Script: Quoting {
-    /// Which spelling of the in-database Sudoku solvers' SQL this database takes (None: it
-    /// has none).
-    fn sudoku_flavor(&self) -> Option<sudoku_sql::Flavor> {
+    /// How this database spells the string, arithmetic and recursive-query pieces of
+    /// hand-built SQL (an in-database transform's), as data. None: not described, so no such
+    /// SQL is built for it.
+    fn spelling(&self) -> Option<&'static Spelling> {
         None
     }
 

@@ -304,8 +304,30 @@ impl Query for MsSql {
 }
 
 impl Script for MsSql {
-    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
-        Some(super::sudoku_sql::Flavor::TSql)
+    /// T-SQL's ordered aggregation (`STRING_AGG … WITHIN GROUP`, SQL Server 2017) is missing
+    /// from Babelfish before 4.3, and `FOR XML PATH('')` with `.value()` from Babelfish
+    /// altogether; a concatenation of one `MAX(CASE)` per position runs on both and on SQL
+    /// Server 2008. Recursive members are written like the published T-SQL solver: constants
+    /// inline, the recursive text column converted to one type in both members.
+    fn spelling(&self) -> Option<&'static super::Spelling> {
+        use super::spelling::*;
+        Some(&Spelling {
+            concat: Concat::Function,
+            substring: "SUBSTRING",
+            position: Position::NeedleFirst("CHARINDEX"),
+            integer_division: IntegerDivision::Slash,
+            modulo_function: false,
+            constant_from: "",
+            cast_integer: "INTEGER",
+            ordered_concat: OrderedConcat::CasePerPosition("+"),
+            with_recursive: "WITH",
+            with_before_insert: true,
+            recursive_text_converted: true,
+            inline_constants: true,
+            // SQL Server documents no fixed limit since 2008 (2005: 256 tables per SELECT,
+            // the number its JDBC driver still reports); 256 also bounds a 16×16 grid.
+            max_join_tables: Some((256, "SQL Server joins at most 256 tables per SELECT (its documented limit up to 2005, still reported by its drivers)")),
+        })
     }
 
     fn standalone_script(

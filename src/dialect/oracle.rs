@@ -25,7 +25,7 @@
 //!   explicit format models, so inserts do not depend on NLS settings). Decimals and floats
 //!   stay text: `TO_CHAR` prints `0.5` as `.5`, so they would not print back as written.
 //! - **Recursion** is written `WITH s (cols) AS (… UNION ALL …)`: no RECURSIVE keyword, the
-//!   column list required (the Sudoku solver's [`super::sudoku_sql::Flavor::Oracle`]).
+//!   column list required ([`Script::spelling`]).
 
 use super::prelude::*;
 use super::{ColumnKind, IdentLimit, Typed};
@@ -404,8 +404,26 @@ impl Script for Oracle {
         ]
     }
 
-    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
-        Some(super::sudoku_sql::Flavor::Oracle)
+    /// Recursive subquery factoring: `WITH s (cols) AS (… UNION ALL …)`, no RECURSIVE; no `%`
+    /// operator; `/` gives a decimal; constants are selected FROM dual.
+    fn spelling(&self) -> Option<&'static super::Spelling> {
+        use super::spelling::*;
+        Some(&Spelling {
+            concat: Concat::Operator("||"),
+            substring: "substr",
+            position: Position::HaystackFirst("INSTR"),
+            integer_division: IntegerDivision::TruncatedSlash,
+            modulo_function: true,
+            constant_from: " FROM dual",
+            cast_integer: "INTEGER",
+            ordered_concat: OrderedConcat::WithinGroup,
+            with_recursive: "WITH",
+            with_before_insert: false,
+            recursive_text_converted: false,
+            inline_constants: false,
+            // Oracle documents no limit on the tables of one join.
+            max_join_tables: None,
+        })
     }
 
     fn script_renderer(&self) -> Option<super::script::Renderer> {

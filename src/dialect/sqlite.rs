@@ -195,7 +195,23 @@ impl Query for Sqlite {
 }
 
 impl Script for Sqlite {
-    fn sudoku_flavor(&self) -> Option<super::sudoku_sql::Flavor> {
-        Some(super::sudoku_sql::Flavor::Sqlite)
+    fn spelling(&self) -> Option<&'static super::Spelling> {
+        use super::spelling::*;
+        Some(&Spelling {
+            concat: Concat::Operator("||"),
+            substring: "substr",
+            position: Position::HaystackFirst("instr"),
+            integer_division: IntegerDivision::Slash,
+            modulo_function: false,
+            constant_from: "",
+            cast_integer: "INTEGER",
+            ordered_concat: OrderedConcat::SeparatorArgument("group_concat"),
+            with_recursive: "WITH RECURSIVE",
+            with_before_insert: false,
+            recursive_text_converted: false,
+            inline_constants: false,
+            // sqlite3.c: "at most 64 tables in a join" (one bit per table in a 64-bit mask).
+            max_join_tables: Some((64, "SQLite joins at most 64 tables")),
+        })
     }
 }

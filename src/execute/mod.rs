@@ -7,12 +7,12 @@
 
 mod discover;
 mod fault;
+mod in_database;
 mod keys;
 mod load;
 pub mod preview;
 pub mod progress;
 pub mod session;
-mod sql_engine;
 pub mod stream;
 mod verify;
 pub mod write;
@@ -55,8 +55,8 @@ pub async fn run_job(
     backend: &mut dyn Backend,
     options: &RunOptions,
 ) -> Result<Outcome> {
-    if let Some(spec) = job.solves_in_database() {
-        return sql_engine::run_job(job, spec, backend, options).await;
+    if let Some(work) = transform::in_database(job) {
+        return in_database::run_job(job, work, backend, options).await;
     }
     run(job, Session::new(backend, options.dry_run), options).await
 }
@@ -69,10 +69,11 @@ pub async fn run_job_across(
     target: &mut dyn Backend,
     options: &RunOptions,
 ) -> Result<Outcome> {
-    if job.solves_in_database().is_some() {
-        return Err(Error::Usage(
-            "sudoku_solve engine: sql runs inside one database: remove target.connection".into(),
-        ));
+    if let Some(work) = transform::in_database(job) {
+        return Err(Error::Usage(format!(
+            "{} runs inside one database: remove target.connection",
+            work.label()
+        )));
     }
     if options.plan.strategy.unwrap_or(job.strategy) == StrategyName::Pushdown {
         return Err(Error::Usage(

@@ -122,6 +122,9 @@ pub struct PlanOptions {
     /// The source is read from another database than the target (`target.connection`):
     /// only the stream can move rows between two databases.
     pub across_databases: bool,
+    /// A transform does the work inside the database (`crate::transform::InDatabase`): its
+    /// strategy reason. Such a plan is the pushdown.
+    pub in_database: Option<&'static str>,
 }
 
 /// Build the plan. `entity_types` are the source types of the entity keys, where known.
@@ -532,15 +535,8 @@ fn choose_strategy(
     tables: &[TableShape],
     source_rows: u64,
 ) -> (Strategy, String) {
-    if let Some(spec) = job.solves_in_database() {
-        let how = match spec.sql_join {
-            true => "sql_join: one generated join per puzzle solves",
-            false => "sql: a recursive CTE solves",
-        };
-        return (
-            Strategy::Pushdown,
-            format!("sudoku_solve engine: {how} and pivots in the database"),
-        );
+    if let Some(reason) = options.in_database {
+        return (Strategy::Pushdown, reason.to_string());
     }
     let wanted = options.strategy.unwrap_or(job.strategy);
     let columns: usize = tables.iter().map(|t| t.columns.len()).sum();

@@ -67,6 +67,16 @@ impl Transform for MapTransform {
     }
 }
 
+/// The report object of [`MapTransform`] as one line.
+pub fn sentence(t: &serde_json::Value) -> String {
+    let n = |key: &str| t.get(key).and_then(serde_json::Value::as_u64).unwrap_or(0);
+    format!(
+        "map: {} values mapped, {} not in the table",
+        n("mapped"),
+        n("unmapped")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,12 +23,6 @@ const KNOWN_UPWARDS: &[(&str, &str, &str)] = &[
         "backend::connection::redact",
         "as above: a connection string that no grammar reads is shown by its kind only",
     ),
-    (
-        "dialect::sudoku_join",
-        "transform::sudoku",
-        "the in-database Sudoku SQL reads the grid type; issue 19 item 6 moves it under \
-         transform/sudoku",
-    ),
 ];
 
 fn root() -> PathBuf {

@@ -17,9 +17,8 @@ use dry_run::{bundled_jobs, dry_run_statements, repo};
 use eavpivot::config::{self, Job, StrategyName, TableRef};
 use eavpivot::dialect::merge::{upsert, MergeColumns};
 use eavpivot::dialect::prelude::*;
-use eavpivot::dialect::{
-    ddl, query, sudoku_join, sudoku_sql, ColumnKind, Oracle, PivotColumn, Typed,
-};
+use eavpivot::dialect::{ddl, query, ColumnKind, Oracle, PivotColumn, Typed};
+use eavpivot::transform::sudoku::{join as sudoku_join, sql as sudoku_sql};
 use eavpivot::value::Value;
 
 /// The venv's Python with sqlglot, or None (and why) when it is not installed.
@@ -225,10 +224,12 @@ async fn every_oracle_statement_parses_with_sqlglot() {
                 column_type: "INTEGER".into(),
                 primary_key: true,
             };
-            let joined = sudoku_join::solve_into(&Oracle, &job, &shape, 3, &nearly_solved_givens())
-                .expect("join solver renders");
+            let source = eavpivot::plan::source_query(&job);
+            let joined =
+                sudoku_join::solve_into(&Oracle, &source, &shape, 3, &nearly_solved_givens())
+                    .expect("join solver renders");
             items.push(("sudoku_sql join solver".into(), joined));
-            let givens = sudoku_join::givens_query(&Oracle, &job).expect("givens query");
+            let givens = sudoku_join::givens_query(&Oracle, &source).expect("givens query");
             items.push(("sudoku_sql givens".into(), givens));
         }
     }

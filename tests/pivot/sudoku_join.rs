@@ -323,7 +323,8 @@ fn dry_run_prints_the_generated_join() {
 #[test]
 fn the_generated_join_parses_in_every_dialect() {
     // SQL Server cannot be run here: its spelling is checked by sqlparser like the others.
-    use eavpivot::dialect::{self, sudoku_join, EntityColumn, PivotColumn, TableShape};
+    use eavpivot::dialect::{self, EntityColumn, PivotColumn, TableShape};
+    use eavpivot::transform::sudoku::join as sudoku_join;
     use eavpivot::value::Value;
     use sqlparser::dialect::{
         Dialect as ParserDialect, MsSqlDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
@@ -369,8 +370,9 @@ fn the_generated_join_parses_in_every_dialect() {
     ];
     for (name, parser) in parsers {
         let d = dialect::by_name(name).expect("dialect");
-        let sql = sudoku_join::solve_into(d, &job, &shape, 3, &givens).expect("renders");
-        let query = sudoku_join::givens_query(d, &job).expect("givens query");
+        let source = eavpivot::plan::source_query(&job);
+        let sql = sudoku_join::solve_into(d, &source, &shape, 3, &givens).expect("renders");
+        let query = sudoku_join::givens_query(d, &source).expect("givens query");
         for (what, text) in [("insert", &sql), ("givens query", &query)] {
             if let Err(e) = sqlparser::parser::Parser::parse_sql(parser, text) {
                 panic!("{name} {what} does not parse: {e}\n{text}");

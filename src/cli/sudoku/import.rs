@@ -15,9 +15,9 @@ use async_trait::async_trait;
 
 use crate::backend::{self, Backend, ConnectOptions, ConnectionSpec, LoadTarget};
 use crate::config::{IfExists, TableRef};
-use crate::dialect::sudoku_sql;
 use crate::execute::write::{Fill, Policy, Tables, Writes};
 use crate::execute::Session;
+use crate::transform::sudoku::sql as sudoku_sql;
 use crate::transform::sudoku::Grid;
 use crate::value::first_int;
 use crate::value::Value;

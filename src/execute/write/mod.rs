@@ -1,12 +1,12 @@
 //! The one write path: every table a run writes, and the transaction around them.
 //!
-//! Whatever fills the tables — the pushdown's `INSERT … SELECT`, the stream, the in-database
-//! Sudoku solver, `sudoku --import` — goes through [`Writes`]: it decides where each table is
-//! built (its final name, or a staging name unique to this run), refuses what must not
-//! happen before anything is written (a target that is the source, a target that exists
-//! under `if_exists: fail`, another run writing the same table), creates the tables, opens the
-//! transaction, lets the [`Fill`] load and verify, swaps staging tables in, commits — or rolls
-//! back and drops what this run created, and says which.
+//! Whatever fills the tables — the pushdown's `INSERT … SELECT`, the stream, a transform that
+//! runs in the database, a command's import of its own rows — goes through [`Writes`]: it
+//! decides where each table is built (its final name, or a staging name unique to this run),
+//! refuses what must not happen before anything is written (a target that is the source, a
+//! target that exists under `if_exists: fail`, another run writing the same table), creates
+//! the tables, opens the transaction, lets the [`Fill`] load and verify, swaps staging tables
+//! in, commits — or rolls back and drops what this run created, and says which.
 //!
 //! Where DDL is transactional (SQLite, PostgreSQL, SQL Server) everything happens inside one
 //! transaction. Where it is not (MariaDB), tables are built under staging names marked with

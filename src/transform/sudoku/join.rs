@@ -16,43 +16,28 @@
 //! fewer than 17 givens on 9×9): such puzzles are not written, as with `engine: sql`; nothing
 //! is filled in beforehand, the join alone solves.
 
-use super::ddl;
 use std::collections::BTreeMap;
 
-use super::sudoku_sql::{check_shape, givens_select, numbers_cte, Flavor};
-use super::{Dialect, TableShape};
-use crate::config::Job;
+use super::sql::{check_shape, givens_select, numbers, numbers_cte, spelling};
+use super::Grid;
+use crate::dialect::{ddl, Dialect, SourceQuery, Spelling, TableShape};
 use crate::error::{Error, Result};
-use crate::transform::sudoku::Grid;
 use crate::value::Value;
 
 /// The most digits tables one puzzle's SELECT may join on `dialect`, and why: the most empty
-/// cells a puzzle may have. The pivot around the join (its `LIMIT 2` and window count keep it
-/// a separate join, measured on SQLite 3 and MariaDB 10.11) does not count.
+/// cells a puzzle may have (the dialect's [`Spelling::max_join_tables`]). The pivot around the
+/// join (its `LIMIT 2` and window count keep it a separate join, measured on SQLite 3 and
+/// MariaDB 10.11) does not count.
 pub fn max_join_tables(dialect: &dyn Dialect) -> Result<Option<(usize, &'static str)>> {
-    Ok(Some(match Flavor::of(dialect)? {
-        // sqlite3.c: "at most 64 tables in a join" (one bit per table in a 64-bit mask).
-        Flavor::Sqlite => (64, "SQLite joins at most 64 tables"),
-        // "Too many tables; MariaDB can only use 61 tables in a join" (MAX_TABLES).
-        Flavor::MariaDb => (61, "MariaDB joins at most 61 tables"),
-        // SQL Server documents no fixed limit since 2008 (2005: 256 tables per SELECT,
-        // the number its JDBC driver still reports); 256 also bounds a 16×16 grid.
-        Flavor::TSql => (256, "SQL Server joins at most 256 tables per SELECT (its documented limit up to 2005, still reported by its drivers)"),
-        // No limit: explicit CROSS JOINs past join_collapse_limit (8) are planned in the
-        // order written, so GEQO never starts; planning 256 of them took 141 ms on
-        // PostgreSQL 15 here. The search itself is what grows (BENCHMARKS.md).
-        Flavor::Postgres => return Ok(None),
-        // Oracle documents no limit on the tables of one join.
-        Flavor::Oracle => return Ok(None),
-    }))
+    Ok(spelling(dialect)?.max_join_tables)
 }
 
 /// The givens, one row per given digit: `p, r, c, v`, read before the SELECTs are generated.
-pub fn givens_query(dialect: &dyn Dialect, job: &Job) -> Result<String> {
-    let f = Flavor::of(dialect)?;
+pub fn givens_query(dialect: &dyn Dialect, source: &SourceQuery) -> Result<String> {
+    let f = spelling(dialect)?;
     Ok(format!(
         "SELECT g.p, g.r, g.c, g.v FROM (\n  {}\n) g\nWHERE g.v IS NOT NULL\nORDER BY g.p, g.r, g.c",
-        givens_select(f, job).replace('\n', "\n  ")
+        givens_select(f, source).replace('\n', "\n  ")
     ))
 }
 
@@ -98,13 +83,13 @@ struct Puzzle {
 /// than one join may hold here.
 pub fn solve_into(
     dialect: &dyn Dialect,
-    job: &Job,
+    source: &SourceQuery,
     shape: &TableShape,
     box_size: usize,
     givens: &[Vec<Value>],
 ) -> Result<String> {
-    let f = Flavor::of(dialect)?;
-    check_shape(job, shape, box_size, "sql_join")?;
+    let f = spelling(dialect)?;
+    check_shape(source, shape, box_size, "sql_join")?;
     let n = box_size * box_size;
     check_join_limit(dialect, givens, box_size)?;
     let puzzles = read_puzzles(dialect, givens, box_size);
@@ -130,7 +115,7 @@ pub fn solve_into(
         true => format!(
             "SELECT {} FROM {} WHERE 1 = 0",
             vec!["rw.k"; n + 2].join(", "),
-            f.numbers(n, "rw")
+            numbers(f, n, "rw")
         ),
         false => selects.join("\nUNION ALL\n"),
     };
@@ -185,7 +170,7 @@ fn read_puzzles(dialect: &dyn Dialect, givens: &[Vec<Value>], box_size: usize) -
 
 /// One puzzle: the join over its empty cells (at most two solutions), counted, and pivoted
 /// into n rows of n cells when there is exactly one.
-fn puzzle_select(f: Flavor, dialect: &dyn Dialect, p: &Puzzle, box_size: usize) -> String {
+fn puzzle_select(f: &Spelling, dialect: &dyn Dialect, p: &Puzzle, box_size: usize) -> String {
     let n = box_size * box_size;
     let unit = |i: usize| {
         (
@@ -199,7 +184,7 @@ fn puzzle_select(f: Flavor, dialect: &dyn Dialect, p: &Puzzle, box_size: usize) 
     let mut from = Vec::new();
     let mut rules = Vec::new();
     for (k, &i) in empty.iter().enumerate() {
-        from.push(f.numbers(n, &name(k)));
+        from.push(numbers(f, n, &name(k)));
         let (r, c, b) = unit(i);
         let mut seen: Vec<u8> = (0..n * n)
             .filter(|&j| p.cells[j] > 0)
@@ -223,7 +208,7 @@ fn puzzle_select(f: Flavor, dialect: &dyn Dialect, p: &Puzzle, box_size: usize) 
         }
     }
     let search = match empty.is_empty() {
-        true => format!("SELECT 1 AS complete{}", f.no_table()),
+        true => format!("SELECT 1 AS complete{}", f.constant_from),
         false => {
             let cols: Vec<String> = (0..empty.len())
                 .map(|k| format!("{}.k AS x{}", name(k), k + 1))
@@ -256,7 +241,7 @@ fn puzzle_select(f: Flavor, dialect: &dyn Dialect, p: &Puzzle, box_size: usize) 
         p.key,
         columns.join(",\n  "),
         dialect.limit(&search, 2).replace('\n', "\n  "),
-        f.numbers(n, "rw"),
+        numbers(f, n, "rw"),
     )
 }
 
@@ -286,7 +271,7 @@ mod tests {
         let line =
             "..4678912672195348198342567859761423426853791713924856961537284287419635345286179";
         let p = &read_puzzles(&Sqlite, &rows(7, line), 3)[0];
-        let sql = puzzle_select(Flavor::Sqlite, &Sqlite, p, 3);
+        let sql = puzzle_select(spelling(&Sqlite).expect("sqlite"), &Sqlite, p, 3);
         assert!(
             sql.contains("FROM sdk_k d1\n      CROSS JOIN sdk_k d2"),
             "{sql}"
@@ -312,12 +297,13 @@ mod tests {
             table: job.target.table.clone(),
             entity: Vec::new(),
             columns: (1..=9)
-                .map(|c| super::super::PivotColumn::text(&c.to_string(), &c.to_string()))
+                .map(|c| crate::dialect::PivotColumn::text(&c.to_string(), &c.to_string()))
                 .collect(),
             column_type: "INTEGER".into(),
             primary_key: false,
         };
-        let err = solve_into(&MariaDb, &job, &shape, 3, &rows(42, seventeen))
+        let source = crate::plan::source_query(&job);
+        let err = solve_into(&MariaDb, &source, &shape, 3, &rows(42, seventeen))
             .expect_err("64 empty cells exceed 61 tables")
             .to_string();
         assert!(err.contains("puzzle 42 has 64 empty cells"), "{err}");

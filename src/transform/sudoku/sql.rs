@@ -3,9 +3,9 @@
 //! translations), generated for each dialect and wrapped in one `INSERT … SELECT` that
 //! pivots the answers into the wide grid. Also the givens table that `sudoku --import` fills.
 //!
-//! It lives beside the dialects, not in them, because it is one query with four spellings:
-//! the differences (string concatenation, substring, position, integer division, ordered
-//! string aggregation, recursion syntax) are small and read best side by side here.
+//! One query for every database: the differences (string concatenation, substring, position,
+//! integer division, ordered string aggregation, recursion syntax) are the dialect's
+//! [`Spelling`], data each dialect gives; nothing here asks which database it is.
 //!
 //! The query checks the givens the way the Rust transform does (out of range, two values for
 //! one cell, a repeated digit in a unit: such puzzles never reach the search, which would
@@ -14,151 +14,50 @@
 //! solution (McGuire, Tugemann, Civario 2012), so it is left out before the search instead
 //! of being enumerated.
 
-use super::{ddl, query};
-use super::{Dialect, EntityColumn, TableShape};
-use crate::config::{Job, TableRef};
+use crate::config::TableRef;
+use crate::dialect::{ddl, query};
+use crate::dialect::{Dialect, EntityColumn, SourceQuery, Spelling, TableShape};
 use crate::error::{Error, Result};
 
-/// Cell symbols: `1`-`9`, then `A`.. for 10..25 (as [`crate::transform::sudoku::symbol`]).
+/// Cell symbols: `1`-`9`, then `A`.. for 10..25 (as [`super::symbol`]).
 const SYMBOLS: &str = "123456789ABCDEFGHIJKLMNOP";
 
-/// The five spellings of the in-database solvers' SQL (shared with [`super::sudoku_join`]):
-/// each dialect says which is its own ([`Script::sudoku_flavor`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavor {
-    Sqlite,
-    Postgres,
-    MariaDb,
-    TSql,
-    /// Recursive subquery factoring: `WITH s (cols) AS (… UNION ALL …)`, no RECURSIVE.
-    Oracle,
+/// The dialect's spelling of hand-built SQL, or why it has no in-database solver.
+pub(super) fn spelling(dialect: &dyn Dialect) -> Result<&'static Spelling> {
+    dialect.spelling().ok_or_else(|| {
+        Error::Usage(format!(
+            "sudoku_solve has no in-database solver for the {} dialect",
+            dialect.name()
+        ))
+    })
 }
 
-impl Flavor {
-    pub(super) fn of(dialect: &dyn Dialect) -> Result<Flavor> {
-        dialect.sudoku_flavor().ok_or_else(|| {
-            Error::Usage(format!(
-                "sudoku_solve has no in-database solver for the {} dialect",
-                dialect.name()
-            ))
-        })
-    }
-
-    fn concat(self, parts: &[&str]) -> String {
-        match self {
-            Flavor::Sqlite | Flavor::Postgres | Flavor::Oracle => parts.join(" || "),
-            Flavor::MariaDb | Flavor::TSql => format!("CONCAT({})", parts.join(", ")),
+/// The numbers 1..=n as a table `alias(k)`: the `sdk_k` CTE, or inline where constants are
+/// written inline.
+pub(super) fn numbers(f: &Spelling, n: usize, alias: &str) -> String {
+    match f.inline_constants {
+        true => {
+            let rows: Vec<String> = (1..=n).map(|k| format!("({k})")).collect();
+            format!("(VALUES {}) AS {alias}(k)", rows.join(", "))
         }
-    }
-
-    fn substr(self, s: &str, pos: &str, len: &str) -> String {
-        match self {
-            Flavor::Sqlite | Flavor::Postgres | Flavor::Oracle => {
-                format!("substr({s}, {pos}, {len})")
-            }
-            Flavor::MariaDb | Flavor::TSql => format!("SUBSTRING({s}, {pos}, {len})"),
-        }
-    }
-
-    /// 1-based position of `needle` in `hay`, 0 when absent.
-    fn position(self, needle: &str, hay: &str) -> String {
-        match self {
-            Flavor::Sqlite => format!("instr({hay}, {needle})"),
-            Flavor::Postgres => format!("strpos({hay}, {needle})"),
-            Flavor::MariaDb | Flavor::Oracle => format!("INSTR({hay}, {needle})"),
-            Flavor::TSql => format!("CHARINDEX({needle}, {hay})"),
-        }
-    }
-
-    /// Integer division (MariaDB's and Oracle's `/` give a decimal; the operands are never
-    /// negative, so truncating is flooring).
-    fn div(self, a: &str, b: usize) -> String {
-        match self {
-            Flavor::MariaDb => format!("({a}) DIV {b}"),
-            Flavor::Oracle => format!("TRUNC(({a}) / {b})"),
-            _ => format!("({a}) / {b}"),
-        }
-    }
-
-    /// The remainder of `a` divided by `b` (Oracle has no `%` operator).
-    fn modulo(self, a: &str, b: usize) -> String {
-        match self {
-            Flavor::Oracle => format!("MOD({a}, {b})"),
-            _ => format!("{a} % {b}"),
-        }
-    }
-
-    /// What a SELECT of constants reads from: nothing, or Oracle's `dual`.
-    pub(super) fn no_table(self) -> &'static str {
-        match self {
-            Flavor::Oracle => " FROM dual",
-            _ => "",
-        }
-    }
-
-    pub(super) fn int(self, expr: &str) -> String {
-        match self {
-            Flavor::MariaDb => format!("CAST({expr} AS SIGNED)"),
-            _ => format!("CAST({expr} AS INTEGER)"),
-        }
-    }
-
-    /// The concatenation of `expr` over a group, in the order of `index` (1..=`count`, each
-    /// once per group).
-    ///
-    /// T-SQL's ordered aggregation (`STRING_AGG … WITHIN GROUP`, SQL Server 2017) is missing
-    /// from Babelfish before 4.3, and `FOR XML PATH('')` with `.value()` from Babelfish
-    /// altogether; a concatenation of one `MAX(CASE)` per position runs on both and on SQL
-    /// Server 2008.
-    fn cells_in_order(self, expr: &str, index: &str, count: usize) -> String {
-        match self {
-            Flavor::Sqlite => format!("group_concat({expr}, '' ORDER BY {index})"),
-            Flavor::Postgres => format!("string_agg({expr}, '' ORDER BY {index})"),
-            Flavor::MariaDb => format!("GROUP_CONCAT({expr} ORDER BY {index} SEPARATOR '')"),
-            Flavor::Oracle => format!("LISTAGG({expr}) WITHIN GROUP (ORDER BY {index})"),
-            Flavor::TSql => {
-                let cells: Vec<String> = (1..=count)
-                    .map(|k| format!("MAX(CASE WHEN {index} = {k} THEN {expr} END)"))
-                    .collect();
-                cells.join("\n    + ")
-            }
-        }
-    }
-
-    /// The recursive column's type must be the same in both members on SQL Server.
-    fn grid_text(self, expr: &str, cells: usize) -> String {
-        match self {
-            Flavor::TSql => format!("CONVERT(VARCHAR({cells}), {expr})"),
-            _ => expr.to_string(),
-        }
-    }
-
-    /// The numbers 1..=n as a table `alias(k)`: a CTE, or inline on SQL Server, whose
-    /// recursive members are safest written like the published T-SQL solver.
-    pub(super) fn numbers(self, n: usize, alias: &str) -> String {
-        match self {
-            Flavor::TSql => {
-                let rows: Vec<String> = (1..=n).map(|k| format!("({k})")).collect();
-                format!("(VALUES {}) AS {alias}(k)", rows.join(", "))
-            }
-            _ => format!("sdk_k {alias}"),
-        }
+        false => format!("sdk_k {alias}"),
     }
 }
 
-/// The `INSERT … SELECT` that solves every puzzle of `job`'s source and writes the uniquely
-/// solved ones, one row per grid row, into `shape` (entity `(puzzle, row)`, columns `1..n`).
+/// The `INSERT … SELECT` that solves every puzzle of the source's givens and writes the
+/// uniquely solved ones, one row per grid row, into `shape` (entity `(puzzle, row)`, columns
+/// `1..n`).
 pub fn solve_into(
     dialect: &dyn Dialect,
-    job: &Job,
+    source: &SourceQuery,
     shape: &TableShape,
     box_size: usize,
 ) -> Result<String> {
-    let f = Flavor::of(dialect)?;
-    check_shape(job, shape, box_size, "sql")?;
+    let f = spelling(dialect)?;
+    check_shape(source, shape, box_size, "sql")?;
     let ctes = [
         numbers_cte(f, box_size * box_size),
-        givens_cte(f, job),
+        givens_cte(f, source),
         invalid_cte(f, box_size),
         start_cte(f, box_size),
         search_cte(f, box_size),
@@ -181,34 +80,14 @@ pub fn solve_into(
     Ok(f.insert_with(&insert, &ctes, &format!("{select}{option}"), true))
 }
 
-impl Flavor {
-    /// `INSERT … WITH … SELECT`, or on SQL Server `WITH … INSERT … SELECT`.
-    pub(super) fn insert_with(
-        self,
-        insert: &str,
-        ctes: &[String],
-        select: &str,
-        recursive: bool,
-    ) -> String {
-        let with = match recursive && self != Flavor::Oracle {
-            true => "WITH RECURSIVE",
-            false => "WITH",
-        };
-        match self {
-            Flavor::TSql => format!("WITH {}\n{insert}\n{select}", ctes.join(",\n")),
-            _ => format!("{insert}\n{with} {}\n{select}", ctes.join(",\n")),
-        }
-    }
-}
-
 /// The grid shape both in-database engines write: entity `(puzzle, row)`, columns `1..n`.
 pub(super) fn check_shape(
-    job: &Job,
+    source: &SourceQuery,
     shape: &TableShape,
     box_size: usize,
     engine: &str,
 ) -> Result<()> {
-    if job.entity.len() != 2 || shape.columns.len() != box_size * box_size {
+    if source.entity.len() != 2 || shape.columns.len() != box_size * box_size {
         return Err(Error::Usage(format!(
             "sudoku_solve engine: {engine} needs entity [puzzle, row] and {} columns",
             box_size * box_size
@@ -217,38 +96,38 @@ pub(super) fn check_shape(
     Ok(())
 }
 
-pub(super) fn numbers_cte(f: Flavor, n: usize) -> String {
-    if f == Flavor::TSql {
+pub(super) fn numbers_cte(f: &Spelling, n: usize) -> String {
+    if f.inline_constants {
         return String::new();
     }
     let selects: Vec<String> = (1..=n)
-        .map(|k| format!("SELECT {k}{}", f.no_table()))
+        .map(|k| format!("SELECT {k}{}", f.constant_from))
         .collect();
     format!("sdk_k(k) AS ({})", selects.join(" UNION ALL "))
 }
 
-/// The job's key–value rows as `(p, r, c, v)`: puzzle, row, column, digit.
-fn givens_cte(f: Flavor, job: &Job) -> String {
+/// The source's key–value rows as `(p, r, c, v)`: puzzle, row, column, digit.
+fn givens_cte(f: &Spelling, source: &SourceQuery) -> String {
     format!(
         "sdk_givens(p, r, c, v) AS (\n  {}\n)",
-        givens_select(f, job).replace('\n', "\n  ")
+        givens_select(f, source).replace('\n', "\n  ")
     )
 }
 
 /// `SELECT … AS p, … AS r, … AS c, … AS v FROM …`: the givens as integers.
-pub(super) fn givens_select(f: Flavor, job: &Job) -> String {
+pub(super) fn givens_select(f: &Spelling, source: &SourceQuery) -> String {
     format!(
         "SELECT {} AS p, {} AS r, {} AS c, {} AS v\n{}",
-        job.entity[0].expr,
-        f.int(&job.entity[1].expr),
-        f.int(&job.attribute),
-        f.int(&job.value),
-        query::source_from(&super::SourceQuery::from(job))
+        source.entity[0],
+        f.int(&source.entity[1]),
+        f.int(&source.attribute),
+        f.int(&source.value),
+        query::source_from(source)
     )
 }
 
 /// Puzzles whose givens break a rule: never searched, never written.
-fn invalid_cte(f: Flavor, b: usize) -> String {
+fn invalid_cte(f: &Spelling, b: usize) -> String {
     let n = b * b;
     let cell = format!("(r - 1) * {n} + c");
     let from = "FROM sdk_givens WHERE v IS NOT NULL";
@@ -265,9 +144,9 @@ fn invalid_cte(f: Flavor, b: usize) -> String {
 }
 
 /// One row per valid puzzle: its grid as an n²-character string, `.` for a blank.
-fn start_cte(f: Flavor, b: usize) -> String {
+fn start_cte(f: &Spelling, b: usize) -> String {
     let n = b * b;
-    let symbol = f.substr(&format!("'{}'", &SYMBOLS[..n]), "g.v", "1");
+    let symbol = f.substring(&format!("'{}'", &SYMBOLS[..n]), "g.v", "1");
     // Fewer than 17 givens: never a unique 9×9 solution, and the search would enumerate them all.
     let least = if b == 3 { 17 } else { 1 };
     format!(
@@ -279,23 +158,23 @@ fn start_cte(f: Flavor, b: usize) -> String {
          FROM {} CROSS JOIN {}) cell\n  \
          LEFT JOIN (SELECT p, r, c, MAX(v) AS v FROM sdk_givens WHERE v IS NOT NULL GROUP BY p, r, c) g\n    \
          ON g.p = q.p AND g.r = cell.r AND g.c = cell.c\n  GROUP BY q.p\n)",
-        f.grid_text(&f.cells_in_order(&format!("COALESCE({symbol}, '.')"), "cell.i", n * n), n * n),
-        f.numbers(n, "rr"),
-        f.numbers(n, "cc"),
+        f.recursive_text(&f.ordered_concat(&format!("COALESCE({symbol}, '.')"), "cell.i", n * n), n * n),
+        numbers(f, n, "rr"),
+        numbers(f, n, "cc"),
     )
 }
 
 /// The search: fill the first blank with every digit that its row, column and box do not
 /// already hold; a row with no blank left (`ind = 0`) is a solution.
-fn search_cte(f: Flavor, b: usize) -> String {
+fn search_cte(f: &Spelling, b: usize) -> String {
     let n = b * b;
     let cells = n * n;
     let (i, blank) = ("(x.ind - 1)", "x.ind - 1");
-    let next = f.grid_text(
+    let next = f.recursive_text(
         &f.concat(&[
-            &f.substr("x.s", "1", "x.ind - 1"),
+            &f.substring("x.s", "1", "x.ind - 1"),
             "d.z",
-            &f.substr("x.s", "x.ind + 1", &cells.to_string()),
+            &f.substring("x.s", "x.ind + 1", &cells.to_string()),
         ]),
         cells,
     );
@@ -309,7 +188,7 @@ fn search_cte(f: Flavor, b: usize) -> String {
         f.div("lp.k - 1", b),
         f.modulo("(lp.k - 1)", b),
     );
-    let taken = |pos: &str| format!("d.z = {}", f.substr("x.s", pos, "1"));
+    let taken = |pos: &str| format!("d.z = {}", f.substring("x.s", pos, "1"));
     format!(
         "sdk_search(p, s, ind) AS (\n  SELECT p, s, {} FROM sdk_start\n  UNION ALL\n  \
          SELECT x.p, {next}, {}\n  FROM sdk_search x\n  \
@@ -317,9 +196,9 @@ fn search_cte(f: Flavor, b: usize) -> String {
          WHERE {}\n       OR {}\n       OR {})\n  WHERE x.ind > 0\n)",
         f.position("'.'", "s"),
         f.position("'.'", &next),
-        f.substr(&format!("'{}'", &SYMBOLS[..n]), "dk.k", "1"),
-        f.numbers(n, "dk"),
-        f.numbers(n, "lp"),
+        f.substring(&format!("'{}'", &SYMBOLS[..n]), "dk.k", "1"),
+        numbers(f, n, "dk"),
+        numbers(f, n, "lp"),
         taken(&row_cell),
         taken(&col_cell),
         taken(&box_cell),
@@ -327,27 +206,27 @@ fn search_cte(f: Flavor, b: usize) -> String {
 }
 
 /// The pivot: one row per solved puzzle and grid row, one column per grid column.
-fn pivot_select(f: Flavor, b: usize) -> String {
+fn pivot_select(f: &Spelling, b: usize) -> String {
     let n = b * b;
     let symbols = format!("'{}'", &SYMBOLS[..n]);
     let mut select = vec!["sv.p".to_string(), "rw.k".to_string()];
     select.extend((1..=n).map(|c| {
-        let cell = f.substr("sv.s", &format!("(rw.k - 1) * {n} + {c}"), "1");
+        let cell = f.substring("sv.s", &format!("(rw.k - 1) * {n} + {c}"), "1");
         f.position(&cell, &symbols)
     }));
     format!(
         "SELECT {}\nFROM sdk_solved sv CROSS JOIN {}",
         select.join(",\n  "),
-        f.numbers(n, "rw")
+        numbers(f, n, "rw")
     )
 }
 
-/// The number of distinct puzzles in the job's source, for the report.
-pub fn count_puzzles(job: &Job) -> String {
+/// The number of distinct puzzles in the source, for the report.
+pub fn count_puzzles(source: &SourceQuery) -> String {
     format!(
         "SELECT COUNT(DISTINCT {}) {}",
-        job.entity[0].expr,
-        query::source_from(&super::SourceQuery::from(job))
+        source.entity[0],
+        query::source_from(source)
     )
 }
 
@@ -382,7 +261,7 @@ pub fn max_puzzle(dialect: &dyn Dialect, table: &TableRef) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::{MsSql, Sqlite};
+    use crate::dialect::{MariaDb, MsSql, Sqlite};
 
     #[test]
     fn box_formula_visits_the_box_of_the_cell() {
@@ -402,11 +281,14 @@ mod tests {
     }
 
     #[test]
-    fn flavors_spell_the_differences() {
-        assert_eq!(Flavor::of(&Sqlite).expect("sqlite").div("x", 3), "(x) / 3");
-        assert_eq!(Flavor::MariaDb.div("x", 3), "(x) DIV 3");
+    fn spellings_differ_as_data() {
+        assert_eq!(spelling(&Sqlite).expect("sqlite").div("x", 3), "(x) / 3");
         assert_eq!(
-            Flavor::of(&MsSql).expect("mssql").position("'.'", "s"),
+            spelling(&MariaDb).expect("mariadb").div("x", 3),
+            "(x) DIV 3"
+        );
+        assert_eq!(
+            spelling(&MsSql).expect("mssql").position("'.'", "s"),
             "CHARINDEX('.', s)"
         );
         let table = TableRef::parse("SUDOKU_GIVENS").expect("name");
