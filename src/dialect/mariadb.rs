@@ -427,6 +427,7 @@ impl Script for MariaDb {
             inline_constants: false,
             // "Too many tables; MariaDB can only use 61 tables in a join" (MAX_TABLES).
             max_join_tables: Some((61, "MariaDB joins at most 61 tables")),
+            lift_recursion_limit: "",
         })
     }
 

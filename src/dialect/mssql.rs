@@ -327,6 +327,7 @@ impl Script for MsSql {
             // SQL Server documents no fixed limit since 2008 (2005: 256 tables per SELECT,
             // the number its JDBC driver still reports); 256 also bounds a 16×16 grid.
             max_join_tables: Some((256, "SQL Server joins at most 256 tables per SELECT (its documented limit up to 2005, still reported by its drivers)")),
+            lift_recursion_limit: "\nOPTION (MAXRECURSION 0)",
         })
     }
 

@@ -423,6 +423,7 @@ impl Script for Oracle {
             inline_constants: false,
             // Oracle documents no limit on the tables of one join.
             max_join_tables: None,
+            lift_recursion_limit: "",
         })
     }
 

@@ -255,6 +255,7 @@ impl Script for Postgres {
             // order written, so GEQO never starts; planning 256 of them took 141 ms on
             // PostgreSQL 15 here. The search itself is what grows (BENCHMARKS.md).
             max_join_tables: None,
+            lift_recursion_limit: "",
         })
     }
 

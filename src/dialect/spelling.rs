@@ -76,6 +76,10 @@ pub struct Spelling {
     pub inline_constants: bool,
     /// The most tables one SELECT may join, and why; None: no limit.
     pub max_join_tables: Option<(usize, &'static str)>,
+    /// Appended to a recursive statement deeper than 100 levels to lift the engine's default
+    /// recursion limit (T-SQL's `OPTION (MAXRECURSION 0)`); empty where the default is no
+    /// limit or far above any grid's blanks.
+    pub lift_recursion_limit: &'static str,
 }
 
 impl Spelling {

@@ -212,6 +212,7 @@ impl Script for Sqlite {
             inline_constants: false,
             // sqlite3.c: "at most 64 tables in a join" (one bit per table in a 64-bit mask).
             max_join_tables: Some((64, "SQLite joins at most 64 tables")),
+            lift_recursion_limit: "",
         })
     }
 }

@@ -71,9 +71,9 @@ pub fn solve_into(
     );
     let select = pivot_select(f, box_size);
     // One recursion level per blank: a 9×9 search (at least 17 givens) stays within SQL
-    // Server's default limit of 100 levels; larger grids need the limit lifted.
+    // Server's default limit of 100 levels; larger grids need the limit lifted where it exists.
     let option = if box_size > 3 {
-        "\nOPTION (MAXRECURSION 0)"
+        f.lift_recursion_limit
     } else {
         ""
     };
