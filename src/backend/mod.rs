@@ -22,7 +22,8 @@ pub mod sqlite;
 mod tls;
 pub mod watch;
 
-pub use connection::{ConnectOptions, ConnectionSpec, Driver};
+pub use connection::ConnectOptions;
+pub use drivers::{ConnectionSpec, Driver};
 
 use async_trait::async_trait;
 
