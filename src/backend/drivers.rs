@@ -198,11 +198,11 @@ impl Driver {
     }
 
     /// A dry run's connection for a driver this build renders SQL for but cannot connect
-    /// with ([`Driver::sql_only`]): it records what it is sent into `asked` and stops at the
+    /// with ([`Driver::sql_only`]): it records what it is sent into `log` and stops at the
     /// first query whose answer the plan needs. None for every driver that connects.
-    pub fn dry_run_stand_in(&self, asked: &super::oracle::Asked) -> Option<Box<dyn Backend>> {
+    pub fn dry_run_stand_in(&self, log: &super::DryRunLog) -> Option<Box<dyn Backend>> {
         self.sql_only
-            .then(|| Box::new(super::oracle::Unconnected::new(asked)) as Box<dyn Backend>)
+            .then(|| Box::new(super::oracle::Unconnected::new(log)) as Box<dyn Backend>)
     }
 
     /// The empty in-memory stand-in of a file database.
