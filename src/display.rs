@@ -6,6 +6,20 @@
 use serde_json::Value as Json;
 use unicode_width::UnicodeWidthChar;
 
+/// Characters of a name from the data shown in a message before it is cut: enough for any
+/// column name that fits a server's identifier limit (SQL Server's 128 the longest).
+pub const SHOWN_CHARS: usize = 128;
+
+/// A name or value from the data as a message shows it: quoted and escaped (so a newline in
+/// it cannot break the one-line rule), and cut with its length when long, so a 10 MB
+/// attribute name makes `'NNNN…' (10485760 bytes)`, not a 10 MB line.
+pub fn shown(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        None => format!("'{}'", text.escape_debug()),
+        Some((cut, _)) => format!("'{}…' ({} bytes)", text[..cut].escape_debug(), text.len()),
+    }
+}
+
 /// Widest a preview cell is drawn, in terminal columns; longer values are cut and end in `…`.
 pub const MAX_CELL_WIDTH: usize = 24;
 

@@ -115,19 +115,8 @@ impl ErrorKind {
     }
 }
 
-/// Characters of a name from the data shown in a message before it is cut: enough for any
-/// column name that fits a server's identifier limit (SQL Server's 128 the longest).
-const SHOWN_CHARS: usize = 128;
-
-/// A name or value from the data as a message shows it: quoted and escaped (so a newline in
-/// it cannot break the one-line rule), and cut with its length when long, so a 10 MB
-/// attribute name makes `'NNNN…' (10485760 bytes)`, not a 10 MB line.
-pub fn shown(text: &str) -> String {
-    match text.char_indices().nth(SHOWN_CHARS) {
-        None => format!("'{}'", text.escape_debug()),
-        Some((cut, _)) => format!("'{}…' ({} bytes)", text[..cut].escape_debug(), text.len()),
-    }
-}
+pub use crate::display::shown;
+use crate::display::SHOWN_CHARS;
 
 /// Bytes that are not text (not valid UTF-8), as an `x'…'` hex literal, cut like [`shown`].
 pub fn shown_bytes(bytes: &[u8]) -> String {

@@ -9,7 +9,8 @@
 //! Imports go one way. A module may use (`crate::…`) only modules on its own line or the
 //! lines above it; `tests/golden/layers.rs` reads this list and fails on any import upwards.
 //!
-//! 1. `value` `display` `examples` — plain values and text; they import nothing of the crate
+//! 1. `value` `display` `examples` `secrets` `table_ref` `terms` — plain values and text: the
+//!    job's choices and table names, passwords hidden in connection strings
 //! 2. `config` — the job file, read and validated
 //! 3. `error` `interrupt` — the crate's error; process-wide Ctrl-C/SIGTERM state
 //! 4. `dialect` — SQL text per database; never a connection
@@ -35,6 +36,9 @@ pub mod execute;
 pub mod interrupt;
 pub mod plan;
 pub mod report;
+pub mod secrets;
+pub mod table_ref;
+pub mod terms;
 pub mod transform;
 pub mod value;
 

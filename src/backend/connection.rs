@@ -1,27 +1,16 @@
-//! Connection strings: which driver, where, and how to show it without its password
-//! ([`super::credentials::redact`] reads each form with its own grammar).
+//! What every driver's connect shares: the options, retrying a refused or timed-out connect,
+//! asking for a password once, one-line error chains, and how a connection string is shown
+//! without its password ([`crate::secrets::redact`] reads each form with its own grammar).
+//! Which driver reads a string is the registry's ([`super::drivers::ConnectionSpec`]).
 
-use std::path::Path;
 use std::time::Duration;
 
 use super::credentials;
-pub use super::drivers::Driver;
 use crate::error::{Error, Result};
+pub use crate::secrets::redact_or_kind as redact;
 
 /// The file the embedded default uses when no connection is given.
 pub const EMBEDDED_DEFAULT: &str = "eavpivot.db";
-
-#[derive(Debug, Clone)]
-pub struct ConnectionSpec {
-    /// The registry row that reads the string ([`super::drivers::DRIVERS`]).
-    pub driver: &'static Driver,
-    /// What the driver opens: the file's path for a file database, else the connection
-    /// string as given.
-    pub target: String,
-    /// True when nothing was given and the embedded SQLite file is used.
-    pub embedded: bool,
-    shown: String,
-}
 
 #[derive(Debug, Clone)]
 pub struct ConnectOptions {
@@ -37,89 +26,6 @@ impl Default for ConnectOptions {
             password: None,
         }
     }
-}
-
-impl ConnectionSpec {
-    /// `None` means the embedded default: `eavpivot.db` in the working directory.
-    pub fn parse(text: Option<&str>) -> Result<ConnectionSpec> {
-        let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
-            return Ok(ConnectionSpec {
-                driver: super::drivers::embedded(),
-                target: EMBEDDED_DEFAULT.into(),
-                embedded: true,
-                shown: format!("sqlite:{EMBEDDED_DEFAULT} (embedded default)"),
-            });
-        };
-        let shown = redact(text);
-        refuse_fragment(text, &shown)?;
-        let Some((driver, target)) = Driver::for_connection(text) else {
-            return Err(Error::Usage(format!(
-                "connection '{shown}' is not understood: use {}",
-                Driver::known_forms()
-            )));
-        };
-        if driver.file && target.is_empty() {
-            return Err(Error::Usage(format!(
-                "{}: needs a file path, e.g. {}data.db",
-                driver.name(),
-                driver.schemes[0]
-            )));
-        }
-        // A file path holds no password: shown as given (the redacting parsers are for
-        // server strings, and would not understand a path).
-        let shown = match driver.file {
-            true => format!("{}{target}", driver.schemes[0]),
-            false => shown,
-        };
-        Ok(ConnectionSpec {
-            driver,
-            target: target.into(),
-            embedded: false,
-            shown,
-        })
-    }
-
-    /// The file a file database (SQLite) opens, when it does not exist yet: the one check
-    /// every command makes before it connects (create it, or use an in-memory stand-in).
-    pub fn missing_file(&self) -> Option<&Path> {
-        let path = Path::new(&self.target);
-        (self.driver.file && !path.exists()).then_some(path)
-    }
-
-    /// The connection as it may be shown anywhere: passwords replaced by `***`.
-    pub fn display(&self) -> &str {
-        &self.shown
-    }
-}
-
-/// A server URL never has a fragment: a `#` there is a password's raw `#` (or `@`, `%`, `/`,
-/// `?` cut the URL elsewhere), and the login would fail unexplained with half a password.
-fn refuse_fragment(text: &str, shown: &str) -> Result<()> {
-    let lower = text.trim_start().to_ascii_lowercase();
-    // A SQLite path may hold `#`; JDBC's properties follow `;`, not `?`.
-    let is_url =
-        text.contains("://") && !lower.starts_with("jdbc:") && !lower.starts_with("sqlite:");
-    // Before the host, a `#` leaves no URL to parse at all; after it, a fragment.
-    if !is_url || !text.contains('#') {
-        return Ok(());
-    }
-    Err(Error::Usage(format!(
-        "connection '{shown}' has a raw '#', which ends a URL: a '#', '@', '%', '/' or '?' \
-         in a URL password must be percent-encoded (%23, %40, %25, %2F, %3F)"
-    )))
-}
-
-/// The connection as it may be shown: every password `***`, or only its kind when it cannot
-/// be parsed (a parser that failed cannot say where the password was).
-pub fn redact(text: &str) -> String {
-    credentials::redact(text).unwrap_or_else(|| {
-        let kind = text
-            .split_once("://")
-            .map(|(scheme, _)| scheme)
-            .filter(|s| s.len() <= 20 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == ':'))
-            .unwrap_or("connection string");
-        format!("{kind} (not shown: it does not parse, so its password cannot be hidden)")
-    })
 }
 
 /// An error and everything under it, each cause once: drivers wrap an OS error in a message
@@ -343,31 +249,5 @@ mod tests {
             error_chain(&bare),
             "Input/output error: Is a directory (os error 21)"
         );
-    }
-
-    #[test]
-    fn a_sqlite_path_is_shown_as_given() {
-        let shown = |s: &str| {
-            ConnectionSpec::parse(Some(s))
-                .map(|c| c.display().to_string())
-                .unwrap_or_default()
-        };
-        assert_eq!(shown("sqlite:/tmp/a b/x.db"), "sqlite:/tmp/a b/x.db");
-        assert_eq!(shown("sqlite:data.db"), "sqlite:data.db");
-    }
-
-    #[test]
-    fn schemes_choose_the_driver() {
-        let d = |s: &str| ConnectionSpec::parse(Some(s)).unwrap().driver.name();
-        assert_eq!(d("sqlite:x.db"), "sqlite");
-        assert_eq!(d("postgresql://u@h/db"), "postgres");
-        assert_eq!(d("mariadb://u@h/db"), "mariadb");
-        assert_eq!(d("host=h dbname=d password='a;b'"), "postgres");
-        assert_eq!(d("jdbc:sqlserver://h:1433;databaseName=d"), "mssql");
-        assert_eq!(d("Server=tcp:h,1433;Database=x"), "mssql");
-        // Oracle is understood (its SQL is rendered), though this build cannot connect to it.
-        assert_eq!(d("oracle://u@h:1521/svc"), "oracle");
-        assert!(ConnectionSpec::parse(Some("db2://x")).is_err());
-        assert!(ConnectionSpec::parse(None).unwrap().embedded);
     }
 }

@@ -5,9 +5,10 @@
 //! driver reads all go through [`DRIVERS`]; adding a database is one row here.
 
 use std::future::Future;
+use std::path::Path;
 use std::pin::Pin;
 
-use super::connection::ConnectOptions;
+use super::connection::{redact, ConnectOptions, EMBEDDED_DEFAULT};
 use super::Backend;
 use crate::dialect::{Dialect, MariaDb, MsSql, Oracle, Postgres, Sqlite};
 use crate::error::{Error, Result};
@@ -197,11 +198,11 @@ impl Driver {
     }
 
     /// A dry run's connection for a driver this build renders SQL for but cannot connect
-    /// with ([`Driver::sql_only`]): it records what it is sent into `asked` and stops at the
+    /// with ([`Driver::sql_only`]): it records what it is sent into `log` and stops at the
     /// first query whose answer the plan needs. None for every driver that connects.
-    pub fn dry_run_stand_in(&self, asked: &super::oracle::Asked) -> Option<Box<dyn Backend>> {
+    pub fn dry_run_stand_in(&self, log: &super::DryRunLog) -> Option<Box<dyn Backend>> {
         self.sql_only
-            .then(|| Box::new(super::oracle::Unconnected::new(asked)) as Box<dyn Backend>)
+            .then(|| Box::new(super::oracle::Unconnected::new(log)) as Box<dyn Backend>)
     }
 
     /// The empty in-memory stand-in of a file database.
@@ -263,6 +264,89 @@ fn mssql_connect<'a>(config: &'a str, options: &'a ConnectOptions) -> Connecting
 /// Refused before connecting: the dialect only ([`super::oracle::connect`]).
 fn oracle_connect<'a>(_: &'a str, _: &'a ConnectOptions) -> Connecting<'a> {
     Box::pin(async { super::oracle::connect() })
+}
+
+/// A connection string read: which registry row, what it opens, and how it is shown.
+#[derive(Debug, Clone)]
+pub struct ConnectionSpec {
+    /// The registry row that reads the string ([`DRIVERS`]).
+    pub driver: &'static Driver,
+    /// What the driver opens: the file's path for a file database, else the connection
+    /// string as given.
+    pub target: String,
+    /// True when nothing was given and the embedded SQLite file is used.
+    pub embedded: bool,
+    shown: String,
+}
+
+impl ConnectionSpec {
+    /// `None` means the embedded default: `eavpivot.db` in the working directory.
+    pub fn parse(text: Option<&str>) -> Result<ConnectionSpec> {
+        let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
+            return Ok(ConnectionSpec {
+                driver: embedded(),
+                target: EMBEDDED_DEFAULT.into(),
+                embedded: true,
+                shown: format!("sqlite:{EMBEDDED_DEFAULT} (embedded default)"),
+            });
+        };
+        let shown = redact(text);
+        refuse_fragment(text, &shown)?;
+        let Some((driver, target)) = Driver::for_connection(text) else {
+            return Err(Error::Usage(format!(
+                "connection '{shown}' is not understood: use {}",
+                Driver::known_forms()
+            )));
+        };
+        if driver.file && target.is_empty() {
+            return Err(Error::Usage(format!(
+                "{}: needs a file path, e.g. {}data.db",
+                driver.name(),
+                driver.schemes[0]
+            )));
+        }
+        // A file path holds no password: shown as given (the redacting parsers are for
+        // server strings, and would not understand a path).
+        let shown = match driver.file {
+            true => format!("{}{target}", driver.schemes[0]),
+            false => shown,
+        };
+        Ok(ConnectionSpec {
+            driver,
+            target: target.into(),
+            embedded: false,
+            shown,
+        })
+    }
+
+    /// The file a file database (SQLite) opens, when it does not exist yet: the one check
+    /// every command makes before it connects (create it, or use an in-memory stand-in).
+    pub fn missing_file(&self) -> Option<&Path> {
+        let path = Path::new(&self.target);
+        (self.driver.file && !path.exists()).then_some(path)
+    }
+
+    /// The connection as it may be shown anywhere: passwords replaced by `***`.
+    pub fn display(&self) -> &str {
+        &self.shown
+    }
+}
+
+/// A server URL never has a fragment: a `#` there is a password's raw `#` (or `@`, `%`, `/`,
+/// `?` cut the URL elsewhere), and the login would fail unexplained with half a password.
+fn refuse_fragment(text: &str, shown: &str) -> Result<()> {
+    let lower = text.trim_start().to_ascii_lowercase();
+    // A SQLite path may hold `#`; JDBC's properties follow `;`, not `?`.
+    let is_url =
+        text.contains("://") && !lower.starts_with("jdbc:") && !lower.starts_with("sqlite:");
+    // Before the host, a `#` leaves no URL to parse at all; after it, a fragment.
+    if !is_url || !text.contains('#') {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "connection '{shown}' has a raw '#', which ends a URL: a '#', '@', '%', '/' or '?' \
+         in a URL password must be percent-encoded (%23, %40, %25, %2F, %3F)"
+    )))
 }
 
 #[cfg(test)]
@@ -350,5 +434,31 @@ mod tests {
                 Some(d.name())
             );
         }
+    }
+
+    #[test]
+    fn a_sqlite_path_is_shown_as_given() {
+        let shown = |s: &str| {
+            ConnectionSpec::parse(Some(s))
+                .map(|c| c.display().to_string())
+                .unwrap_or_default()
+        };
+        assert_eq!(shown("sqlite:/tmp/a b/x.db"), "sqlite:/tmp/a b/x.db");
+        assert_eq!(shown("sqlite:data.db"), "sqlite:data.db");
+    }
+
+    #[test]
+    fn schemes_choose_the_driver() {
+        let d = |s: &str| ConnectionSpec::parse(Some(s)).unwrap().driver.name();
+        assert_eq!(d("sqlite:x.db"), "sqlite");
+        assert_eq!(d("postgresql://u@h/db"), "postgres");
+        assert_eq!(d("mariadb://u@h/db"), "mariadb");
+        assert_eq!(d("host=h dbname=d password='a;b'"), "postgres");
+        assert_eq!(d("jdbc:sqlserver://h:1433;databaseName=d"), "mssql");
+        assert_eq!(d("Server=tcp:h,1433;Database=x"), "mssql");
+        // Oracle is understood (its SQL is rendered), though this build cannot connect to it.
+        assert_eq!(d("oracle://u@h:1521/svc"), "oracle");
+        assert!(ConnectionSpec::parse(Some("db2://x")).is_err());
+        assert!(ConnectionSpec::parse(None).unwrap().embedded);
     }
 }

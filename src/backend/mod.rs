@@ -8,6 +8,7 @@
 pub(crate) mod connection;
 pub mod credentials;
 pub mod drivers;
+pub mod dry_run;
 #[cfg(feature = "mariadb")]
 pub mod mariadb;
 #[cfg(feature = "mssql")]
@@ -22,7 +23,9 @@ pub mod sqlite;
 mod tls;
 pub mod watch;
 
-pub use connection::{ConnectOptions, ConnectionSpec, Driver};
+pub use connection::ConnectOptions;
+pub use drivers::{ConnectionSpec, Driver};
+pub use dry_run::DryRunLog;
 
 use async_trait::async_trait;
 

@@ -5,13 +5,11 @@
 //! - a dry run goes through the same loop as a run, with this stand-in as its connection. It
 //!   takes the session's setup statements, and stops at the first query whose answer the plan
 //!   needs (discovery: which attributes exist, and the entity key's types). The statements it
-//!   was given are kept ([`Asked`]) for the command to print before it says why it stopped.
-
-use std::sync::{Arc, Mutex, PoisonError};
+//!   was given are kept ([`DryRunLog`]) for the command to print before it says why it stopped.
 
 use async_trait::async_trait;
 
-use super::{Backend, LoadTarget, RowPipeline};
+use super::{Backend, DryRunLog, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, Oracle};
 use crate::error::{Error, Result};
 use crate::value::Value;
@@ -24,52 +22,14 @@ pub fn connect() -> Result<Box<dyn Backend>> {
     ))
 }
 
-/// The statements a dry run against Oracle was given, in order, shared with the command
-/// that prints them.
-#[derive(Debug, Clone, Default)]
-pub struct Asked(Arc<Mutex<Vec<String>>>);
-
-impl Asked {
-    pub fn statements(&self) -> Vec<String> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// The statements as the dry run prints them: the last is the query it stopped at.
-    /// None when it was given none.
-    pub fn script(&self, job: &str, connection: &str) -> Option<String> {
-        let mut statements = self.statements();
-        let last = statements.pop()?;
-        let mut text = format!(
-            "-- eavpivot dry run: job {job} on oracle ({connection}), stopped at its first query: no Oracle backend in this build\n\n"
-        );
-        for sql in statements {
-            text.push_str(&format!("{sql};\n\n"));
-        }
-        text.push_str(&format!(
-            "-- read-only: the run needs this query's answer to plan the rest\n{last};\n"
-        ));
-        Some(text)
-    }
-
-    fn push(&self, sql: &str) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(sql.to_string());
-    }
-}
-
 /// The dry run's connection to Oracle: takes statements, answers none.
 pub struct Unconnected {
-    asked: Asked,
+    asked: DryRunLog,
 }
 
 impl Unconnected {
     /// The stand-in of a new session, which runs [`Oracle::session_setup`] first.
-    pub fn new(asked: &Asked) -> Unconnected {
+    pub fn new(asked: &DryRunLog) -> Unconnected {
         for sql in Oracle.session_setup() {
             asked.push(&sql);
         }

@@ -118,14 +118,16 @@ fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
     let specs = (&spec, target.as_ref());
     // What a dry run on a connection with no backend in this build (`sql_only`: Oracle) was
     // given before it stopped.
-    let asked = backend::oracle::Asked::default();
+    let asked = backend::DryRunLog::default();
     let result = runtime.block_on(run_async(args, &job, specs, &options, verbosity, &asked));
     if result.is_err() && !args.json {
         let sql_only = [Some(&spec), target.as_ref()]
             .into_iter()
             .flatten()
             .find(|s| s.driver.sql_only);
-        if let Some(script) = sql_only.and_then(|s| asked.script(&job.job.name, s.display())) {
+        if let Some(script) =
+            sql_only.and_then(|s| asked.script(&job.job.name, s.driver.name(), s.display()))
+        {
             write_output(args.output.as_deref(), &script)?;
         }
     }
@@ -138,7 +140,7 @@ fn run_job_file(args: &RunArgs, verbosity: Verbosity) -> anyhow::Result<ExitCode
 async fn open_target(
     spec: &ConnectionSpec,
     options: &ConnectOptions,
-    (dry_run, asked): (bool, &backend::oracle::Asked),
+    (dry_run, asked): (bool, &backend::DryRunLog),
     verbosity: Verbosity,
 ) -> anyhow::Result<Box<dyn Backend>> {
     verbosity.note(&format!("writing to {}\n", spec.display()));
@@ -152,12 +154,13 @@ async fn open_target(
 /// Connect to `spec`. A SQLite file that does not exist is created only where `create` says
 /// why (a mistyped path must not silently become a new, empty database), and never in a dry
 /// run, which gets an empty in-memory stand-in instead; the embedded default makes its own.
-/// A dry run on Oracle, which has no backend, gets a stand-in that records into `asked`.
+/// A dry run on a driver with no backend in this build gets the registry's stand-in, which
+/// records into `asked`.
 async fn open_backend(
     spec: &ConnectionSpec,
     options: &ConnectOptions,
     create: Option<&str>,
-    (dry_run, asked): (bool, &backend::oracle::Asked),
+    (dry_run, asked): (bool, &backend::DryRunLog),
     verbosity: Verbosity,
 ) -> anyhow::Result<Box<dyn Backend>> {
     if let Some(stand_in) = dry_run
@@ -222,7 +225,7 @@ async fn run_async(
     (spec, target_spec): (&ConnectionSpec, Option<&ConnectionSpec>),
     options: &ConnectOptions,
     verbosity: Verbosity,
-    asked: &backend::oracle::Asked,
+    asked: &backend::DryRunLog,
 ) -> anyhow::Result<ExitCode> {
     let job = &loaded.job;
     if loaded.bundled.is_some() {

@@ -48,7 +48,7 @@ pub fn run(args: &ScriptArgs) -> anyhow::Result<ExitCode> {
     let options = script::ScriptOptions {
         for_xml_path: args.for_xml_path,
     };
-    let text = script::render(dialect, &job, options)?;
+    let text = script::render(dialect, &crate::plan::script_plan(&job), options)?;
     match &args.output {
         None => print_stdout(&text)?,
         Some(path) => {

@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+pub use crate::terms::{Aggregate, Distribute, EmptyNames, IfExists, Order};
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JobFile {
@@ -179,30 +181,6 @@ pub enum ColumnsFile {
     List(Vec<String>),
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Aggregate {
-    #[default]
-    Max,
-    Min,
-    Error,
-}
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub enum Order {
-    #[default]
-    Natural,
-    Alphabetical,
-    Frequency,
-}
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub enum EmptyNames {
-    #[default]
-    Skip,
-    Error,
-}
-
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub enum OnCollision {
     #[default]
@@ -230,35 +208,12 @@ pub struct TargetFile {
     pub distribute: Distribute,
 }
 
-/// `target.distribute`: whether the tables a run creates follow a distributed source.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Distribute {
-    /// Distributed and co-located with the source when the source is distributed by the
-    /// job's entity (Citus); otherwise as `off`.
-    #[default]
-    Auto,
-    /// Always a plain table on the server the run connects to.
-    Off,
-}
-
 /// `off`, `auto` or a positive number of attribute columns per table.
 #[derive(Debug)]
 pub enum SplitFile {
     Off,
     Auto,
     Columns(usize),
-}
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IfExists {
-    #[default]
-    Fail,
-    Replace,
-    Append,
-    /// Upsert the source's entities into the existing target (re-runs, deltas).
-    Merge,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]

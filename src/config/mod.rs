@@ -5,17 +5,17 @@
 //! the file happens here, so `eavpivot check` is exactly `load_job`.
 
 pub mod file;
-mod table_ref;
 mod vars;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+pub use crate::table_ref::TableRef;
+pub use crate::terms::EntityKey;
 pub use file::{
     Aggregate, Distribute, EmptyNames, IfExists, InferNumbers, InferWidths, JoinKind, OnCollision,
     OnMissing, OnNewAttributes, Order, StrategyName,
 };
-pub use table_ref::TableRef;
 pub use vars::{parse_var, Vars};
 
 use file::{ColumnsFile, EntityFile, JobFile, SplitFile, TransformFile};
@@ -94,13 +94,6 @@ pub struct Join {
     pub alias: Option<String>,
     pub on: String,
     pub kind: JoinKind,
-}
-
-/// One entity (row key) column: the SQL that yields it and the target column's name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EntityKey {
-    pub expr: String,
-    pub name: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -368,7 +361,7 @@ fn require_text(text: &str, what: &str) -> Result<String, String> {
 
 fn check_alias(alias: Option<String>) -> Result<Option<String>, String> {
     match alias {
-        Some(a) if !table_ref::is_plain_identifier(&a) => Err(format!(
+        Some(a) if !crate::table_ref::is_plain_identifier(&a) => Err(format!(
             "alias '{a}' must be a plain identifier (letters, digits, _)"
         )),
         other => Ok(other),
@@ -383,7 +376,7 @@ fn validate_entity(items: Vec<EntityFile>) -> Result<Vec<EntityKey>, String> {
     for item in items {
         let key = match item {
             EntityFile::Column(expr) => {
-                let name = table_ref::column_name_of(&expr).ok_or_else(|| {
+                let name = crate::table_ref::column_name_of(&expr).ok_or_else(|| {
                     format!("'{expr}' is an expression, not a column: write it as {{ expr: \"{expr}\", name: some_name }}")
                 })?;
                 EntityKey { expr, name }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::prelude::*;
 use super::Postgres;
-use crate::config::TableRef;
+use crate::table_ref::TableRef;
 
 /// Table names from this many bytes on get their shards created one at a time
 /// ([`ScaleOut::distribute`]); measured safe at 54 and 55 bytes, a margin below.

@@ -9,7 +9,8 @@
 //! Table names are pasted into statements as written, so the database folds them itself;
 //! entity column names are quoted like every column, so they are folded here first.
 
-use crate::config::{EntityKey, TableRef};
+use crate::table_ref::TableRef;
+use crate::terms::EntityKey;
 
 use super::Dialect;
 

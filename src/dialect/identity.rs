@@ -8,8 +8,8 @@
 //! database. SQL text only: the guard runs it through the session.
 
 use super::{MariaDb, MsSql, Postgres, Sqlite};
-use crate::config::TableRef;
 use crate::dialect::prelude::*;
+use crate::table_ref::TableRef;
 use crate::value::Value;
 
 /// Server identity and view dependencies, per dialect.

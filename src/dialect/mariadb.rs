@@ -5,7 +5,7 @@
 use super::{
     Catalog, ColumnKind, IdentLimit, Query, Quoting, RowBudget, Schema, Script, Typed, Types,
 };
-use crate::config::TableRef;
+use crate::table_ref::TableRef;
 
 pub struct MariaDb;
 

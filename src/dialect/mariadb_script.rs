@@ -17,9 +17,11 @@
 //! for the session and the column lists are checked for truncation.
 
 use super::query;
-use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order, TableRef};
+use super::script::ScriptPlan;
 use crate::dialect::prelude::*;
 use crate::error::Result;
+use crate::table_ref::TableRef;
+use crate::terms::{EmptyNames, IfExists, Order};
 
 use super::script::{
     column_type_and_aggregate, key_probe, listed, one_line, order_text, refuse_unsupported,
@@ -30,18 +32,18 @@ use super::MariaDb;
 /// Where the script builds the table: the same staging name `eavpivot run` uses.
 const STAGING_SUFFIX: &str = "__eavpivot_new";
 
-/// The whole script for `job`.
-pub fn render(job: &Job) -> Result<String> {
-    refuse_unsupported(job, "MariaDB")?;
+/// The whole script for `plan`.
+pub fn render(plan: &ScriptPlan) -> Result<String> {
+    refuse_unsupported(plan, "MariaDB")?;
     let d = &MariaDb;
     Ok([
-        header(job),
+        header(plan),
         "SET SESSION group_concat_max_len = 4294967295;\nDELIMITER //\nBEGIN NOT ATOMIC\n".into(),
-        declarations(d, job),
-        discover(d, job),
-        guards(d, job),
-        lists(d, job),
-        build(d, job),
+        declarations(d, plan),
+        discover(d, plan),
+        guards(d, plan),
+        lists(d, plan),
+        build(d, plan),
         "  DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;\nEND //\nDELIMITER ;\n".into(),
     ]
     .concat())
@@ -63,7 +65,7 @@ fn fail_if(cond: &str, message: &str) -> String {
     )
 }
 
-fn header(job: &Job) -> String {
+fn header(plan: &ScriptPlan) -> String {
     format!(
         "-- eavpivot script: job {}, {} -> {}, for MariaDB 10.2 or later.\n\
          -- Run it with the mariadb client: mariadb DATABASE < this_file.sql (DELIMITER is a client command).\n\
@@ -76,17 +78,17 @@ fn header(job: &Job) -> String {
          --    INSERT ... MAX(CASE ...) (names quoted by doubling backticks, values matched by HEX),\n\
          --    verified, then swapped in with one RENAME TABLE; on any error it is dropped and the\n\
          --    target is left as it was.\n",
-        one_line(&job.name),
-        job.source.table,
-        job.target.table,
-        order_text(job),
-        job.target.table.with_suffix(STAGING_SUFFIX),
+        one_line(&plan.name),
+        plan.source_table,
+        plan.target,
+        order_text(plan),
+        plan.target.with_suffix(STAGING_SUFFIX),
     )
 }
 
-fn declarations(d: &MariaDb, job: &Job) -> String {
-    let staging = job.target.table.with_suffix(STAGING_SUFFIX);
-    let append = job.target.if_exists == IfExists::Append;
+fn declarations(d: &MariaDb, plan: &ScriptPlan) -> String {
+    let staging = plan.target.with_suffix(STAGING_SUFFIX);
+    let append = plan.if_exists == IfExists::Append;
     let undo = match append {
         true => "rolled back, nothing was written",
         false => "its staging table was dropped, the target was not touched",
@@ -101,7 +103,7 @@ fn declarations(d: &MariaDb, job: &Job) -> String {
          GET DIAGNOSTICS CONDITION 1 msg = MESSAGE_TEXT;\n    ROLLBACK;\n    \
          DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;\n    {}\n    \
          SET msg = LEFT(CONCAT({}, msg), 500);\n    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;\n  END;\n",
-        lit(&query::source_rows(d, &super::SourceQuery::from(job))),
+        lit(&query::source_rows(d, &plan.source)),
         // Only a staging table this script created: never a table of that name it found.
         match append {
             true => String::new(),
@@ -109,14 +111,14 @@ fn declarations(d: &MariaDb, job: &Job) -> String {
         },
         lit(&format!(
             "eavpivot script for job {} stopped; {undo}: ",
-            one_line(&job.name)
+            one_line(&plan.name)
         )),
     )
 }
 
 /// `eavpivot_attrs(ord, a, col)`: attribute bytes and column names, in column order.
-fn discover(d: &MariaDb, job: &Job) -> String {
-    let renames = rename_rows(job, |from, to| {
+fn discover(d: &MariaDb, plan: &ScriptPlan) -> String {
+    let renames = rename_rows(plan, |from, to| {
         format!(
             "SELECT {} AS a, {} AS col",
             d.attribute_key_literal(from),
@@ -133,9 +135,9 @@ fn discover(d: &MariaDb, job: &Job) -> String {
             "r.col",
         ),
     };
-    let names = match &job.pivot.columns {
-        ColumnSelection::List(list) => {
-            let rows: Vec<String> = listed(job, list)
+    let names = match &plan.columns {
+        Some(list) => {
+            let rows: Vec<String> = listed(plan, list)
                 .iter()
                 .map(|(i, name)| {
                     format!("SELECT {i} AS ord, {} AS a", d.attribute_key_literal(name))
@@ -143,26 +145,26 @@ fn discover(d: &MariaDb, job: &Job) -> String {
                 .collect();
             rows.join(" UNION ALL ")
         }
-        ColumnSelection::Discover => {
-            let order = match job.pivot.order {
+        None => {
+            let order = match plan.order {
                 Order::Frequency => "COUNT(*) DESC, s.a",
                 Order::Natural | Order::Alphabetical => "s.a",
             };
             let mut skip = vec![d.attribute_key_literal("")];
-            skip.extend(job.pivot.exclude.iter().map(|n| d.attribute_key_literal(n)));
+            skip.extend(plan.exclude.iter().map(|n| d.attribute_key_literal(n)));
             format!(
                 "SELECT ROW_NUMBER() OVER (ORDER BY {order}) AS ord, s.a\n    FROM ({}) s\n    WHERE s.a NOT IN ({})\n    GROUP BY s.a",
-                query::source_rows(d, &super::SourceQuery::from(job)).replace('\n', "\n    "),
+                query::source_rows(d, &plan.source).replace('\n', "\n    "),
                 skip.join(", ")
             )
         }
     };
-    let empty_check = match job.pivot.empty_names {
+    let empty_check = match plan.empty_names {
         EmptyNames::Skip => String::new(),
         EmptyNames::Error => fail_if(
             &format!(
                 "EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a = {})",
-                query::source_rows(d, &super::SourceQuery::from(job)).replace('\n', "\n  "),
+                query::source_rows(d, &plan.source).replace('\n', "\n  "),
                 d.attribute_key_literal("")
             ),
             &lit("eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)"),
@@ -174,14 +176,14 @@ fn discover(d: &MariaDb, job: &Job) -> String {
          INSERT INTO eavpivot_attrs (ord, a, col)\n  \
          SELECT n.ord, n.a, CONCAT({}, COALESCE({renamed}, CONVERT(n.a USING utf8mb4)), {})\n  \
          FROM (\n    {names}\n  ) n{join};\n",
-        lit(&job.pivot.prefix),
-        lit(&job.pivot.suffix),
+        lit(&plan.prefix),
+        lit(&plan.suffix),
     )
 }
 
 /// Every refusal, before anything is written.
-fn guards(d: &MariaDb, job: &Job) -> String {
-    let keys: Vec<String> = job
+fn guards(d: &MariaDb, plan: &ScriptPlan) -> String {
+    let keys: Vec<String> = plan
         .entity
         .iter()
         .map(|e| {
@@ -192,7 +194,7 @@ fn guards(d: &MariaDb, job: &Job) -> String {
         })
         .collect();
     let max = d.max_columns().unwrap_or(1_017);
-    let n_keys = job.entity.len();
+    let n_keys = plan.entity.len();
     let mut out = format!(
         "  SET n_cols = (SELECT COUNT(*) FROM eavpivot_attrs);\n\
          {}{}  \
@@ -205,19 +207,19 @@ fn guards(d: &MariaDb, job: &Job) -> String {
          {}",
         fail_if("n_cols = 0", &lit(&format!(
             "eavpivot: no attributes to pivot in {}",
-            one_line(&job.source.table.sql())
+            one_line(&plan.source_table.sql())
         ))),
         fail_if(&format!("n_cols + {n_keys} > {max}"), &format!("CONCAT('eavpivot: ', n_cols, ' attribute columns plus {n_keys} key column(s) exceed the InnoDB limit of {max} columns per table; exclude attributes in the job, or split the target')")),
         fail_if("bad IS NOT NULL", "CONCAT('eavpivot: column name ''', LEFT(bad, 100), ''' cannot be a MariaDB column: empty, longer than 64 characters, ending in a space, or holding NUL or a character outside the BMP; exclude or rename the attribute in the job')"),
         keys.concat(),
         fail_if("bad IS NOT NULL", "CONCAT('eavpivot: several attributes (or a key column) become the column ''', LEFT(bad, 100), ''', the same identifier to MariaDB (column names ignore case); rename or exclude them in the job')"),
     );
-    if job.target.if_exists == IfExists::Fail {
+    if plan.if_exists == IfExists::Fail {
         out.push_str(&fail_if(
-            &format!("({}) > 0", d.table_exists(&job.target.table)),
+            &format!("({}) > 0", d.table_exists(&plan.target)),
             &lit(&format!(
                 "eavpivot: target table {} already exists (target.if_exists: fail); drop it, or set if_exists to replace or append",
-                one_line(&job.target.table.sql())
+                one_line(&plan.target.sql())
             )),
         ));
     }
@@ -225,8 +227,8 @@ fn guards(d: &MariaDb, job: &Job) -> String {
 }
 
 /// `col_defs`, `col_names` and `cases`, each checked against `group_concat_max_len`.
-fn lists(_d: &MariaDb, job: &Job) -> String {
-    let (column_type, agg) = column_type_and_aggregate(&MariaDb, job);
+fn lists(_d: &MariaDb, plan: &ScriptPlan) -> String {
+    let (column_type, agg) = column_type_and_aggregate(&MariaDb, plan);
     let quoted = "CONCAT('`', REPLACE(col, '`', '``'), '`')";
     format!(
         "  SELECT\n    \
@@ -241,15 +243,15 @@ fn lists(_d: &MariaDb, job: &Job) -> String {
 }
 
 /// Stage, fill, verify, swap (or append in one transaction).
-fn build(d: &MariaDb, job: &Job) -> String {
-    let target = &job.target.table;
+fn build(d: &MariaDb, plan: &ScriptPlan) -> String {
+    let target = &plan.target;
     let staging = target.with_suffix(STAGING_SUFFIX);
-    let keys: Vec<String> = job
+    let keys: Vec<String> = plan
         .entity
         .iter()
         .map(|e| d.quote_ident(&super::entity_column_name(d, e)))
         .collect();
-    let refs = super::entity_refs(&super::SourceQuery::from(job), "s");
+    let refs = super::entity_refs(&plan.source, "s");
     let exists = format!("({}) > 0", d.table_exists(target));
     let fill = |table: &str| {
         format!(
@@ -261,7 +263,7 @@ fn build(d: &MariaDb, job: &Job) -> String {
             lit(&format!("INSERT INTO {table} ({}, ", keys.join(", "))),
             lit(&format!(") SELECT {refs}, ")),
             lit(&format!(") s GROUP BY {refs}")),
-            query::count_entities(d, &super::SourceQuery::from(job)).replace('\n', "\n    "),
+            query::count_entities(d, &plan.source).replace('\n', "\n    "),
             lit(&format!("SELECT COUNT(*) INTO @eavpivot_got FROM {table}")),
             fail_if("got - before_rows <> want", &format!(
                 "CONCAT('eavpivot: verification failed: {} gained ', got - before_rows, ' rows, the source has ', want, ' distinct entities')",
@@ -292,7 +294,7 @@ fn build(d: &MariaDb, job: &Job) -> String {
         taken(&old),
         lit(&format!(
             "CREATE TABLE {staging} AS SELECT {} FROM (",
-            key_probe(d, job)
+            key_probe(d, plan)
         )),
         lit(") s WHERE 1 = 0"),
         lit(&format!("ALTER TABLE {staging} ")),
@@ -302,7 +304,7 @@ fn build(d: &MariaDb, job: &Job) -> String {
         "  SELECT CONCAT({}, got, ' rows with ', n_cols, ' attribute columns') AS eavpivot;\n",
         lit(&format!("eavpivot: {} now holds ", one_line(&target.sql())))
     );
-    match job.target.if_exists {
+    match plan.if_exists {
         IfExists::Append => format!(
             "  IF {exists} THEN\n    SET before_rows = (SELECT COUNT(*) FROM {target});\n{}  ELSE\n{stage}  END IF;\n{done}",
             fill(&target.sql()).replace("\n  ", "\n    ").replacen("  ", "    ", 1),

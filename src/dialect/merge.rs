@@ -4,7 +4,7 @@
 
 use super::query;
 use super::Dialect;
-use crate::config::TableRef;
+use crate::table_ref::TableRef;
 
 /// The columns of one merge, quoted per dialect by the caller's [`Dialect`].
 pub struct MergeColumns<'a> {

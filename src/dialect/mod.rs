@@ -55,7 +55,7 @@ pub mod prelude {
     };
 }
 
-use crate::config::{Job, TableRef};
+use crate::table_ref::TableRef;
 
 /// How a dialect limits identifier length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -635,11 +635,11 @@ pub trait Script: Quoting {
         None
     }
 
-    /// The standalone script `eavpivot script` prints for `job`, or why this database cannot
+    /// The standalone script `eavpivot script` prints for `plan`, or why this database cannot
     /// have one. SQL Server overrides it for its FOR XML PATH variant.
     fn standalone_script(
         &self,
-        job: &Job,
+        plan: &script::ScriptPlan,
         options: script::ScriptOptions,
     ) -> crate::error::Result<String> {
         let Some(render) = self.script_renderer() else {
@@ -654,7 +654,7 @@ pub trait Script: Quoting {
                 self.name()
             )));
         }
-        render(job)
+        render(plan)
     }
 
     /// What every plan on this database says, whatever the job: behaviour of the database

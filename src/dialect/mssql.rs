@@ -5,7 +5,7 @@
 //! spaces ignored.
 
 use super::{Catalog, ColumnKind, IdentLimit, Query, Quoting, RowBudget, Schema, Script, Types};
-use crate::config::{Job, TableRef};
+use crate::table_ref::TableRef;
 
 pub struct MsSql;
 
@@ -333,13 +333,13 @@ impl Script for MsSql {
 
     fn standalone_script(
         &self,
-        job: &Job,
+        plan: &super::script::ScriptPlan,
         options: super::script::ScriptOptions,
     ) -> crate::error::Result<String> {
         let aggregation = match options.for_xml_path {
             true => super::mssql_script::Aggregation::ForXmlPath,
             false => super::mssql_script::Aggregation::Ordered,
         };
-        super::mssql_script::render(job, aggregation)
+        super::mssql_script::render(plan, aggregation)
     }
 }

@@ -9,14 +9,15 @@
 //! in one transaction with `XACT_ABORT` and a TRY/CATCH that rolls back. Every check raises an
 //! error before anything is left half-built. No `GO`: the script is one batch.
 //!
-//! Everything eavpivot itself puts in the script (table names, expressions, job settings)
+//! Everything eavpivot itself puts in the script (table names, expressions, plan settings)
 //! reaches it through [`MsSql`]'s quoting, or verbatim as the operator's own SQL (the source
 //! expressions, exactly as a run would send them).
 
 use super::query;
-use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order};
+use super::script::ScriptPlan;
 use crate::dialect::prelude::*;
 use crate::error::Result;
+use crate::terms::{EmptyNames, IfExists, Order};
 
 use super::mssql::{MsSql, MAX_COLUMNS_PER_TABLE};
 use super::script::{key_probe, raise_text};
@@ -32,12 +33,12 @@ pub enum Aggregation {
     ForXmlPath,
 }
 
-/// The whole script for `job`.
-pub fn render(job: &Job, aggregation: Aggregation) -> Result<String> {
-    super::script::refuse_unsupported(job, "T-SQL")?;
+/// The whole script for `plan`.
+pub fn render(plan: &ScriptPlan, aggregation: Aggregation) -> Result<String> {
+    super::script::refuse_unsupported(plan, "T-SQL")?;
     let d = &MsSql;
     let mut out = String::new();
-    out.push_str(&header(job, aggregation));
+    out.push_str(&header(plan, aggregation));
     out.push_str("SET NOCOUNT ON;\nSET XACT_ABORT ON;\n");
     out.push_str(
         "DECLARE @attrs TABLE (ord INT IDENTITY(1, 1) PRIMARY KEY, a NVARCHAR(MAX) NOT NULL, col NVARCHAR(MAX) NULL);\n\
@@ -45,29 +46,29 @@ pub fn render(job: &Job, aggregation: Aggregation) -> Result<String> {
          DECLARE @bad NVARCHAR(200), @n_cols INT, @want BIGINT, @before BIGINT = 0, @got BIGINT, @ord INT;\n",
     );
     out.push_str("BEGIN TRY\n");
-    out.push_str(&discover(d, job));
-    out.push_str(&name_columns(d, job));
-    out.push_str(&guards(d, job));
-    out.push_str(&aggregate_lists(d, job, aggregation));
-    out.push_str(&build_statements(d, job));
-    out.push_str(&run_in_transaction(d, job));
+    out.push_str(&discover(d, plan));
+    out.push_str(&name_columns(d, plan));
+    out.push_str(&guards(d, plan));
+    out.push_str(&aggregate_lists(d, plan, aggregation));
+    out.push_str(&build_statements(d, plan));
+    out.push_str(&run_in_transaction(d, plan));
     out.push_str("END TRY\nBEGIN CATCH\n");
     out.push_str(&format!(
         "  IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;\n  \
          DECLARE @error_number INT = ERROR_NUMBER(), @error_line INT = ERROR_LINE(), @error_message NVARCHAR(2048) = ERROR_MESSAGE();\n  \
          RAISERROR(N'eavpivot script for job %s stopped and rolled back, nothing was written. Error %d at line %d: %s', 16, 1, {}, @error_number, @error_line, @error_message);\n",
-        d.quote_literal(&job.name)
+        d.quote_literal(&plan.name)
     ));
     out.push_str("END CATCH;\n");
     Ok(out)
 }
 
-fn header(job: &Job, aggregation: Aggregation) -> String {
+fn header(plan: &ScriptPlan, aggregation: Aggregation) -> String {
     let server = match aggregation {
         Aggregation::Ordered => "SQL Server 2012 or later, or Babelfish",
         Aggregation::ForXmlPath => "SQL Server 2012 or later (FOR XML PATH)",
     };
-    let order = super::script::order_text(job);
+    let order = super::script::order_text(plan);
     format!(
         "-- eavpivot script: job {job_name}, {source} -> {target}, for {server}.\n\
          -- Run it as one batch (sqlcmd -i, or SSMS): it contains no GO.\n\
@@ -79,17 +80,16 @@ fn header(job: &Job, aggregation: Aggregation) -> String {
          --    and fills it by INSERT ... MAX(CASE ...), both built with QUOTENAME and run with\n\
          --    sp_executesql in one transaction (XACT_ABORT ON, TRY/CATCH rolls back); verifies the\n\
          --    row count, and commits.\n",
-        job_name = super::script::one_line(&job.name),
-        source = job.source.table,
-        target = job.target.table,
+        job_name = super::script::one_line(&plan.name),
+        source = plan.source_table,
+        target = plan.target,
         max = MAX_COLUMNS_PER_TABLE,
     )
 }
 
 /// `@attrs` filled with the attribute keys (name + sentinel), in column order.
-fn discover(d: &MsSql, job: &Job) -> String {
-    let exclude: Vec<String> = job
-        .pivot
+fn discover(d: &MsSql, plan: &ScriptPlan) -> String {
+    let exclude: Vec<String> = plan
         .exclude
         .iter()
         .map(|name| d.attribute_key_literal(name))
@@ -99,9 +99,9 @@ fn discover(d: &MsSql, job: &Job) -> String {
     } else {
         format!(" AND s.a NOT IN ({})", exclude.join(", "))
     };
-    match &job.pivot.columns {
-        ColumnSelection::List(names) => {
-            let rows: Vec<String> = super::script::listed(job, names)
+    match &plan.columns {
+        Some(names) => {
+            let rows: Vec<String> = super::script::listed(plan, names)
                 .iter()
                 .map(|(i, name)| format!("({i}, {})", d.attribute_key_literal(name)))
                 .collect();
@@ -110,31 +110,31 @@ fn discover(d: &MsSql, job: &Job) -> String {
                 rows.join(", ")
             )
         }
-        ColumnSelection::Discover => {
-            let order = match job.pivot.order {
+        None => {
+            let order = match plan.order {
                 Order::Frequency => "COUNT(*) DESC, s.a",
                 Order::Natural | Order::Alphabetical => "s.a",
             };
             let empty = d.attribute_key_literal("");
-            let empty_check = match job.pivot.empty_names {
+            let empty_check = match plan.empty_names {
                 EmptyNames::Skip => String::new(),
                 EmptyNames::Error => format!(
                     "  IF EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a = {empty})\n    \
                      RAISERROR(N'eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)', 16, 1);\n",
-                    query::source_rows(d, &super::SourceQuery::from(job))
+                    query::source_rows(d, &plan.source)
                 ),
             };
             format!(
                 "{empty_check}  INSERT INTO @attrs (a)\n  SELECT s.a\n  FROM ({}) s\n  WHERE s.a IS NOT NULL AND s.a <> {empty}{not_excluded}\n  GROUP BY s.a\n  ORDER BY {order};\n",
-                query::source_rows(d, &super::SourceQuery::from(job))
+                query::source_rows(d, &plan.source)
             )
         }
     }
 }
 
 /// `col`: prefix + (rename or the name without its sentinel) + suffix.
-fn name_columns(d: &MsSql, job: &Job) -> String {
-    let renames = super::script::rename_rows(job, |from, to| {
+fn name_columns(d: &MsSql, plan: &ScriptPlan) -> String {
+    let renames = super::script::rename_rows(plan, |from, to| {
         format!(
             "({}, {})",
             d.attribute_key_literal(from),
@@ -154,14 +154,14 @@ fn name_columns(d: &MsSql, job: &Job) -> String {
     };
     format!(
         "  UPDATE t SET col = {} + COALESCE({renamed}, LEFT(t.a, LEN(t.a + N'x') - 2)) + {}\n  FROM @attrs t{join};\n",
-        d.quote_literal(&job.pivot.prefix),
-        d.quote_literal(&job.pivot.suffix),
+        d.quote_literal(&plan.prefix),
+        d.quote_literal(&plan.suffix),
     )
 }
 
 /// Every refusal, before the transaction begins.
-fn guards(d: &MsSql, job: &Job) -> String {
-    let entity_names: Vec<String> = job
+fn guards(d: &MsSql, plan: &ScriptPlan) -> String {
+    let entity_names: Vec<String> = plan
         .entity
         .iter()
         .map(|e| {
@@ -182,16 +182,16 @@ fn guards(d: &MsSql, job: &Job) -> String {
          SET @bad = (SELECT TOP (1) LEFT(c, 100) FROM (SELECT col COLLATE DATABASE_DEFAULT AS c FROM @attrs UNION ALL {keys}) names GROUP BY c HAVING COUNT(*) > 1);\n  \
          IF @bad IS NOT NULL\n    \
          RAISERROR(N'eavpivot: several attributes (or a key column) become the column ''%s'', the same identifier to SQL Server (case and trailing spaces ignored); rename or exclude them in the job', 16, 1, @bad);\n",
-        source = raise_text(&job.source.table.sql()),
-        entity = job.entity.len(),
+        source = raise_text(&plan.source_table.sql()),
+        entity = plan.entity.len(),
         max = MAX_COLUMNS_PER_TABLE,
         keys = entity_names.join(" UNION ALL "),
     )
 }
 
 /// `@cols` (`CAST(NULL AS TYPE) AS [c], …`, the attribute columns of the `SELECT … INTO`), `@names` (`[c], …`) and `@cases` (`MAX(CASE …) AS [c], …`).
-fn aggregate_lists(d: &MsSql, job: &Job, aggregation: Aggregation) -> String {
-    let (column_type, agg) = super::script::column_type_and_aggregate(d, job);
+fn aggregate_lists(d: &MsSql, plan: &ScriptPlan, aggregation: Aggregation) -> String {
+    let (column_type, agg) = super::script::column_type_and_aggregate(d, plan);
     let null_of_type = d.quote_literal(&format!("CAST(NULL AS {column_type}) AS "));
     let case_open = d.quote_literal(&format!("{agg}(CASE WHEN s.a = N'"));
     let case_close = d.quote_literal("' THEN s.v END) AS ");
@@ -236,8 +236,8 @@ fn aggregate_lists(d: &MsSql, job: &Job, aggregation: Aggregation) -> String {
 
 /// `@create` (the empty target, by `SELECT … INTO`) and `@insert`, the same `INSERT` that
 /// `eavpivot run` sends for a pushdown.
-fn build_statements(d: &MsSql, job: &Job) -> String {
-    let table = &job.target.table;
+fn build_statements(d: &MsSql, plan: &ScriptPlan) -> String {
+    let table = &plan.target;
     let nl = "NCHAR(10)";
     // The target is created by `SELECT … INTO` from the source itself, so the key columns
     // take the source's own types with no type name to read or spell (Babelfish has neither
@@ -245,7 +245,7 @@ fn build_statements(d: &MsSql, job: &Job) -> String {
     // sp_describe_first_result_set`). The join keeps SQL Server from copying an IDENTITY
     // property of a key column; `WHERE 1 = 0` creates it empty.
     let create = [
-        d.quote_literal(&format!("SELECT {},", key_probe(d, job))),
+        d.quote_literal(&format!("SELECT {},", key_probe(d, plan))),
         nl.into(),
         "N'  '".into(),
         "@cols".into(),
@@ -254,17 +254,17 @@ fn build_statements(d: &MsSql, job: &Job) -> String {
         nl.into(),
         d.quote_literal(&format!(
             "FROM ({}) s CROSS JOIN (SELECT 1 AS one) j",
-            query::source_rows(d, &super::SourceQuery::from(job))
+            query::source_rows(d, &plan.source)
         )),
         nl.into(),
         "N'WHERE 1 = 0'".into(),
     ];
-    let keys: Vec<String> = job
+    let keys: Vec<String> = plan
         .entity
         .iter()
         .map(|e| d.quote_ident(&super::entity_column_name(d, e)))
         .collect();
-    let refs = super::entity_refs(&super::SourceQuery::from(job), "s");
+    let refs = super::entity_refs(&plan.source, "s");
     let insert = [
         d.quote_literal(&format!("INSERT INTO {table} ({}, ", keys.join(", "))),
         "@names".into(),
@@ -275,10 +275,7 @@ fn build_statements(d: &MsSql, job: &Job) -> String {
         "N'  '".into(),
         "@cases".into(),
         nl.into(),
-        d.quote_literal(&format!(
-            "FROM ({}) s",
-            query::source_rows(d, &super::SourceQuery::from(job))
-        )),
+        d.quote_literal(&format!("FROM ({}) s", query::source_rows(d, &plan.source))),
         nl.into(),
         d.quote_literal(&format!("GROUP BY {refs}")),
     ];
@@ -289,8 +286,8 @@ fn build_statements(d: &MsSql, job: &Job) -> String {
     )
 }
 
-fn run_in_transaction(d: &MsSql, job: &Job) -> String {
-    let table = &job.target.table;
+fn run_in_transaction(d: &MsSql, plan: &ScriptPlan) -> String {
+    let table = &plan.target;
     let exists = format!(
         "OBJECT_ID({}, N'U') IS NOT NULL",
         d.quote_literal(&table.sql())
@@ -298,13 +295,13 @@ fn run_in_transaction(d: &MsSql, job: &Job) -> String {
     let count = d.quote_literal(&format!("SELECT @n = COUNT_BIG(*) FROM {table}"));
     let mut out = String::new();
     let table_text = raise_text(&table.sql());
-    if job.target.if_exists == IfExists::Fail {
+    if plan.if_exists == IfExists::Fail {
         out.push_str(&format!(
             "  IF {exists}\n    RAISERROR(N'eavpivot: target table {table_text} already exists (target.if_exists: fail); drop it, or set if_exists to replace or append', 16, 1);\n"
         ));
     }
     out.push_str("  BEGIN TRANSACTION;\n");
-    match job.target.if_exists {
+    match plan.if_exists {
         IfExists::Append => out.push_str(&format!(
             "  IF {exists}\n    EXEC sp_executesql {count}, N'@n BIGINT OUTPUT', @n = @before OUTPUT;\n  \
              ELSE\n    EXEC sp_executesql @create;\n"
@@ -323,7 +320,7 @@ fn run_in_transaction(d: &MsSql, job: &Job) -> String {
          RAISERROR(N'eavpivot: verification failed: the target gained %I64d rows, the source has %I64d distinct entities', 16, 1, @got, @want);\n  \
          COMMIT TRANSACTION;\n  \
          PRINT CONCAT(N'eavpivot: {table_text} now holds ', @got, N' rows with ', @n_cols, N' attribute columns');\n",
-        query::count_entities(d, &super::SourceQuery::from(job))
+        query::count_entities(d, &plan.source)
     ));
     out
 }

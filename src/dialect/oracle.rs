@@ -29,7 +29,7 @@
 
 use super::prelude::*;
 use super::{ColumnKind, IdentLimit, Typed};
-use crate::config::TableRef;
+use crate::table_ref::TableRef;
 
 pub struct Oracle;
 

@@ -15,8 +15,10 @@
 //! hold), or equal to another column (quoted names are case-sensitive, so only an exact
 //! repeat collides), and the job is refused above Oracle's 1,000 columns per table.
 
-use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order, TableRef};
+use super::script::ScriptPlan;
 use crate::error::Result;
+use crate::table_ref::TableRef;
+use crate::terms::{EmptyNames, IfExists, Order};
 
 use super::prelude::*;
 use super::script::{
@@ -30,20 +32,20 @@ const STAGING_SUFFIX: &str = "__eavpivot_new";
 /// Where a replaced target waits while the new one takes its name.
 const REPLACED_SUFFIX: &str = "__eavpivot_old";
 
-/// The whole script for `job`.
-pub fn render(job: &Job) -> Result<String> {
-    refuse_unsupported(job, "Oracle PL/SQL")?;
+/// The whole script for `plan`.
+pub fn render(plan: &ScriptPlan) -> Result<String> {
+    refuse_unsupported(plan, "Oracle PL/SQL")?;
     let d = &Oracle;
     Ok([
-        header(job),
+        header(plan),
         // `&` would be a substitution variable and a blank line would end the block.
         "SET DEFINE OFF\nSET SQLBLANKLINES ON\nSET SERVEROUTPUT ON\nDECLARE\n".into(),
-        declarations(d, job),
+        declarations(d, plan),
         "BEGIN\n".into(),
-        discover(d, job),
-        columns(d, job),
-        build(d, job),
-        handler(job),
+        discover(d, plan),
+        columns(d, plan),
+        build(d, plan),
+        handler(plan),
         "END;\n/\n".into(),
     ]
     .concat())
@@ -58,7 +60,7 @@ fn fail_if(cond: &str, message: &str) -> String {
     format!("  IF {cond} THEN\n    fail({message});\n  END IF;\n")
 }
 
-fn header(job: &Job) -> String {
+fn header(plan: &ScriptPlan) -> String {
     format!(
         "-- eavpivot script: job {}, {} -> {}, for Oracle Database 12.2 or later.\n\
          -- Run it with SQL*Plus or SQLcl: sqlplus USER@DB @this_file.sql (the block ends at the line holding /).\n\
@@ -71,16 +73,16 @@ fn header(job: &Job) -> String {
          --    INSERT ... MAX(CASE ...), verified, then renamed into place (a replaced target is renamed\n\
          --    aside, then dropped); on any error the staging table is dropped and the target is left\n\
          --    as it was.\n",
-        one_line(&job.name),
-        job.source.table,
-        job.target.table,
-        order_text(job),
-        job.target.table.with_suffix(STAGING_SUFFIX),
+        one_line(&plan.name),
+        plan.source_table,
+        plan.target,
+        order_text(plan),
+        plan.target.with_suffix(STAGING_SUFFIX),
     )
 }
 
-fn declarations(d: &Oracle, job: &Job) -> String {
-    let (column_type, _) = column_type_and_aggregate(d, job);
+fn declarations(d: &Oracle, plan: &ScriptPlan) -> String {
+    let (column_type, _) = column_type_and_aggregate(d, plan);
     format!(
         "  src CONSTANT CLOB := {};\n  \
          col_type CONSTANT VARCHAR2(200) := {};\n  \
@@ -92,14 +94,14 @@ fn declarations(d: &Oracle, job: &Job) -> String {
          staged BOOLEAN := FALSE;\n  moved BOOLEAN := FALSE;\n  \
          PROCEDURE fail(msg VARCHAR2) IS\n  BEGIN\n    \
          RAISE_APPLICATION_ERROR(-20001, SUBSTR(msg, 1, 2000));\n  END;\n",
-        lit(&query::source_rows(d, &super::SourceQuery::from(job))),
+        lit(&query::source_rows(d, &plan.source)),
         lit(&column_type),
     )
 }
 
 /// `attrs`: the attribute keys (`'|' || name`), in column order.
-fn discover(d: &Oracle, job: &Job) -> String {
-    let empty_check = match job.pivot.empty_names {
+fn discover(d: &Oracle, plan: &ScriptPlan) -> String {
+    let empty_check = match plan.empty_names {
         EmptyNames::Skip => String::new(),
         EmptyNames::Error => format!(
             "  EXECUTE IMMEDIATE 'SELECT COUNT(*) FROM (' || src || ') s WHERE s.a = ' || {} INTO n;\n{}",
@@ -110,21 +112,21 @@ fn discover(d: &Oracle, job: &Job) -> String {
             )
         ),
     };
-    let names = match &job.pivot.columns {
-        ColumnSelection::List(list) => {
-            let keys: Vec<String> = listed(job, list)
+    let names = match &plan.columns {
+        Some(list) => {
+            let keys: Vec<String> = listed(plan, list)
                 .iter()
                 .map(|(_, name)| d.attribute_key_literal(name))
                 .collect();
             format!("  attrs := names_t({});\n", keys.join(", "))
         }
-        ColumnSelection::Discover => {
-            let order = match job.pivot.order {
+        None => {
+            let order = match plan.order {
                 Order::Frequency => "COUNT(*) DESC, NLSSORT(s.a, 'NLS_SORT = BINARY')",
                 Order::Natural | Order::Alphabetical => "NLSSORT(s.a, 'NLS_SORT = BINARY')",
             };
             let mut skip = vec![d.attribute_key_literal("")];
-            skip.extend(job.pivot.exclude.iter().map(|n| d.attribute_key_literal(n)));
+            skip.extend(plan.exclude.iter().map(|n| d.attribute_key_literal(n)));
             format!(
                 "  EXECUTE IMMEDIATE 'SELECT s.a FROM (' || src || {}\n    BULK COLLECT INTO attrs;\n",
                 lit(&format!(
@@ -140,21 +142,21 @@ fn discover(d: &Oracle, job: &Job) -> String {
             "attrs.COUNT = 0",
             &lit(&format!(
                 "eavpivot: no attributes to pivot in {}",
-                one_line(&job.source.table.sql())
+                one_line(&plan.source_table.sql())
             ))
         )
     )
 }
 
 /// `col_defs`, `col_names` and `cases`, every name checked on the way.
-fn columns(d: &Oracle, job: &Job) -> String {
-    let (_, agg) = column_type_and_aggregate(d, job);
-    let keys: String = job
+fn columns(d: &Oracle, plan: &ScriptPlan) -> String {
+    let (_, agg) = column_type_and_aggregate(d, plan);
+    let keys: String = plan
         .entity
         .iter()
         .map(|e| format!("  seen({}) := 1;\n", lit(&super::entity_column_name(d, e))))
         .collect();
-    let renames = rename_rows(job, |from, to| {
+    let renames = rename_rows(plan, |from, to| {
         format!("WHEN {} THEN {}", d.attribute_key_literal(from), lit(to))
     });
     let name = match renames.is_empty() {
@@ -165,7 +167,7 @@ fn columns(d: &Oracle, job: &Job) -> String {
         ),
     };
     let max = d.max_columns().unwrap_or(1_000);
-    let n_keys = job.entity.len();
+    let n_keys = plan.entity.len();
     let too_many = fail_if(
         &format!("attrs.COUNT + {n_keys} > {max}"),
         &format!("'eavpivot: ' || attrs.COUNT || ' attribute columns plus {n_keys} key column(s) exceed Oracle''s limit of {max} columns per table; exclude attributes in the job, or split the target'"),
@@ -186,7 +188,7 @@ fn columns(d: &Oracle, job: &Job) -> String {
          col_names := col_names || ', \"' || col || '\"';\n    \
          cases := cases || ', {agg}(CASE WHEN s.a = ''' || REPLACE(attrs(i), '''', '''''') || ''' THEN s.v END)';\n  \
          END LOOP;\n",
-        affixed(&name, &job.pivot.prefix, &job.pivot.suffix),
+        affixed(&name, &plan.prefix, &plan.suffix),
         indent(&bad),
         indent(&twice),
     )
@@ -207,16 +209,16 @@ fn indent(text: &str) -> String {
 }
 
 /// Stage, fill, verify, rename into place (or append in one transaction).
-fn build(d: &Oracle, job: &Job) -> String {
-    let target = &job.target.table;
+fn build(d: &Oracle, plan: &ScriptPlan) -> String {
+    let target = &plan.target;
     let staging = target.with_suffix(STAGING_SUFFIX);
     let old = target.with_suffix(REPLACED_SUFFIX);
-    let keys: Vec<String> = job
+    let keys: Vec<String> = plan
         .entity
         .iter()
         .map(|e| d.quote_ident(&super::entity_column_name(d, e)))
         .collect();
-    let refs = super::entity_refs(&super::SourceQuery::from(job), "s");
+    let refs = super::entity_refs(&plan.source, "s");
     let exists =
         |t: &TableRef| format!("  EXECUTE IMMEDIATE {} INTO n;\n", lit(&d.table_exists(t)));
     let fill = |table: &TableRef| {
@@ -227,7 +229,7 @@ fn build(d: &Oracle, job: &Job) -> String {
             lit(&format!("INSERT INTO {table} ({}", keys.join(", "))),
             lit(&format!(") SELECT {refs}")),
             lit(&format!(") s GROUP BY {refs}")),
-            lit(&query::count_entities(d, &super::SourceQuery::from(job))),
+            lit(&query::count_entities(d, &plan.source)),
             lit(&format!("SELECT COUNT(*) FROM {table}")),
             fail_if(
                 "got - before_rows <> want",
@@ -263,7 +265,7 @@ fn build(d: &Oracle, job: &Job) -> String {
         taken(&old),
         lit(&format!(
             "CREATE TABLE {staging} AS SELECT {} FROM (",
-            key_probe(d, job)
+            key_probe(d, plan)
         )),
         lit(") s WHERE 1 = 0"),
         lit(&format!("ALTER TABLE {staging} ADD (")),
@@ -277,7 +279,7 @@ fn build(d: &Oracle, job: &Job) -> String {
         "  DBMS_OUTPUT.PUT_LINE({} || got || ' rows with ' || attrs.COUNT || ' attribute columns');\n",
         lit(&format!("eavpivot: {} now holds ", one_line(&target.sql())))
     );
-    let refuse_existing = match job.target.if_exists {
+    let refuse_existing = match plan.if_exists {
         IfExists::Fail => format!(
             "{}{}",
             exists(target),
@@ -291,7 +293,7 @@ fn build(d: &Oracle, job: &Job) -> String {
         ),
         _ => String::new(),
     };
-    match job.target.if_exists {
+    match plan.if_exists {
         IfExists::Append => format!(
             "{}  IF n > 0 THEN\n    EXECUTE IMMEDIATE {} INTO before_rows;\n{}  ELSE\n{}  END IF;\n{done}",
             exists(target),
@@ -307,11 +309,11 @@ fn build(d: &Oracle, job: &Job) -> String {
 }
 
 /// On any error: undo what this block did, then say what happened.
-fn handler(job: &Job) -> String {
-    let target = &job.target.table;
+fn handler(plan: &ScriptPlan) -> String {
+    let target = &plan.target;
     let staging = target.with_suffix(STAGING_SUFFIX);
     let old = target.with_suffix(REPLACED_SUFFIX);
-    let undo = match job.target.if_exists {
+    let undo = match plan.if_exists {
         IfExists::Append => "rolled back, or its staging table dropped; the target was not touched",
         _ => "its staging table was dropped, the target was left as it was",
     };
@@ -324,7 +326,7 @@ fn handler(job: &Job) -> String {
         lit(&Oracle.drop_table(&staging)),
         lit(&format!(
             "eavpivot script for job {} stopped; {undo}: ",
-            one_line(&job.name)
+            one_line(&plan.name)
         )),
     )
 }

@@ -1,6 +1,6 @@
 use super::*;
-use crate::config::EntityKey;
 use crate::dialect::{entity_column_name, SessionSql};
+use crate::terms::EntityKey;
 
 fn table(name: &str) -> TableRef {
     TableRef::parse(name).expect("table name")

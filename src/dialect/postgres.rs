@@ -3,7 +3,7 @@
 
 use super::query;
 use super::{Catalog, ColumnKind, IdentLimit, Query, Quoting, RowBudget, Schema, Script, Types};
-use crate::config::TableRef;
+use crate::table_ref::TableRef;
 
 pub struct Postgres;
 

@@ -13,9 +13,10 @@
 //! the row count verified against the distinct entities.
 
 use super::query;
-use crate::config::{ColumnSelection, EmptyNames, IfExists, Job, Order};
+use super::script::ScriptPlan;
 use crate::dialect::prelude::*;
 use crate::error::Result;
+use crate::terms::{EmptyNames, IfExists, Order};
 
 use super::script::{
     column_type_and_aggregate, key_probe, listed, one_line, order_text, raise_text,
@@ -23,19 +24,19 @@ use super::script::{
 };
 use super::Postgres;
 
-/// The whole script for `job`.
-pub fn render(job: &Job) -> Result<String> {
-    refuse_unsupported(job, "PL/pgSQL")?;
+/// The whole script for `plan`.
+pub fn render(plan: &ScriptPlan) -> Result<String> {
+    refuse_unsupported(plan, "PL/pgSQL")?;
     let d = &Postgres;
     let body = [
-        declarations(d, job),
+        declarations(d, plan),
         "BEGIN\n".to_string(),
-        discover(d, job),
-        guards(d, job),
-        build(d, job),
+        discover(d, plan),
+        guards(d, plan),
+        build(d, plan),
         format!(
             "EXCEPTION WHEN OTHERS THEN\n  RAISE EXCEPTION 'eavpivot script for job % stopped and rolled back, nothing was written: %', {}, SQLERRM;\nEND\n",
-            d.quote_literal(&job.name)
+            d.quote_literal(&plan.name)
         ),
     ]
     .concat();
@@ -47,10 +48,10 @@ pub fn render(job: &Job) -> Result<String> {
         })
         .find(|t| !body.contains(t.as_str()))
         .unwrap_or_default();
-    Ok(format!("{}DO {tag}\n{body}{tag};\n", header(job)))
+    Ok(format!("{}DO {tag}\n{body}{tag};\n", header(plan)))
 }
 
-fn header(job: &Job) -> String {
+fn header(plan: &ScriptPlan) -> String {
     format!(
         "-- eavpivot script: job {}, {} -> {}, for PostgreSQL 9.4 or later (PL/pgSQL DO block).\n\
          -- Run it with: psql -v ON_ERROR_STOP=1 -f this_file.sql  (one statement, one transaction)\n\
@@ -61,26 +62,26 @@ fn header(job: &Job) -> String {
          --    more than 1600 columns.\n\
          -- 3. Creates the table (key types taken from the source), inserts MAX(CASE ...) built with\n\
          --    format('%I') and format('%L'), verifies the row count; any error rolls all of it back.\n",
-        one_line(&job.name),
-        job.source.table,
-        job.target.table,
-        order_text(job),
+        one_line(&plan.name),
+        plan.source_table,
+        plan.target,
+        order_text(plan),
     )
 }
 
-fn declarations(d: &Postgres, job: &Job) -> String {
+fn declarations(d: &Postgres, plan: &ScriptPlan) -> String {
     format!(
         "DECLARE\n  \
          src CONSTANT text := {};\n  \
          attrs text[];\n  cols text[];\n  n_cols integer;\n  bad text;\n  \
          want bigint;\n  before bigint := 0;\n  got bigint;\n  dist text;\n",
-        d.quote_literal(&query::source_rows(d, &super::SourceQuery::from(job)))
+        d.quote_literal(&query::source_rows(d, &plan.source))
     )
 }
 
 /// `attrs` (exact names) and `cols` (column names), in column order.
-fn discover(d: &Postgres, job: &Job) -> String {
-    let renames = rename_rows(job, |from, to| {
+fn discover(d: &Postgres, plan: &ScriptPlan) -> String {
+    let renames = rename_rows(plan, |from, to| {
         format!("({}, {})", d.quote_literal(from), d.quote_literal(to))
     });
     let rename_join = match renames.is_empty() {
@@ -90,9 +91,9 @@ fn discover(d: &Postgres, job: &Job) -> String {
             renames.join(", ")
         ),
     };
-    let names = match &job.pivot.columns {
-        ColumnSelection::List(list) => {
-            let rows: Vec<String> = listed(job, list)
+    let names = match &plan.columns {
+        Some(list) => {
+            let rows: Vec<String> = listed(plan, list)
                 .iter()
                 .map(|(i, name)| format!("({i}, {})", d.quote_literal(name)))
                 .collect();
@@ -101,17 +102,12 @@ fn discover(d: &Postgres, job: &Job) -> String {
                 rows.join(", ")
             )
         }
-        ColumnSelection::Discover => {
-            let order = match job.pivot.order {
+        None => {
+            let order = match plan.order {
                 Order::Frequency => "COUNT(*) DESC, (s.a::text) COLLATE \"C\"",
                 Order::Natural | Order::Alphabetical => "(s.a::text) COLLATE \"C\"",
             };
-            let exclude: Vec<String> = job
-                .pivot
-                .exclude
-                .iter()
-                .map(|n| d.quote_literal(n))
-                .collect();
+            let exclude: Vec<String> = plan.exclude.iter().map(|n| d.quote_literal(n)).collect();
             let not_excluded = match exclude.is_empty() {
                 true => String::new(),
                 false => format!(" AND s.a::text NOT IN ({})", exclude.join(", ")),
@@ -119,29 +115,29 @@ fn discover(d: &Postgres, job: &Job) -> String {
             format!(
                 "SELECT s.a::text AS a, ROW_NUMBER() OVER (ORDER BY {order}) AS ord\n    \
                  FROM ({}) s\n    WHERE s.a IS NOT NULL AND s.a::text <> ''{not_excluded}\n    GROUP BY s.a",
-                indent(&query::source_rows(d, &super::SourceQuery::from(job)), 4)
+                indent(&query::source_rows(d, &plan.source), 4)
             )
         }
     };
-    let empty_check = match job.pivot.empty_names {
+    let empty_check = match plan.empty_names {
         EmptyNames::Skip => String::new(),
         EmptyNames::Error => format!(
             "  IF EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a::text = '') THEN\n    \
              RAISE EXCEPTION 'eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)';\n  END IF;\n",
-            indent(&query::source_rows(d, &super::SourceQuery::from(job)), 2)
+            indent(&query::source_rows(d, &plan.source), 2)
         ),
     };
     format!(
         "{empty_check}  SELECT array_agg(n.a ORDER BY n.ord), array_agg({} || COALESCE(r.col, n.a) || {} ORDER BY n.ord)\n    \
          INTO attrs, cols\n  FROM (\n    {names}\n  ) n\n  {rename_join};\n",
-        d.quote_literal(&job.pivot.prefix),
-        d.quote_literal(&job.pivot.suffix),
+        d.quote_literal(&plan.prefix),
+        d.quote_literal(&plan.suffix),
     )
 }
 
 /// Every refusal, before anything is written.
-fn guards(d: &Postgres, job: &Job) -> String {
-    let keys: Vec<String> = job
+fn guards(d: &Postgres, plan: &ScriptPlan) -> String {
+    let keys: Vec<String> = plan
         .entity
         .iter()
         .map(|e| d.quote_literal(&super::entity_column_name(d, e)))
@@ -158,40 +154,40 @@ fn guards(d: &Postgres, job: &Job) -> String {
          SELECT c INTO bad FROM unnest(cols || ARRAY[{keys}]) c GROUP BY c HAVING COUNT(*) > 1 LIMIT 1;\n  \
          IF bad IS NOT NULL THEN\n    \
          RAISE EXCEPTION 'eavpivot: several attributes (or a key column) become the column %; rename or exclude them in the job', quote_ident(bad);\n  END IF;\n",
-        source = raise_text(&job.source.table.sql()),
-        n_keys = job.entity.len(),
+        source = raise_text(&plan.source_table.sql()),
+        n_keys = plan.entity.len(),
         keys = keys.join(", "),
     );
-    if job.target.if_exists == IfExists::Fail {
+    if plan.if_exists == IfExists::Fail {
         out.push_str(&format!(
             "  IF to_regclass({}) IS NOT NULL THEN\n    \
              RAISE EXCEPTION 'eavpivot: target table {} already exists (target.if_exists: fail); drop it, or set if_exists to replace or append';\n  END IF;\n",
-            d.quote_literal(&job.target.table.sql()),
-            raise_text(&job.target.table.sql()),
+            d.quote_literal(&plan.target.sql()),
+            raise_text(&plan.target.sql()),
         ));
     }
     out
 }
 
 /// CREATE (types from the source), ADD COLUMN, INSERT … MAX(CASE …), verify.
-fn build(d: &Postgres, job: &Job) -> String {
-    let table = &job.target.table;
-    let (column_type, agg) = column_type_and_aggregate(d, job);
-    let keys: Vec<String> = job
+fn build(d: &Postgres, plan: &ScriptPlan) -> String {
+    let table = &plan.target;
+    let (column_type, agg) = column_type_and_aggregate(d, plan);
+    let keys: Vec<String> = plan
         .entity
         .iter()
         .map(|e| d.quote_ident(&super::entity_column_name(d, e)))
         .collect();
-    let refs = super::entity_refs(&super::SourceQuery::from(job), "s");
+    let refs = super::entity_refs(&plan.source, "s");
     let create = format!(
         "  EXECUTE format('CREATE TABLE %s AS SELECT %s FROM (%s) s WHERE 1 = 0', {}, {}, src);\n  \
          EXECUTE format('ALTER TABLE %s %s', {0}, (SELECT string_agg(format('ADD COLUMN %I %s', c, {}), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)));\n",
         d.quote_literal(&table.sql()),
-        d.quote_literal(&key_probe(d, job)),
+        d.quote_literal(&key_probe(d, plan)),
         d.quote_literal(&column_type),
-    ) + &distribute(d, job);
+    ) + &distribute(d, plan);
     let mut out = String::new();
-    match job.target.if_exists {
+    match plan.if_exists {
         IfExists::Append => out.push_str(&format!(
             "  IF to_regclass({}) IS NOT NULL THEN\n    EXECUTE format('SELECT COUNT(*) FROM %s', {0}) INTO before;\n  ELSE\n  {}  END IF;\n",
             d.quote_literal(&table.sql()),
@@ -217,7 +213,7 @@ fn build(d: &Postgres, job: &Job) -> String {
         table = d.quote_literal(&table.sql()),
         keys = d.quote_literal(&keys.join(", ")),
         refs = d.quote_literal(&refs),
-        count = query::count_entities(d, &super::SourceQuery::from(job)).replace('\n', "\n    "),
+        count = query::count_entities(d, &plan.source).replace('\n', "\n    "),
         table_text = raise_text(&table.sql()),
     ));
     out
@@ -225,13 +221,13 @@ fn build(d: &Postgres, job: &Job) -> String {
 
 /// On Citus, with the source distributed by an entity column: the new table distributed by
 /// that key and co-located with the source, right after its CREATE (`target.distribute: auto`).
-fn distribute(d: &Postgres, job: &Job) -> String {
+fn distribute(d: &Postgres, plan: &ScriptPlan) -> String {
     use super::citus::{column_named, Citus, ScaleOut};
-    if job.target.distribute == crate::config::Distribute::Off {
+    if plan.distribute == crate::terms::Distribute::Off {
         return String::new();
     }
-    let (source, table) = (&job.source.table, &job.target.table);
-    let calls: Vec<String> = job
+    let (source, table) = (&plan.source_table, &plan.target);
+    let calls: Vec<String> = plan
         .entity
         .iter()
         .filter_map(|e| {

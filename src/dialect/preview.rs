@@ -2,7 +2,7 @@
 //! [`crate::execute`] and formatted by [`crate::report`].
 
 use super::{entity_order, Quoting, TableShape};
-use crate::config::TableRef;
+use crate::table_ref::TableRef;
 
 /// The first `n` rows of `shape`'s table, `columns` (as the table has them) in entity order.
 pub fn first_rows<D: Quoting + ?Sized>(

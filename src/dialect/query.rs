@@ -5,7 +5,7 @@
 //! another shape it overrides the hook they call ([`super::Query`], [`super::Types`]).
 
 use super::{typed, Query, Quoting, TableShape, Types};
-use crate::config::Aggregate;
+use crate::terms::Aggregate;
 
 /// The job's source as SQL pieces, built once from the job by the plan
 /// ([`crate::plan::source_query`]): every query over the source rows is rendered from this

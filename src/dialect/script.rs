@@ -6,10 +6,13 @@
 //! which jobs a script can do, the column order they promise, the attribute names a job lists,
 //! and the dispatch from a dialect to its script. SQLite has no dynamic SQL, so it has none.
 
-use crate::config::{Aggregate, ColumnSelection, ColumnType, IfExists, Job, Order, Split};
-use crate::error::{Error, Result};
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::Dialect;
+use crate::error::{Error, Result};
+use crate::table_ref::TableRef;
+use crate::terms::{Aggregate, Distribute, EmptyNames, EntityKey, IfExists, Order};
+
+use super::{Dialect, SourceQuery};
 
 /// Options that only some scripts take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -18,38 +21,59 @@ pub struct ScriptOptions {
     pub for_xml_path: bool,
 }
 
-/// The standalone script for `job` in `dialect`, or why there is none.
-pub fn render(dialect: &dyn Dialect, job: &Job, options: ScriptOptions) -> Result<String> {
-    dialect.standalone_script(job, options)
+/// What a standalone script is rendered from, made once from the job by
+/// [`crate::plan::script_plan`]: the scripts know SQL, not job files.
+#[derive(Debug, Clone)]
+pub struct ScriptPlan {
+    /// The job's name, for comments and messages.
+    pub name: String,
+    /// The rows the script reads (from-clause, entity/attribute/value, scope).
+    pub source: SourceQuery,
+    /// The source's table, for messages and Citus's distribution.
+    pub source_table: TableRef,
+    pub target: TableRef,
+    pub entity: Vec<EntityKey>,
+    /// The attribute names a `columns:` list keeps, in job order; `None` when discovered.
+    pub columns: Option<Vec<String>>,
+    pub exclude: BTreeSet<String>,
+    pub rename: BTreeMap<String, String>,
+    pub prefix: String,
+    pub suffix: String,
+    pub order: Order,
+    pub empty_names: EmptyNames,
+    /// The pivoted columns' SQL type when the job names one; `None`: the dialect's text type.
+    pub column_type: Option<String>,
+    pub aggregate: Aggregate,
+    pub if_exists: IfExists,
+    pub distribute: Distribute,
+    /// What the job asks that needs eavpivot itself (`transforms`, `if_exists: merge`,
+    /// `target.split`): refused by every script.
+    pub needs_eavpivot: Option<&'static str>,
 }
 
-/// Renders one database's standalone script for a job.
-pub type Renderer = fn(&Job) -> Result<String>;
+/// The standalone script for `plan` in `dialect`, or why there is none.
+pub fn render(dialect: &dyn Dialect, plan: &ScriptPlan, options: ScriptOptions) -> Result<String> {
+    dialect.standalone_script(plan, options)
+}
+
+/// Renders one database's standalone script.
+pub type Renderer = fn(&ScriptPlan) -> Result<String>;
 
 /// Transforms and split need eavpivot itself: refused with the language named.
-pub fn refuse_unsupported(job: &Job, language: &str) -> Result<()> {
-    let refuse = |what: &str| {
-        Err(Error::Usage(format!(
+pub fn refuse_unsupported(plan: &ScriptPlan, language: &str) -> Result<()> {
+    match plan.needs_eavpivot {
+        Some(what) => Err(Error::Usage(format!(
             "script for job {}: {what} cannot be done by a standalone {language} script; use eavpivot run",
-            job.name
-        )))
-    };
-    if !job.transforms.is_empty() {
-        return refuse("transforms");
+            plan.name
+        ))),
+        None => Ok(()),
     }
-    if job.target.if_exists == IfExists::Merge {
-        return refuse("if_exists: merge");
-    }
-    if matches!(job.target.split, Split::Columns(_)) {
-        return refuse("target.split");
-    }
-    Ok(())
 }
 
 /// How the script orders the columns, for its header.
-pub fn order_text(job: &Job) -> &'static str {
-    match (&job.pivot.columns, job.pivot.order) {
-        (ColumnSelection::List(_), _) => "in the order the job lists them",
+pub fn order_text(plan: &ScriptPlan) -> &'static str {
+    match (&plan.columns, plan.order) {
+        (Some(_), _) => "in the order the job lists them",
         (_, Order::Frequency) => "most frequent first, then by binary name order",
         (_, Order::Natural) => "in binary name order (eavpivot run orders naturally: 2 before 10)",
         (_, Order::Alphabetical) => "in binary name order",
@@ -57,24 +81,22 @@ pub fn order_text(job: &Job) -> &'static str {
 }
 
 /// The names a `columns:` list keeps after `exclude`, numbered from 1 in job order.
-pub fn listed(job: &Job, names: &[String]) -> Vec<(usize, String)> {
+pub fn listed(plan: &ScriptPlan, names: &[String]) -> Vec<(usize, String)> {
     names
         .iter()
-        .filter(|n| !job.pivot.exclude.contains(*n))
+        .filter(|n| !plan.exclude.contains(*n))
         .enumerate()
         .map(|(i, n)| (i + 1, n.clone()))
         .collect()
 }
 
 /// The pivoted columns' SQL type and aggregate (`MAX` or `MIN`).
-pub fn column_type_and_aggregate(d: &dyn Dialect, job: &Job) -> (String, &'static str) {
-    let ty = match &job.pivot.column_type {
-        // A script discovers attributes in SQL; typing them from the data is eavpivot's own
-        // scan (`run`), so here infer means text.
-        ColumnType::Text | ColumnType::Infer => d.text_type().to_string(),
-        ColumnType::Sql(ty) => ty.clone(),
+pub fn column_type_and_aggregate(d: &dyn Dialect, plan: &ScriptPlan) -> (String, &'static str) {
+    let ty = match &plan.column_type {
+        Some(ty) => ty.clone(),
+        None => d.text_type().to_string(),
     };
-    let agg = match job.pivot.aggregate {
+    let agg = match plan.aggregate {
         Aggregate::Min => "MIN",
         Aggregate::Max | Aggregate::Error => "MAX",
     };
@@ -83,8 +105,8 @@ pub fn column_type_and_aggregate(d: &dyn Dialect, job: &Job) -> (String, &'stati
 
 /// `s.e0 AS <key>, …`: the entity keys under their target names, for a `CREATE TABLE … AS
 /// SELECT … WHERE 1 = 0` that takes their types from the source.
-pub fn key_probe(d: &dyn Dialect, job: &Job) -> String {
-    let cols: Vec<String> = job
+pub fn key_probe(d: &dyn Dialect, plan: &ScriptPlan) -> String {
+    let cols: Vec<String> = plan
         .entity
         .iter()
         .enumerate()
@@ -99,8 +121,8 @@ pub fn key_probe(d: &dyn Dialect, job: &Job) -> String {
 }
 
 /// The job's renames, each as `row(from, to)`.
-pub fn rename_rows(job: &Job, row: impl Fn(&str, &str) -> String) -> Vec<String> {
-    job.pivot.rename.iter().map(|(f, t)| row(f, t)).collect()
+pub fn rename_rows(plan: &ScriptPlan, row: impl Fn(&str, &str) -> String) -> Vec<String> {
+    plan.rename.iter().map(|(f, t)| row(f, t)).collect()
 }
 
 /// The job's name on one line, for a comment.
@@ -114,22 +136,4 @@ pub fn raise_text(text: &str) -> String {
     text.replace('%', "%%")
         .replace('\'', "''")
         .replace(['\n', '\r'], " ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::dialect::Sqlite;
-
-    #[test]
-    fn sqlite_is_refused_with_the_dry_run_pointer() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/item_detail.yaml");
-        let job = crate::config::load_job(&path).expect("bundled job");
-        let err = render(&Sqlite, &job, ScriptOptions::default())
-            .expect_err("sqlite has no script")
-            .to_string();
-        assert!(err.contains("dynamic SQL"), "{err}");
-        assert!(err.contains("eavpivot run --dry-run"), "{err}");
-        assert!(!err.contains('\n'), "one line: {err}");
-    }
 }

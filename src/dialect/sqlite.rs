@@ -4,7 +4,7 @@
 //! forced to `COLLATE BINARY`, so `Color` and `color` stay two attributes here as everywhere.
 
 use super::{Catalog, ColumnKind, Query, Quoting, Schema, Script, Typed, Types};
-use crate::config::TableRef;
+use crate::table_ref::TableRef;
 
 pub struct Sqlite;
 

@@ -10,7 +10,7 @@ pub mod naming;
 pub mod order;
 pub mod source;
 
-pub use source::source_query;
+pub use source::{script_plan, source_query};
 pub mod types;
 
 use crate::dialect::ddl;

@@ -2,8 +2,9 @@
 //! from ([`SourceQuery`]): the dialects take that value and never read the job file's joins,
 //! aliases and expressions themselves.
 
-use crate::config::{Job, JoinKind, TableRef};
+use crate::config::{ColumnSelection, ColumnType, IfExists, Job, JoinKind, Split, TableRef};
 use crate::dialect::query::SourceQuery;
+use crate::dialect::script::ScriptPlan;
 
 /// The source query of `job`: its tables and joins, entity/attribute/value expressions, its
 /// scope (`source.where`) and a merge's delta (`source.changed`).
@@ -39,9 +40,69 @@ impl From<&Job> for SourceQuery {
     }
 }
 
+/// What `eavpivot script` renders a standalone script from: the source query and the job's
+/// choices, made once here so the dialects' scripts never read the job.
+pub fn script_plan(job: &Job) -> ScriptPlan {
+    let needs_eavpivot = if !job.transforms.is_empty() {
+        Some("transforms")
+    } else if job.target.if_exists == IfExists::Merge {
+        Some("if_exists: merge")
+    } else if matches!(job.target.split, Split::Columns(_)) {
+        Some("target.split")
+    } else {
+        None
+    };
+    ScriptPlan {
+        name: job.name.clone(),
+        source: source_query(job),
+        source_table: job.source.table.clone(),
+        target: job.target.table.clone(),
+        entity: job.entity.clone(),
+        columns: match &job.pivot.columns {
+            ColumnSelection::List(list) => Some(list.clone()),
+            ColumnSelection::Discover => None,
+        },
+        exclude: job.pivot.exclude.clone(),
+        rename: job.pivot.rename.clone(),
+        prefix: job.pivot.prefix.clone(),
+        suffix: job.pivot.suffix.clone(),
+        order: job.pivot.order,
+        empty_names: job.pivot.empty_names,
+        // A script discovers attributes in SQL; typing them from the data is eavpivot's own
+        // scan (`run`), so here infer means text.
+        column_type: match &job.pivot.column_type {
+            ColumnType::Text | ColumnType::Infer => None,
+            ColumnType::Sql(ty) => Some(ty.clone()),
+        },
+        aggregate: job.pivot.aggregate,
+        if_exists: job.target.if_exists,
+        distribute: job.target.distribute,
+        needs_eavpivot,
+    }
+}
+
 fn table_with_alias(table: &TableRef, alias: &Option<String>) -> String {
     match alias {
         Some(a) => format!("{table} {a}"),
         None => table.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::script::{render, ScriptOptions};
+    use crate::dialect::Sqlite;
+
+    #[test]
+    fn sqlite_is_refused_with_the_dry_run_pointer() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/item_detail.yaml");
+        let job = crate::config::load_job(&path).expect("bundled job");
+        let err = render(&Sqlite, &script_plan(&job), ScriptOptions::default())
+            .expect_err("sqlite has no script")
+            .to_string();
+        assert!(err.contains("dynamic SQL"), "{err}");
+        assert!(err.contains("eavpivot run --dry-run"), "{err}");
+        assert!(!err.contains('\n'), "one line: {err}");
     }
 }

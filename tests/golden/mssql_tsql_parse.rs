@@ -154,7 +154,8 @@ fn script_output_parses_in_both_variants() {
         .filter(|j| j.transforms.is_empty())
     {
         for aggregation in [Aggregation::Ordered, Aggregation::ForXmlPath] {
-            let script = mssql_script::render(&job, aggregation).expect("script renders");
+            let script = mssql_script::render(&eavpivot::plan::script_plan(&job), aggregation)
+                .expect("script renders");
             assert!(
                 !script.lines().any(|l| l.trim().eq_ignore_ascii_case("GO")),
                 "no GO"
@@ -229,7 +230,8 @@ fn script_output_matches_its_golden_files() {
             (Aggregation::Ordered, ""),
             (Aggregation::ForXmlPath, ".for_xml_path"),
         ] {
-            let Ok(got) = mssql_script::render(&job, aggregation) else {
+            let Ok(got) = mssql_script::render(&eavpivot::plan::script_plan(&job), aggregation)
+            else {
                 continue;
             };
             let path = repo().join(format!(

@@ -452,7 +452,8 @@ fn the_oracle_scripts_dynamic_sql_parses() {
     ]
     .iter()
     .map(|(what, job)| {
-        let script = eavpivot::dialect::oracle_script::render(job).expect("script renders");
+        let script = eavpivot::dialect::oracle_script::render(&eavpivot::plan::script_plan(job))
+            .expect("script renders");
         serde_json::json!({
             "what": what,
             "plsql": script,

@@ -152,7 +152,12 @@ fn check(dialect: &dyn ParserDialect, stmt: &str) -> bool {
 #[test]
 fn postgres_script_matches_its_golden_file_and_parses() {
     let job = item_detail();
-    let text = script::render(&Postgres, &job, ScriptOptions::default()).expect("script");
+    let text = script::render(
+        &Postgres,
+        &eavpivot::plan::script_plan(&job),
+        ScriptOptions::default(),
+    )
+    .expect("script");
     golden(
         &repo().join("tests/golden/postgres/script/item_detail.sql"),
         &text,
@@ -207,7 +212,12 @@ fn postgres_script_matches_its_golden_file_and_parses() {
 #[test]
 fn mariadb_script_matches_its_golden_file_and_parses() {
     let job = item_detail();
-    let text = script::render(&MariaDb, &job, ScriptOptions::default()).expect("script");
+    let text = script::render(
+        &MariaDb,
+        &eavpivot::plan::script_plan(&job),
+        ScriptOptions::default(),
+    )
+    .expect("script");
     golden(
         &repo().join("tests/golden/mariadb/script/item_detail.sql"),
         &text,
@@ -285,7 +295,12 @@ fn output_writes_the_file_and_says_where() {
         assert!(stderr.contains(&file.display().to_string()), "{stderr}");
         let written = std::fs::read_to_string(&file).expect("file written");
         let d = eavpivot::dialect::by_name(dialect).expect("dialect");
-        let want = script::render(d, &item_detail(), ScriptOptions::default()).expect("script");
+        let want = script::render(
+            d,
+            &eavpivot::plan::script_plan(&item_detail()),
+            ScriptOptions::default(),
+        )
+        .expect("script");
         assert_eq!(written, want, "{dialect}");
     }
 }
@@ -294,9 +309,13 @@ fn output_writes_the_file_and_says_where() {
 fn jobs_with_transforms_are_refused_in_every_script() {
     let job = config::load_job(&repo().join("config/sudoku.yaml")).expect("bundled job");
     for d in [&Postgres as &dyn eavpivot::dialect::Dialect, &MariaDb] {
-        let err = script::render(d, &job, ScriptOptions::default())
-            .expect_err("transforms refused")
-            .to_string();
+        let err = script::render(
+            d,
+            &eavpivot::plan::script_plan(&job),
+            ScriptOptions::default(),
+        )
+        .expect_err("transforms refused")
+        .to_string();
         assert!(
             err.contains("transforms") && err.contains("eavpivot run"),
             "{err}"

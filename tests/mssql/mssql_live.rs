@@ -273,7 +273,8 @@ async fn standalone_script_matches_sqlite_cell_by_cell() {
                 .replace("{dialect}", "mssql");
             let sample = std::fs::read_to_string(repo().join(setup)).expect("sample data");
             db.execute_script(&sample).await.expect("sample data loads");
-            let script = mssql_script::render(&job, aggregation).expect("script");
+            let script = mssql_script::render(&eavpivot::plan::script_plan(&job), aggregation)
+                .expect("script");
             let result = db.execute_script(&script).await;
             let got = match result {
                 Ok(()) => Ok(wide_cells(db.as_mut(), &job, &columns).await),
@@ -393,7 +394,8 @@ async fn script_keeps_key_types_without_identity() {
         )
         .await
         .expect("source loads");
-        let script = mssql_script::render(&job, aggregation).expect("script");
+        let script =
+            mssql_script::render(&eavpivot::plan::script_plan(&job), aggregation).expect("script");
         let result = db.execute_script(&script).await.map_err(|e| e.to_string());
         let got = match &result {
             Ok(()) => Some((

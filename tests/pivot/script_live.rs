@@ -201,7 +201,12 @@ fn run_script(
     dir: &Path,
     job: &config::Job,
 ) -> Result<String, String> {
-    let text = script::render(db.dialect(), job, ScriptOptions::default()).expect("script");
+    let text = script::render(
+        db.dialect(),
+        &eavpivot::plan::script_plan(job),
+        ScriptOptions::default(),
+    )
+    .expect("script");
     let file = dir.join(format!("{}.sql", db.dialect().name()));
     std::fs::write(&file, text).expect("script file");
     client.run(url, &file)

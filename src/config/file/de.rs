@@ -17,8 +17,8 @@ use super::{
     InferNumbers, InferWidths, JoinKind, OnCollision, OnMissing, OnNewAttributes, OneOrMany, Order,
     SplitFile, StrategyName,
 };
-use crate::backend::credentials::shown_redacted;
 use crate::config::ConfigError;
+use crate::secrets::shown_redacted;
 
 /// A serde_yaml error as a [`ConfigError`] in job-file words.
 pub fn yaml_error(path: &str, err: &serde_yaml::Error) -> ConfigError {
@@ -91,8 +91,8 @@ fn redact_quoted(message: &str) -> String {
         };
         let inner = &rest[open + 1..open + 1 + len];
         out.push_str(&rest[..=open]);
-        match crate::backend::credentials::may_be_connection_string(inner) {
-            true => out.push_str(&crate::backend::connection::redact(inner)),
+        match crate::secrets::may_be_connection_string(inner) {
+            true => out.push_str(&crate::secrets::redact_or_kind(inner)),
             false => out.push_str(inner),
         }
         out.push_str(quote);

@@ -17,7 +17,7 @@ impl TableRef {
     pub fn parse(text: &str) -> Result<TableRef, String> {
         let text = text.trim();
         // A connection string pasted here may hold a password: never echoed whole.
-        let shown = || crate::backend::credentials::shown_redacted(text);
+        let shown = || crate::secrets::shown_redacted(text);
         let mut parts = Vec::new();
         let mut rest = text;
         loop {
