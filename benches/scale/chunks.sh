@@ -19,27 +19,16 @@ INSERT INTO kv SELECT i / $attrs, printf('attr_%04d', i % $attrs), printf('v%04d
 -- an attribute that only the last range has: the merge must add its column
 INSERT INTO kv SELECT entity, 'late', 'x' || entity FROM kv WHERE attr = 'attr_0000' AND entity >= $((entities - step));
 SQL
-common="attribute: s.attr
-value: s.val
-entity: [s.entity]"
-cat > "$dir/whole.yaml" <<YAML
-name: chunks_whole
-source: { table: kv, alias: s }
-$common
-target: { table: wide_whole, if_exists: replace }
-YAML
-cat > "$dir/first.yaml" <<YAML
-name: chunks
-source: { table: kv, alias: s, where: "s.entity < \${hi}" }
-$common
-target: { table: wide_chunked, if_exists: replace }
-YAML
-cat > "$dir/rest.yaml" <<YAML
-name: chunks
-source: { table: kv, alias: s, changed: "s.entity >= \${lo} AND s.entity < \${hi}" }
-$common
-target: { table: wide_chunked, if_exists: merge }
-YAML
+# job FILE NAME SOURCE TARGET: one job file; only the source and the target differ.
+job() {
+  printf 'name: %s\nsource: %s\nentity: [s.entity]\nattribute: s.attr\nvalue: s.val\ntarget: %s\n' \
+    "$2" "$3" "$4" > "$dir/$1.yaml"
+}
+job whole chunks_whole '{ table: kv, alias: s }' '{ table: wide_whole, if_exists: replace }'
+job first chunks '{ table: kv, alias: s, where: "s.entity < ${hi}" }' \
+  '{ table: wide_chunked, if_exists: replace }'
+job rest chunks '{ table: kv, alias: s, changed: "s.entity >= ${lo} AND s.entity < ${hi}" }' \
+  '{ table: wide_chunked, if_exists: merge }'
 run() { "$bin" -q run "$@" --connection "sqlite:$db" --preview 0; }
 run "$dir/whole.yaml"
 run "$dir/first.yaml" --var hi=$step
