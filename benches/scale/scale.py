@@ -193,19 +193,22 @@ def report():
     runs = [json.loads(l) for l in open(WORK / "runs.jsonl") if l.strip()]
     ok = [r for r in runs if r["ok"]]
     ref = {(r["engine"], r["strategy"], r["attrs"]): r for r in ok if r["rows"] == 10_000_000}
-    gib = lambda b: f"{b / 2**30:.1f} GiB"
+    # A run stopped by the lock's time limit (or failed) is listed too: its wall is a bound.
+    stopped = [r for r in runs if not r["ok"] and r["wall_s"]]
+    gib = lambda b: f"{b / 2**30:.1f} GiB" if b >= 2**30 else f"{b / 2**20:.0f} MiB"
     print("| source rows | shape | engine | strategy | wall | ratio to 10M | peak RSS | load before → after | extra disk (peak) |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for r in sorted(ok, key=lambda r: (r["engine"], r["attrs"], r["strategy"], r["rows"])):
+    for r in sorted(ok + stopped, key=lambda r: (r["engine"], r["attrs"], r["strategy"], r["rows"])):
         base = ref.get((r["engine"], r["strategy"], r["attrs"]))
-        ratio = "—" if base is None or r is base else f"{r['wall_s'] / base['wall_s']:.1f}× ({r['rows'] / base['rows']:g}× rows)"
+        over = "" if r["ok"] else "> "
+        ratio = "—" if base is None or r is base else f"{over}{r['wall_s'] / base['wall_s']:.1f}× ({r['rows'] / base['rows']:g}× rows)"
         extra = r["extra_bytes"]
         side = (f"pg_wal {gib(extra['pg_wal'])}, pgsql_tmp {gib(extra['pgsql_tmp'])}"
                 + (f", wide table {gib(r['wide_bytes'])}" if r.get("wide_bytes") else "")
                 if r["engine"] == "postgres" else
                 f"db file +{gib(extra['db'])}, journal {gib(extra['db-journal'])}, wal {gib(extra['db-wal'])}, tmp {gib(extra['tmp'])}")
         print(f"| {r['rows'] / 1e6:g}M | {r['entities']:,} × {r['attrs']} | {r['engine']} | {r['strategy']} | "
-              f"{r['wall_s']:.0f} s | {ratio} | {r['rss_mib']:.0f} MiB | {r['load_before'][0]} → {r['load_after'][0]} | "
+              f"{'' if r['ok'] else 'not finished: stopped at '}{r['wall_s']:.0f} s | {ratio} | {r['rss_mib']:.0f} MiB | {r['load_before'][0]} → {r['load_after'][0]} | "
               f"file system +{gib(extra['fs_used'])}; {side} |")
 
 
