@@ -4,7 +4,13 @@
 # takes the bench lock itself and releases it when done.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-run() { python3 benches/scale/scale.py run "$@"; }
+# STOP_AT (HHMM, UTC): start no run after it (the session's deadline).
+run() {
+  if [ -n "${STOP_AT:-}" ] && [ "$(date -u +%H%M)" -ge "$STOP_AT" ]; then
+    echo "not run (past STOP_AT $STOP_AT): $*"; return
+  fi
+  python3 benches/scale/scale.py run "$@"
+}
 run sqlite 1000000x10 stream;     run sqlite 10000000x10 stream
 run postgres 1000000x10 stream;   run postgres 10000000x10 stream
 run sqlite 100000x100 stream;     run sqlite 300000x100 stream
