@@ -24,6 +24,8 @@
 
 #[path = "support/db_children.rs"]
 mod db_children;
+#[path = "support/kv_fixture.rs"]
+mod kv_fixture;
 #[path = "support/servers.rs"]
 mod servers;
 
@@ -41,70 +43,21 @@ mod guard;
 mod locks_servers;
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
 use eavpivot::backend::Backend;
+use kv_fixture::{user_table, Fixture, Kv};
 use servers::*;
 
 const ENTITIES: i64 = 300;
 const ATTRIBUTES: i64 = 4;
 
-/// A source of `ENTITIES` × `ATTRIBUTES` rows and the names of this test's tables.
-struct Fixture {
-    prefix: String,
-    source: String,
-    target: String,
-    dir: tempfile::TempDir,
-}
-
-impl Fixture {
-    /// `case` keeps the tables of tests running at the same time apart.
-    async fn new(db: &mut dyn Backend, what: &str, case: &str) -> Fixture {
-        let prefix = format!("flt{}_{what}_{case}", std::process::id());
-        let source = format!("{prefix}_kv");
-        let target = format!("{prefix}_wide");
-        for t in [&source, &target] {
-            drop_if_exists(db, t).await;
-        }
-        db.execute(&format!(
-            "CREATE TABLE {source} (entity_id INT, attr VARCHAR(20), val VARCHAR(40))"
-        ))
-        .await
-        .expect("create source");
-        let mut values = Vec::new();
-        for e in 1..=ENTITIES {
-            for a in 1..=ATTRIBUTES {
-                values.push(format!("({e}, 'a{a}', 'v{e}-{a}')"));
-            }
-        }
-        db.execute(&format!(
-            "INSERT INTO {source} VALUES {}",
-            values.join(", ")
-        ))
-        .await
-        .expect("fill source");
-        Fixture {
-            prefix,
-            source,
-            target,
-            dir: tempfile::tempdir().expect("temp dir"),
-        }
-    }
-
-    fn job(&self, target: &str, if_exists: &str) -> PathBuf {
-        let path = self.dir.path().join(format!("{if_exists}.yaml"));
-        std::fs::write(
-            &path,
-            format!(
-                "name: faults\nsource: {{table: {}, alias: s}}\nentity: [s.entity_id]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {target}, if_exists: {if_exists}}}\n",
-                self.source
-            ),
-        )
-        .expect("write job");
-        path
-    }
+/// A source of `ENTITIES` × `ATTRIBUTES` rows and the names of this test's tables; `case`
+/// keeps the tables of tests running at the same time apart.
+async fn fixture(db: &mut dyn Backend, what: &str, case: &str) -> Fixture {
+    let prefix = format!("flt{}_{what}_{case}", std::process::id());
+    Fixture::new(db, prefix, Kv::new(ENTITIES, ATTRIBUTES)).await
 }
 
 /// Defect 1: a target that is the source (by another spelling too) or a joined table is
@@ -113,7 +66,7 @@ async fn target_is_source(db: &Db) {
     let Some(mut conn) = db.open().await else {
         return;
     };
-    let fx = Fixture::new(conn.as_mut(), db.what, "src").await;
+    let fx = fixture(conn.as_mut(), db.what, "src").await;
     let before = fingerprint(conn.as_mut(), &fx.source).await;
     let mut spellings = vec![fx.source.clone()];
     match db.what {
@@ -157,7 +110,7 @@ async fn kill_during_replace(db: &Db) {
     let Some(mut conn) = db.open().await else {
         return;
     };
-    let fx = Fixture::new(conn.as_mut(), db.what, "rep").await;
+    let fx = fixture(conn.as_mut(), db.what, "rep").await;
     let source_before = fingerprint(conn.as_mut(), &fx.source).await;
     let job = fx.job(&fx.target, "replace");
     let job = job.to_str().expect("path");
@@ -234,9 +187,7 @@ async fn kill_during_replace(db: &Db) {
             assert_eq!(fingerprint(conn.as_mut(), &fx.target).await, old);
         }
     }
-    for t in [&fx.source, &fx.target] {
-        drop_if_exists(conn.as_mut(), t).await;
-    }
+    fx.drop_tables(conn.as_mut()).await;
 }
 
 /// A killed first run of a new target leaves no target; the re-run says what it cleaned up
@@ -245,7 +196,7 @@ async fn kill_during_first_load(db: &Db) {
     let Some(mut conn) = db.open().await else {
         return;
     };
-    let fx = Fixture::new(conn.as_mut(), db.what, "new").await;
+    let fx = fixture(conn.as_mut(), db.what, "new").await;
     let job = fx.job(&fx.target, "fail");
     let args = ["run", job.to_str().expect("path"), "--strategy", "stream"];
     let child = start_paused(&args, &db.url, "loaded");
@@ -274,9 +225,7 @@ async fn kill_during_first_load(db: &Db) {
     assert!(names(conn.as_mut(), &(db.list_staging)(&fx.prefix))
         .await
         .is_empty());
-    for t in [&fx.source, &fx.target] {
-        drop_if_exists(conn.as_mut(), t).await;
-    }
+    fx.drop_tables(conn.as_mut()).await;
 }
 
 #[test]
@@ -333,17 +282,9 @@ fn mariadb_never_drops_a_table_it_did_not_create_and_keeps_concurrent_runs_apart
         let Some(mut conn) = db.open().await else {
             return;
         };
-        let fx = Fixture::new(conn.as_mut(), db.what, "own").await;
+        let fx = fixture(conn.as_mut(), db.what, "own").await;
         let users = format!("{}__eavpivot_new", fx.target);
-        drop_if_exists(conn.as_mut(), &users).await;
-        conn.execute(&format!(
-            "CREATE TABLE {users} (id INT PRIMARY KEY, x TEXT)"
-        ))
-        .await
-        .expect("user table");
-        conn.execute(&format!("INSERT INTO {users} VALUES (1, 'mine')"))
-            .await
-            .expect("user row");
+        user_table(conn.as_mut(), &users).await;
         let job = fx.job(&fx.target, "fail");
         let job = job.to_str().expect("path");
         let out = run(&["run", job], &db.url);
@@ -483,7 +424,7 @@ async fn server_kill(db: &Db, victim: Victim) {
         Victim::Writer => "kw",
         Victim::Reader => "kr",
     };
-    let fx = Fixture::new(conn.as_mut(), db.what, case).await;
+    let fx = fixture(conn.as_mut(), db.what, case).await;
     let before = fingerprint(conn.as_mut(), &fx.source).await;
     let job = fx.job(&fx.target, "fail");
     let job = job.to_str().expect("path");
@@ -572,9 +513,7 @@ async fn server_kill(db: &Db, victim: Victim) {
     assert!(rerun.status.success(), "re-run: {}", stderr(&rerun));
     let left = names(conn.as_mut(), &(db.list_staging)(&fx.prefix)).await;
     assert!(left.is_empty(), "left behind: {left:?}");
-    for t in [&fx.source, &fx.target] {
-        drop_if_exists(conn.as_mut(), t).await;
-    }
+    fx.drop_tables(conn.as_mut()).await;
 }
 
 async fn first_id(db: &mut dyn Backend, sql: &str) -> Option<i64> {

@@ -11,6 +11,8 @@
 //! interrupt flag — see `interrupt.rs`). Tests of one binary run in parallel, across files too:
 //! server table and database names carry a prefix of their file and `std::process::id()`.
 
+#[path = "support/kv_fixture.rs"]
+mod kv_fixture;
 #[path = "support/servers.rs"]
 mod servers;
 

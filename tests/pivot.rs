@@ -10,6 +10,8 @@
 //! interrupt flag — see `interrupt.rs`). Tests of one binary run in parallel, across files too:
 //! server table and database names carry a prefix of their file and `std::process::id()`.
 
+#[path = "pivot/fixture.rs"]
+mod fixture;
 #[path = "support/servers.rs"]
 mod servers;
 

@@ -11,6 +11,7 @@
 //! are read from the coordinator's `pg_dist_node`. Unreachable: skipped with the reason, or a
 //! failure when `EAVPIVOT_REQUIRE_SERVERS=1` and `EAVPIVOT_CITUS_URL` is set.
 
+use crate::kv_fixture::{job_yaml, Fixture};
 use crate::servers::colocation;
 use crate::{db_children, servers};
 use std::path::PathBuf;
@@ -100,64 +101,41 @@ async fn workers(coord: &mut dyn Backend) -> Vec<Box<dyn Backend>> {
 }
 
 /// A source of `ENTITIES` × `ATTRIBUTES` rows, distributed by entity, and a directory for jobs.
-struct Fixture {
-    prefix: String,
-    source: String,
-    target: String,
-    dir: tempfile::TempDir,
+async fn fixture(db: &mut dyn Backend, case: &str) -> Fixture {
+    let fx = Fixture::empty(db, format!("citus{}_{case}", std::process::id())).await;
+    let source = &fx.source;
+    db.execute(&format!(
+        "CREATE TABLE {source} (entity_id INT, attr TEXT, val TEXT)"
+    ))
+    .await
+    .expect("create source");
+    db.execute(&format!(
+        "SELECT create_distributed_table('{source}', 'entity_id')"
+    ))
+    .await
+    .expect("distribute source");
+    // a1 numbers (typed: integer), the others text.
+    db.execute(&format!(
+        "INSERT INTO {source} SELECT e, 'a' || a, CASE WHEN a = 1 THEN (e * 7)::text ELSE 'v' || e || '-' || a END \
+         FROM generate_series(1, {ENTITIES}) e, generate_series(1, {ATTRIBUTES}) a"
+    ))
+    .await
+    .expect("fill source");
+    fx
 }
 
-impl Fixture {
-    async fn new(db: &mut dyn Backend, case: &str) -> Fixture {
-        let prefix = format!("citus{}_{case}", std::process::id());
-        let source = format!("{prefix}_kv");
-        let target = format!("{prefix}_wide");
-        for t in [&target, &source] {
-            drop_if_exists(db, t).await;
-        }
-        db.execute(&format!(
-            "CREATE TABLE {source} (entity_id INT, attr TEXT, val TEXT)"
-        ))
-        .await
-        .expect("create source");
-        db.execute(&format!(
-            "SELECT create_distributed_table('{source}', 'entity_id')"
-        ))
-        .await
-        .expect("distribute source");
-        // a1 numbers (typed: integer), the others text.
-        db.execute(&format!(
-            "INSERT INTO {source} SELECT e, 'a' || a, CASE WHEN a = 1 THEN (e * 7)::text ELSE 'v' || e || '-' || a END \
-             FROM generate_series(1, {ENTITIES}) e, generate_series(1, {ATTRIBUTES}) a"
-        ))
-        .await
-        .expect("fill source");
-        Fixture {
-            prefix,
-            source,
-            target,
-            dir: tempfile::tempdir().expect("temp dir"),
-        }
-    }
-
-    fn job(&self, if_exists: &str, extra: &str) -> PathBuf {
-        let path = self.dir.path().join(format!("{if_exists}.yaml"));
-        std::fs::write(
-            &path,
-            format!(
-                "name: citus\nsource: {{table: {}, alias: s}}\nentity: [s.entity_id]\nattribute: s.attr\nvalue: s.val\nlock_timeout: 2\n{extra}target: {{table: {}, if_exists: {if_exists}}}\n",
-                self.source, self.target
-            ),
-        )
-        .expect("write job");
-        path
-    }
-
-    async fn drop(self, db: &mut dyn Backend) {
-        for t in [&self.target, &self.source] {
-            drop_if_exists(db, t).await;
-        }
-    }
+/// The fixture's `citus` job into its target with `if_exists`, and `extra` top-level lines.
+fn citus_job(fx: &Fixture, if_exists: &str, extra: &str) -> PathBuf {
+    fx.job_file(
+        &format!("{if_exists}.yaml"),
+        &job_yaml(
+            "citus",
+            &fx.source,
+            &fx.target,
+            &format!("lock_timeout: 2\n{extra}"),
+            &format!(", if_exists: {if_exists}"),
+        ),
+    )
 }
 
 /// Staging tables this fixture's runs left: on the coordinator (tables and distributed
@@ -254,10 +232,10 @@ async fn every_mode_and_strategy_keeps_the_target_distributed_and_co_located() {
     for (typing, extra) in [("text", ""), ("typed", "pivot: {column_type: infer}\n")] {
         for strategy in ["pushdown", "stream"] {
             let case = format!("{}{}", &typing[..2], &strategy[..2]);
-            let fx = Fixture::new(db.as_mut(), &case).await;
+            let fx = fixture(db.as_mut(), &case).await;
             let what = format!("{typing} {strategy}");
             for if_exists in ["replace", "replace", "merge"] {
-                let job = fx.job(if_exists, extra);
+                let job = citus_job(&fx, if_exists, extra);
                 let args = ["run", job.to_str().expect("path"), "--strategy", strategy];
                 let err = run_ok(&args, &format!("{what} {if_exists}"));
                 assert!(
@@ -285,7 +263,7 @@ async fn every_mode_and_strategy_keeps_the_target_distributed_and_co_located() {
             db.execute(&format!("DELETE FROM {}", fx.target))
                 .await
                 .expect("empty the target");
-            let job = fx.job("append", extra);
+            let job = citus_job(&fx, "append", extra);
             run_ok(
                 &["run", job.to_str().expect("path"), "--strategy", strategy],
                 &format!("{what} append"),
@@ -293,7 +271,7 @@ async fn every_mode_and_strategy_keeps_the_target_distributed_and_co_located() {
             check_target(db.as_mut(), &fx, &format!("{what} append")).await;
             let left = leftovers(db.as_mut(), &mut workers, &fx.prefix).await;
             assert!(left.is_empty(), "{what}: left behind: {left:?}");
-            fx.drop(db.as_mut()).await;
+            fx.drop_tables(db.as_mut()).await;
         }
     }
 }
@@ -304,8 +282,8 @@ async fn distribute_off_keeps_the_target_local_and_the_dry_run_shows_the_call() 
     let Some(mut db) = coordinator().await else {
         return;
     };
-    let fx = Fixture::new(db.as_mut(), "off").await;
-    let job = fx.job("replace", "");
+    let fx = fixture(db.as_mut(), "off").await;
+    let job = citus_job(&fx, "replace", "");
     let job = job.to_str().expect("path");
     let (url, _) = url();
     let dry = run(&["run", job, "--dry-run"], &url);
@@ -343,7 +321,7 @@ async fn distribute_off_keeps_the_target_local_and_the_dry_run_shows_the_call() 
         ENTITIES as usize
     );
     drop_if_exists(db.as_mut(), &fx.target).await;
-    let off = fx.job("replace", "");
+    let off = citus_job(&fx, "replace", "");
     let text = std::fs::read_to_string(&off).expect("job");
     std::fs::write(
         &off,
@@ -364,7 +342,7 @@ async fn distribute_off_keeps_the_target_local_and_the_dry_run_shows_the_call() 
         read_table(db.as_mut(), "postgres", &fx.target).await.len(),
         ENTITIES as usize
     );
-    fx.drop(db.as_mut()).await;
+    fx.drop_tables(db.as_mut()).await;
 }
 
 /// `replace` of a distributed target from a local source: the new table is distributed by
@@ -377,8 +355,8 @@ async fn replace_keeps_a_distributed_target_distributed_when_the_source_is_local
     };
     let mut workers = workers(db.as_mut()).await;
     for strategy in ["pushdown", "stream"] {
-        let fx = Fixture::new(db.as_mut(), &format!("local{}", &strategy[..2])).await;
-        let job = fx.job("replace", "");
+        let fx = fixture(db.as_mut(), &format!("local{}", &strategy[..2])).await;
+        let job = citus_job(&fx, "replace", "");
         let job = job.to_str().expect("path");
         run_ok(&["run", job], "replace from the distributed source");
         let group = colocation(db.as_mut(), &fx.target).await;
@@ -421,7 +399,7 @@ async fn replace_keeps_a_distributed_target_distributed_when_the_source_is_local
         }
         let left = leftovers(db.as_mut(), &mut workers, &fx.prefix).await;
         assert!(left.is_empty(), "{strategy}: left behind: {left:?}");
-        fx.drop(db.as_mut()).await;
+        fx.drop_tables(db.as_mut()).await;
     }
 }
 
@@ -435,10 +413,10 @@ async fn kill_9_at_every_point_leaves_no_staging_shards_on_any_worker() {
     };
     let mut workers = workers(db.as_mut()).await;
     let (url, _) = url();
-    let fx = Fixture::new(db.as_mut(), "kill").await;
+    let fx = fixture(db.as_mut(), "kill").await;
     for if_exists in ["replace", "merge"] {
         for strategy in ["pushdown", "stream"] {
-            let job = fx.job(if_exists, "");
+            let job = citus_job(&fx, if_exists, "");
             let args = ["run", job.to_str().expect("path"), "--strategy", strategy];
             run_ok(&args, "first run");
             db.execute(&format!("DELETE FROM {} WHERE entity_id = 1", fx.target))
@@ -477,7 +455,7 @@ async fn kill_9_at_every_point_leaves_no_staging_shards_on_any_worker() {
             run_ok(&args, "re-run");
         }
     }
-    fx.drop(db.as_mut()).await;
+    fx.drop_tables(db.as_mut()).await;
 }
 
 /// A row lock held on a worker (another transaction updating one of the target's rows
@@ -487,8 +465,8 @@ async fn a_lock_held_on_a_worker_stops_the_run_within_its_lock_timeout() {
     let Some(mut db) = coordinator().await else {
         return;
     };
-    let fx = Fixture::new(db.as_mut(), "lock").await;
-    let job = fx.job("merge", "");
+    let fx = fixture(db.as_mut(), "lock").await;
+    let job = citus_job(&fx, "merge", "");
     let job = job.to_str().expect("path");
     run_ok(&["run", job, "--strategy", "pushdown"], "first run");
     let (url, _) = url();
@@ -515,7 +493,7 @@ async fn a_lock_held_on_a_worker_stops_the_run_within_its_lock_timeout() {
         took < Duration::from_secs(8),
         "stopped within the 1 s limit (plus start-up), took {took:?}: {err}"
     );
-    fx.drop(db.as_mut()).await;
+    fx.drop_tables(db.as_mut()).await;
 }
 
 /// Ctrl-C while a distributed statement runs on the workers: the run exits promptly and no
@@ -527,19 +505,21 @@ async fn ctrl_c_stops_the_distributed_statement_on_every_worker() {
         return;
     };
     let (url, _) = url();
-    let fx = Fixture::new(db.as_mut(), "cancel").await;
+    let fx = fixture(db.as_mut(), "cancel").await;
     // 200 ms per row in every statement reading the source: the first (discovery) is a
     // distributed query too, its tasks running on the workers.
     let value = "s.val || pg_sleep(0.2)::text";
-    let job = fx.dir.path().join("cancel.yaml");
-    std::fs::write(
-        &job,
-        format!(
-            "name: citus\nsource: {{table: {}, alias: s}}\nentity: [s.entity_id]\nattribute: s.attr\nvalue: \"{value}\"\nstrategy: pushdown\ntarget: {{table: {}, if_exists: replace}}\n",
-            fx.source, fx.target
-        ),
-    )
-    .expect("job");
+    let yaml = job_yaml(
+        "citus",
+        &fx.source,
+        &fx.target,
+        "strategy: pushdown\n",
+        ", if_exists: replace",
+    );
+    let job = fx.job_file(
+        "cancel.yaml",
+        &yaml.replace("value: s.val", &format!("value: \"{value}\"")),
+    );
     let running = format!(
         "SELECT count(*) FROM citus_stat_activity WHERE query LIKE '%pg_sleep%' AND query LIKE '%{}%' \
          AND query NOT LIKE '%citus_stat_activity%' AND nodeid <> (SELECT nodeid FROM pg_dist_node WHERE groupid = 0)",
@@ -569,5 +549,5 @@ async fn ctrl_c_stops_the_distributed_statement_on_every_worker() {
         None,
         "no target left"
     );
-    fx.drop(db.as_mut()).await;
+    fx.drop_tables(db.as_mut()).await;
 }

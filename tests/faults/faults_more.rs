@@ -6,6 +6,7 @@
 //! Servers come from `EAVPIVOT_PG_URL` / `EAVPIVOT_MARIADB_URL` (default: the local ones);
 //! unreachable ones are skipped with a message unless `EAVPIVOT_REQUIRE_SERVERS=1`.
 
+use crate::kv_fixture::{job_yaml, make_source, user_table, write_job, Fixture, Kv};
 use crate::servers;
 
 use std::path::{Path, PathBuf};
@@ -16,36 +17,12 @@ use servers::*;
 
 /// `name: faults` job over `source` into `target`, written to `dir`.
 fn job(dir: &Path, file: &str, source: &str, target: &str, extra: &str) -> PathBuf {
-    let path = dir.join(file);
-    std::fs::write(
-        &path,
-        format!(
-            "name: faults\nsource: {{table: {source}, alias: s}}\nentity: [s.entity_id]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {target}{extra}}}\n"
-        ),
-    )
-    .expect("write job");
-    path
+    write_job(dir, file, &job_yaml("faults", source, target, "", extra))
 }
 
-/// A source of `entities` × `attributes` rows (`a0001`…, values `v<e>-<a>`).
-async fn make_source(db: &mut dyn Backend, source: &str, entities: i64, attributes: i64) {
-    drop_if_exists(db, source).await;
-    db.execute(&format!(
-        "CREATE TABLE {source} (entity_id INT, attr VARCHAR(20), val VARCHAR(40))"
-    ))
-    .await
-    .expect("create source");
-    let mut values = Vec::new();
-    for e in 1..=entities {
-        for a in 1..=attributes {
-            values.push(format!("({e}, 'a{a:04}', 'v{e}-{a}')"));
-        }
-    }
-    for chunk in values.chunks(2_000) {
-        db.execute(&format!("INSERT INTO {source} VALUES {}", chunk.join(", ")))
-            .await
-            .expect("fill source");
-    }
+/// `entities` × `attributes` rows, attributes `a0001`…, values `v<e>-<a>`.
+fn kv(entities: i64, attributes: i64) -> Kv {
+    Kv::new(entities, attributes).padded(4)
 }
 
 fn exit_code(out: &std::process::Output) -> Option<i32> {
@@ -61,7 +38,7 @@ fn sqlite_obeys_lock_timeout_and_names_the_file() {
     let db = sqlite();
     let file = db.url.trim_start_matches("sqlite:").to_string();
     let mut conn = rt.block_on(db.open()).expect("sqlite opens");
-    rt.block_on(make_source(conn.as_mut(), "kv", 5, 3));
+    rt.block_on(make_source(conn.as_mut(), "kv", kv(5, 3)));
     let dir = tempfile::tempdir().expect("temp dir");
     let job = job(dir.path(), "j.yaml", "kv", "kv_wide", "");
     let job = job.to_str().expect("path");
@@ -105,7 +82,7 @@ fn sqlite_splits_5000_attributes_and_refuses_a_split_over_the_limit() {
     let db = sqlite();
     let mut conn = rt.block_on(db.open()).expect("sqlite opens");
     let (entities, attributes) = (3, 5_000);
-    rt.block_on(make_source(conn.as_mut(), "kv", entities, attributes));
+    rt.block_on(make_source(conn.as_mut(), "kv", kv(entities, attributes)));
     let dir = tempfile::tempdir().expect("temp dir");
     for strategy in ["pushdown", "stream"] {
         let job = job(
@@ -210,17 +187,14 @@ async fn interrupt_during_commit(db: &Db) {
         return;
     };
     let prefix = format!("fm{}_{}_ic", std::process::id(), db.what);
-    let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
-    make_source(conn.as_mut(), &source, 50, 4).await;
-    drop_if_exists(conn.as_mut(), &target).await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let job = job(
-        dir.path(),
-        "j.yaml",
-        &source,
-        &target,
-        ", if_exists: replace",
-    );
+    let fx = Fixture::new(conn.as_mut(), prefix, kv(50, 4)).await;
+    let Fixture {
+        prefix,
+        source,
+        target,
+        dir,
+    } = &fx;
+    let job = job(dir.path(), "j.yaml", source, target, ", if_exists: replace");
     let job = job.to_str().expect("path");
     for strategy in ["pushdown", "stream"] {
         let args = ["run", job, "--strategy", strategy];
@@ -236,7 +210,7 @@ async fn interrupt_during_commit(db: &Db) {
         std::thread::sleep(Duration::from_millis(300));
         std::fs::write(&resume, b"").expect("resume");
         let (code, err) = finish(child, said);
-        let now = fingerprint(conn.as_mut(), &target).await;
+        let now = fingerprint(conn.as_mut(), target).await;
         assert_eq!(code, Some(130), "{}: {err}", db.what);
         assert!(
             err.contains("the commit went through")
@@ -250,13 +224,11 @@ async fn interrupt_during_commit(db: &Db) {
             "{} {strategy}: the new table is in place",
             db.what
         );
-        let left = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+        let left = names(conn.as_mut(), &(db.list_staging)(prefix)).await;
         assert!(left.is_empty(), "{}: left behind: {left:?}", db.what);
         std::fs::remove_file(&resume).expect("reset resume");
     }
-    for t in [&source, &target] {
-        drop_if_exists(conn.as_mut(), t).await;
-    }
+    fx.drop_tables(conn.as_mut()).await;
 }
 
 #[test]
@@ -284,15 +256,13 @@ fn postgres_commit_on_a_lost_connection_is_reported_as_unknown() {
             return;
         };
         let prefix = format!("fm{}_pg_lost", std::process::id());
-        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
-        make_source(conn.as_mut(), &source, 20, 3).await;
-        drop_if_exists(conn.as_mut(), &target).await;
-        let dir = tempfile::tempdir().expect("temp dir");
-        let job = job(dir.path(), "j.yaml", &source, &target, ", if_exists: replace");
+        let fx = Fixture::new(conn.as_mut(), prefix, kv(20, 3)).await;
+        let Fixture { prefix, source, target, dir } = &fx;
+        let job = job(dir.path(), "j.yaml", source, target, ", if_exists: replace");
         let args = ["run", job.to_str().expect("path")];
         let first = run(&args, &db.url);
         assert!(first.status.success(), "{}", stderr(&first));
-        let old = fingerprint(conn.as_mut(), &target).await;
+        let old = fingerprint(conn.as_mut(), target).await;
         let resume = dir.path().join("resume");
         let (child, said) = start_resumable(&args, &db.url, "commit", Some(&resume));
         let rows = conn
@@ -310,10 +280,8 @@ fn postgres_commit_on_a_lost_connection_is_reported_as_unknown() {
             "{err}"
         );
         assert!(!err.contains("rolled back: nothing was written"), "{err}");
-        assert_eq!(fingerprint(conn.as_mut(), &target).await, old);
-        for t in [&source, &target] {
-            drop_if_exists(conn.as_mut(), t).await;
-        }
+        assert_eq!(fingerprint(conn.as_mut(), target).await, old);
+        fx.drop_tables(conn.as_mut()).await;
     });
 }
 
@@ -328,27 +296,16 @@ fn mariadb_never_drops_a_users_table_named_like_a_replaced_one() {
             return;
         };
         let prefix = format!("fm{}_my_old", std::process::id());
-        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
-        make_source(conn.as_mut(), &source, 20, 3).await;
-        drop_if_exists(conn.as_mut(), &target).await;
+        let fx = Fixture::new(conn.as_mut(), prefix, kv(20, 3)).await;
+        let Fixture {
+            prefix,
+            source,
+            target,
+            dir,
+        } = &fx;
         let users = format!("{target}__eavpivot_old_deadbeef");
-        drop_if_exists(conn.as_mut(), &users).await;
-        conn.execute(&format!(
-            "CREATE TABLE {users} (id INT PRIMARY KEY, x TEXT)"
-        ))
-        .await
-        .expect("user table");
-        conn.execute(&format!("INSERT INTO {users} VALUES (1, 'mine')"))
-            .await
-            .expect("user row");
-        let dir = tempfile::tempdir().expect("temp dir");
-        let job = job(
-            dir.path(),
-            "j.yaml",
-            &source,
-            &target,
-            ", if_exists: replace",
-        );
+        user_table(conn.as_mut(), &users).await;
+        let job = job(dir.path(), "j.yaml", source, target, ", if_exists: replace");
         let args = ["run", job.to_str().expect("path")];
         for _ in 0..2 {
             let out = run(&args, &db.url);
@@ -367,22 +324,21 @@ fn mariadb_never_drops_a_users_table_named_like_a_replaced_one() {
         // A real leftover (killed between RENAME and DROP) is still dropped by the next run.
         let child = start_paused(&args, &db.url, "swapped");
         kill_9(child);
-        let left = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+        let left = names(conn.as_mut(), &(db.list_staging)(prefix)).await;
         assert_eq!(left.len(), 2, "the replaced table and the user's: {left:?}");
         let out = run(&args, &db.url);
         let err = stderr(&out);
         assert!(out.status.success(), "{err}");
         assert!(err.contains("replaced and did not get to drop"), "{err}");
-        let left = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+        let left = names(conn.as_mut(), &(db.list_staging)(prefix)).await;
         assert_eq!(left, vec![users.clone()], "only the user's table remains");
         assert_eq!(
             fingerprint(conn.as_mut(), &users).await.0,
             1,
             "user table kept"
         );
-        for t in [&source, &target, &users] {
-            drop_if_exists(conn.as_mut(), t).await;
-        }
+        fx.drop_tables(conn.as_mut()).await;
+        drop_if_exists(conn.as_mut(), &users).await;
     });
 }
 
@@ -397,8 +353,8 @@ async fn view_as_target(db: &Db) {
     let prefix = format!("fm{}_{}_view", std::process::id(), db.what);
     let (source, view) = (format!("{prefix}_kv"), format!("{prefix}_v"));
     let other = format!("{prefix}_other");
-    make_source(conn.as_mut(), &source, 10, 3).await;
-    make_source(conn.as_mut(), &other, 10, 3).await;
+    make_source(conn.as_mut(), &source, kv(10, 3)).await;
+    make_source(conn.as_mut(), &other, kv(10, 3)).await;
     let _ = conn.execute(&format!("DROP VIEW IF EXISTS {view}")).await;
     // A view of another table: not the source, so only its being a view is at fault.
     conn.execute(&format!("CREATE VIEW {view} AS SELECT * FROM {other}"))
@@ -460,14 +416,18 @@ async fn pushdown_progress(db: &Db) {
         return;
     };
     let prefix = format!("fm{}_{}_prog", std::process::id(), db.what);
-    let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
-    make_source(conn.as_mut(), &source, 20, 12).await;
-    let dir = tempfile::tempdir().expect("temp dir");
+    let fx = Fixture::new(conn.as_mut(), prefix, kv(20, 12)).await;
+    let Fixture {
+        source,
+        target,
+        dir,
+        ..
+    } = &fx;
     let job = job(
         dir.path(),
         "j.yaml",
-        &source,
-        &target,
+        source,
+        target,
         ", if_exists: replace, split: 4",
     );
     let job = job.to_str().expect("path");
@@ -531,49 +491,18 @@ fn mariadb_names_the_statement_a_killed_run_left_holding_the_lock() {
             return;
         };
         let prefix = format!("fm{}_my_held", std::process::id());
-        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
-        make_source(conn.as_mut(), &source, 300, 4).await;
-        drop_if_exists(conn.as_mut(), &target).await;
-        let dir = tempfile::tempdir().expect("temp dir");
-        let fast = job(dir.path(), "fast.yaml", &source, &target, ", if_exists: replace");
-        let slow = dir.path().join("slow.yaml");
-        let text = std::fs::read_to_string(&fast).expect("job");
-        std::fs::write(
-            &slow,
-            // Slow inside the load's transaction only: discovery outside it stays fast.
-            text.replace(
-                "value: s.val",
-                "value: \"IF(@@in_transaction = 1 AND SLEEP(0.02) = 0, s.val, s.val)\"",
-            ),
-        )
-        .expect("slow job");
-        let child = eavpivot(
-            &["run", slow.to_str().expect("path"), "--strategy", "pushdown"],
-            &db.url,
-        )
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn");
-        let find = format!(
-            "SELECT id FROM information_schema.processlist WHERE info LIKE 'INSERT INTO {target}__eavpivot%' AND id <> CONNECTION_ID()"
-        );
-        let mut id = None;
-        for _ in 0..1_200 {
-            let rows = conn.query(&find).await.expect("processlist");
-            id = rows.first().and_then(|r| r[0].as_i64());
-            if id.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let id = id.expect("the pushdown INSERT runs");
+        let fx = Fixture::new(conn.as_mut(), prefix, kv(300, 4)).await;
+        let Fixture { prefix, target, .. } = &fx;
+        let (fast, child, id) =
+            start_slow_pushdown(conn.as_mut(), &db, &fx, std::process::Stdio::null()).await;
         kill_9(child);
         let out = run(&["run", fast.to_str().expect("path")], &db.url);
         let err = stderr(&out);
         assert_eq!(exit_code(&out), Some(1), "{err}");
         assert!(
-            err.contains(&format!("connection {id}, running `INSERT INTO {target}__eavpivot_"))
-                && err.contains(&format!("end it with KILL {id}")),
+            err.contains(&format!(
+                "connection {id}, running `INSERT INTO {target}__eavpivot_"
+            )) && err.contains(&format!("end it with KILL {id}")),
             "names the holder, its statement and how to end it: {err}"
         );
         conn.execute(&format!("KILL {id}")).await.expect("KILL");
@@ -588,11 +517,66 @@ fn mariadb_names_the_statement_a_killed_run_left_holding_the_lock() {
         }
         let rerun = rerun.expect("a run after KILL succeeds");
         assert!(stderr(&rerun).contains("dropped"), "{}", stderr(&rerun));
-        assert!(names(conn.as_mut(), &(db.list_staging)(&prefix)).await.is_empty());
-        for t in [&source, &target] {
-            drop_if_exists(conn.as_mut(), t).await;
-        }
+        assert!(names(conn.as_mut(), &(db.list_staging)(prefix))
+            .await
+            .is_empty());
+        fx.drop_tables(conn.as_mut()).await;
     });
+}
+
+/// `fx`'s job as `fast.yaml`, and started in the background as `slow.yaml`: the same job
+/// slow inside the load's transaction only (discovery outside it stays fast), under pushdown
+/// on MariaDB, with `stderr`. Returns the fast job, the child and the id of the server
+/// connection running its INSERT.
+async fn start_slow_pushdown(
+    conn: &mut dyn Backend,
+    db: &Db,
+    fx: &Fixture,
+    stderr: std::process::Stdio,
+) -> (PathBuf, std::process::Child, i64) {
+    let fast = job(
+        fx.dir.path(),
+        "fast.yaml",
+        &fx.source,
+        &fx.target,
+        ", if_exists: replace",
+    );
+    let slow = fx.dir.path().join("slow.yaml");
+    let text = std::fs::read_to_string(&fast).expect("job");
+    std::fs::write(
+        &slow,
+        text.replace(
+            "value: s.val",
+            "value: \"IF(@@in_transaction = 1 AND SLEEP(0.02) = 0, s.val, s.val)\"",
+        ),
+    )
+    .expect("slow job");
+    let child = eavpivot(
+        &[
+            "run",
+            slow.to_str().expect("path"),
+            "--strategy",
+            "pushdown",
+        ],
+        &db.url,
+    )
+    .stderr(stderr)
+    .spawn()
+    .expect("spawn");
+    let find = format!(
+        "SELECT id FROM information_schema.processlist WHERE info LIKE 'INSERT INTO {}__eavpivot%' AND id <> CONNECTION_ID()",
+        fx.target
+    );
+    let mut id = None;
+    for _ in 0..1_200 {
+        let rows = conn.query(&find).await.expect("processlist");
+        id = rows.first().and_then(|r| r[0].as_i64());
+        if id.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    (fast, child, id.expect("the pushdown INSERT runs"))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -608,9 +592,8 @@ fn mariadb_refuses_a_statement_over_max_allowed_packet_and_cleans_up() {
             return;
         };
         let prefix = format!("fm{}_my_pkt", std::process::id());
-        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
-        drop_if_exists(conn.as_mut(), &source).await;
-        drop_if_exists(conn.as_mut(), &target).await;
+        let fx = Fixture::empty(conn.as_mut(), prefix).await;
+        let Fixture { prefix, source, target, dir } = &fx;
         conn.execute(&format!(
             "CREATE TABLE {source} (entity_id INT, attr LONGTEXT, val VARCHAR(40))"
         ))
@@ -628,8 +611,7 @@ fn mariadb_refuses_a_statement_over_max_allowed_packet_and_cleans_up() {
             .as_i64()
             .expect("number");
         assert!(packet < 20 << 20, "the server's packet limit is below the statement");
-        let dir = tempfile::tempdir().expect("temp dir");
-        let job = job(dir.path(), "j.yaml", &source, &target, ", if_exists: replace");
+        let job = job(dir.path(), "j.yaml", source, target, ", if_exists: replace");
         let out = run(
             &["run", job.to_str().expect("path"), "--strategy", "pushdown"],
             &db.url,
@@ -642,11 +624,9 @@ fn mariadb_refuses_a_statement_over_max_allowed_packet_and_cleans_up() {
             "{}",
             &err[..err.len().min(600)]
         );
-        assert!(!exists(conn.as_mut(), &target).await);
-        assert!(names(conn.as_mut(), &(db.list_staging)(&prefix)).await.is_empty());
-        for t in [&source, &target] {
-            drop_if_exists(conn.as_mut(), t).await;
-        }
+        assert!(!exists(conn.as_mut(), target).await);
+        assert!(names(conn.as_mut(), &(db.list_staging)(prefix)).await.is_empty());
+        fx.drop_tables(conn.as_mut()).await;
     });
 }
 
@@ -662,48 +642,13 @@ fn mariadb_double_sigint_ends_the_server_statement_and_drops_staging() {
             return;
         };
         let prefix = format!("fm{}_my_dbl", std::process::id());
-        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
-        make_source(conn.as_mut(), &source, 300, 4).await;
-        drop_if_exists(conn.as_mut(), &target).await;
-        let dir = tempfile::tempdir().expect("temp dir");
-        let slow = job(
-            dir.path(),
-            "slow.yaml",
-            &source,
-            &target,
-            ", if_exists: replace",
-        );
-        let text = std::fs::read_to_string(&slow).expect("job");
-        std::fs::write(
-            &slow,
-            text.replace(
-                "value: s.val",
-                "value: \"IF(@@in_transaction = 1 AND SLEEP(0.02) = 0, s.val, s.val)\"",
-            ),
-        )
-        .expect("slow job");
-        let mut child = eavpivot(
-            &["run", slow.to_str().expect("path"), "--strategy", "pushdown"],
-            &db.url,
-        )
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-        let find = format!(
-            "SELECT id FROM information_schema.processlist WHERE info LIKE 'INSERT INTO {target}__eavpivot%' AND id <> CONNECTION_ID()"
-        );
-        let mut id = None;
-        for _ in 0..1_200 {
-            id = conn.query(&find).await.expect("processlist").first().and_then(|r| r[0].as_i64());
-            if id.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let id = id.expect("the pushdown INSERT runs");
+        let fx = Fixture::new(conn.as_mut(), prefix, kv(300, 4)).await;
+        let prefix = &fx.prefix;
+        let (_, mut child, id) =
+            start_slow_pushdown(conn.as_mut(), &db, &fx, std::process::Stdio::piped()).await;
         // Keep the run's own rollback from finishing before the second signal: another
         // session holds a metadata lock on the staging table, so its DROP waits.
-        let staging = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+        let staging = names(conn.as_mut(), &(db.list_staging)(prefix)).await;
         assert_eq!(staging.len(), 1, "{staging:?}");
         let mut holder = db.open().await.expect("a second connection");
         holder.execute("START TRANSACTION").await.expect("begin");
@@ -736,12 +681,14 @@ fn mariadb_double_sigint_ends_the_server_statement_and_drops_staging() {
             .await
             .expect("processlist")[0][0]
             .as_i64();
-        assert_eq!(alive, Some(0), "the run's session is ended on the server: {err}");
-        let left = names(conn.as_mut(), &(db.list_staging)(&prefix)).await;
+        assert_eq!(
+            alive,
+            Some(0),
+            "the run's session is ended on the server: {err}"
+        );
+        let left = names(conn.as_mut(), &(db.list_staging)(prefix)).await;
         assert!(left.is_empty(), "staging tables left: {left:?}: {err}");
-        for t in [&source, &target] {
-            drop_if_exists(conn.as_mut(), t).await;
-        }
+        fx.drop_tables(conn.as_mut()).await;
     });
 }
 
@@ -762,8 +709,8 @@ fn mssql_refuses_a_view_as_the_target() {
         format!("{prefix}_other"),
     );
     let _ = rt.block_on(conn.execute(&format!("DROP VIEW IF EXISTS {view}")));
-    rt.block_on(make_source(conn.as_mut(), &source, 10, 3));
-    rt.block_on(make_source(conn.as_mut(), &other, 10, 3));
+    rt.block_on(make_source(conn.as_mut(), &source, kv(10, 3)));
+    rt.block_on(make_source(conn.as_mut(), &other, kv(10, 3)));
     rt.block_on(conn.execute(&format!("CREATE VIEW {view} AS SELECT * FROM {other}")))
         .expect("create view");
     let dir = tempfile::tempdir().expect("temp dir");

@@ -9,9 +9,9 @@
 //! sessions are easier to read one part at a time.
 #![cfg(feature = "mssql")] // needs the mssql driver in the build
 
+use crate::kv_fixture::{Fixture, Kv};
 use crate::servers;
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -21,61 +21,11 @@ use servers::*;
 const ENTITIES: i64 = 300;
 const ATTRIBUTES: i64 = 4;
 
-struct Fixture {
-    prefix: String,
-    source: String,
-    target: String,
-    dir: tempfile::TempDir,
-}
-
-impl Fixture {
-    async fn new(db: &mut dyn Backend, case: &str) -> Fixture {
-        let prefix = format!("bbf_flt{}_{case}", std::process::id());
-        let source = format!("{prefix}_kv");
-        let target = format!("{prefix}_wide");
-        for t in [&source, &target] {
-            drop_if_exists(db, t).await;
-        }
-        db.execute(&format!(
-            "CREATE TABLE {source} (entity_id INT, attr NVARCHAR(20), val NVARCHAR(40))"
-        ))
-        .await
-        .expect("create source");
-        let values: Vec<String> = (1..=ENTITIES)
-            .flat_map(|e| (1..=ATTRIBUTES).map(move |a| format!("({e}, N'a{a}', N'v{e}-{a}')")))
-            .collect();
-        // SQL Server takes at most 1,000 rows per VALUES list.
-        for chunk in values.chunks(1000) {
-            db.execute(&format!("INSERT INTO {source} VALUES {}", chunk.join(", ")))
-                .await
-                .expect("fill source");
-        }
-        Fixture {
-            prefix,
-            source,
-            target,
-            dir: tempfile::tempdir().expect("temp dir"),
-        }
-    }
-
-    fn job(&self, if_exists: &str) -> PathBuf {
-        let path = self.dir.path().join(format!("{if_exists}.yaml"));
-        std::fs::write(
-            &path,
-            format!(
-                "name: faults\nsource: {{table: {}, alias: s}}\nentity: [s.entity_id]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {}, if_exists: {if_exists}}}\n",
-                self.source, self.target
-            ),
-        )
-        .expect("write job");
-        path
-    }
-
-    async fn drop_all(&self, db: &mut dyn Backend) {
-        for t in [&self.source, &self.target] {
-            drop_if_exists(db, t).await;
-        }
-    }
+/// A source of `ENTITIES` × `ATTRIBUTES` rows in `NVARCHAR` columns and the names of this
+/// part's tables; `case` keeps the parts' tables apart.
+async fn fixture(db: &mut dyn Backend, case: &str) -> Fixture {
+    let prefix = format!("bbf_flt{}_{case}", std::process::id());
+    Fixture::new(db, prefix, Kv::new(ENTITIES, ATTRIBUTES).national()).await
 }
 
 async fn staging_left(conn: &mut dyn Backend, db: &Db, fx: &Fixture) -> Vec<String> {
@@ -104,9 +54,9 @@ async fn kill_9_at_every_point(db: &Db) {
         let Some(mut conn) = db.open().await else {
             return;
         };
-        let fx = Fixture::new(conn.as_mut(), "rep").await;
+        let fx = fixture(conn.as_mut(), "rep").await;
         let source_before = fingerprint(conn.as_mut(), &fx.source).await;
-        let job = fx.job("replace");
+        let job = fx.job(&fx.target, "replace");
         let job = job.to_str().expect("path");
         for strategy in ["pushdown", "stream"] {
             let args = ["run", job, "--strategy", strategy];
@@ -153,7 +103,7 @@ async fn kill_9_at_every_point(db: &Db) {
         }
         // A killed first load of a new target leaves no target and no staging table.
         drop_if_exists(conn.as_mut(), &fx.target).await;
-        let job = fx.job("fail");
+        let job = fx.job(&fx.target, "fail");
         let args = ["run", job.to_str().expect("path"), "--strategy", "stream"];
         kill_9(start_paused(&args, &db.url, "loaded"));
         assert!(
@@ -163,7 +113,7 @@ async fn kill_9_at_every_point(db: &Db) {
         assert!(staging_left(conn.as_mut(), db, &fx).await.is_empty());
         let rerun = run(&args, &db.url);
         assert!(rerun.status.success(), "re-run: {}", stderr(&rerun));
-        fx.drop_all(conn.as_mut()).await;
+        fx.drop_tables(conn.as_mut()).await;
     }
 }
 
@@ -203,9 +153,9 @@ async fn server_kill_of_the_writer(db: &Db) {
         let mut conn = connect_or_skip("mssql", &url)
             .await
             .expect("the scratch database");
-        let fx = Fixture::new(conn.as_mut(), "kw").await;
+        let fx = fixture(conn.as_mut(), "kw").await;
         let before = fingerprint(conn.as_mut(), &fx.source).await;
-        let job = fx.job("fail");
+        let job = fx.job(&fx.target, "fail");
         let job = job.to_str().expect("path");
         let resume = fx.dir.path().join("resume");
         let args = ["run", job, "--strategy", "pushdown"];
@@ -256,8 +206,8 @@ async fn lock_held_by_another_session(db: &Db) {
         let Some(mut conn) = db.open().await else {
             return;
         };
-        let fx = Fixture::new(conn.as_mut(), "lk").await;
-        let job = fx.job("replace");
+        let fx = fixture(conn.as_mut(), "lk").await;
+        let job = fx.job(&fx.target, "replace");
         let job = job.to_str().expect("path");
         let first = run(&["run", job], &db.url);
         assert!(first.status.success(), "first run: {}", stderr(&first));
@@ -290,7 +240,7 @@ async fn lock_held_by_another_session(db: &Db) {
             old,
             "old target intact"
         );
-        fx.drop_all(conn.as_mut()).await;
+        fx.drop_tables(conn.as_mut()).await;
     }
 }
 
@@ -302,7 +252,7 @@ async fn ctrl_c_cancels_the_running_statement(db: &Db) {
         return;
     };
     let babelfish = is_babelfish(conn.as_mut()).await;
-    let fx = Fixture::new(conn.as_mut(), "cc").await;
+    let fx = fixture(conn.as_mut(), "cc").await;
     // About two seconds per source row on Babelfish: a correlated count over 10^5 rows.
     let digits = "(VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9))";
     let cross: Vec<String> = (0..5).map(|k| format!("{digits} d{k}(v)")).collect();
@@ -310,7 +260,7 @@ async fn ctrl_c_cancels_the_running_statement(db: &Db) {
         "CAST((SELECT COUNT_BIG(*) FROM {} WHERE d0.v + s.entity_id > 0) AS NVARCHAR(20))",
         cross.join(" CROSS JOIN ")
     );
-    let job = fx.job("fail");
+    let job = fx.job(&fx.target, "fail");
     let text = std::fs::read_to_string(&job)
         .expect("job")
         .replace("value: s.val", &format!("value: \"{slow}\""));
@@ -358,5 +308,5 @@ async fn ctrl_c_cancels_the_running_statement(db: &Db) {
         started.elapsed() < Duration::from_secs(5),
         "the source is free"
     );
-    fx.drop_all(conn.as_mut()).await;
+    fx.drop_tables(conn.as_mut()).await;
 }

@@ -10,8 +10,8 @@
 //! checked distributed and co-located with it).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
+use crate::fixture::{self, catalog_types, insert_rows, kv_table, Row};
 use crate::servers;
 
 use eavpivot::backend::Backend;
@@ -20,7 +20,7 @@ use eavpivot::execute::run_job;
 use servers::{printed, run_options, runtime};
 
 /// (entity, attribute, value): the source rows.
-const ROWS: &[(i64, &str, &str)] = &[
+const ROWS: &[Row] = &[
     (1, "qty", "12"),
     (2, "qty", "-7"),
     (3, "qty", "9"),
@@ -127,28 +127,17 @@ async fn run_all(server: &servers::Db) {
     let citus = what == "citus";
     let source = format!("typed{}_src", std::process::id());
     let target = format!("typed{}_wide", std::process::id());
-    let _ = db.execute(&format!("DROP TABLE {source}")).await;
-    db.execute(&format!(
-        "CREATE TABLE {source} (id INT, attr VARCHAR(50), val VARCHAR(100), n INT)"
-    ))
-    .await
-    .expect("source table");
+    kv_table(db, dialect, &source, true, &[])
+        .await
+        .expect("source table");
     if citus {
         servers::distribute(db, &source, "id")
             .await
             .expect("distribute");
     }
-    let q = |s: &str| db_literal(dialect, s);
-    let values: Vec<String> = ROWS
-        .iter()
-        .map(|(e, a, v)| format!("({e}, {}, {}, {e})", q(a), q(v)))
-        .collect();
-    db.execute(&format!(
-        "INSERT INTO {source} (id, attr, val, n) VALUES {}",
-        values.join(", ")
-    ))
-    .await
-    .expect("source rows");
+    insert_rows(db, dialect, &source, true, ROWS)
+        .await
+        .expect("source rows");
     let mut failures = Vec::new();
     for strategy in [StrategyName::Pushdown, StrategyName::Stream] {
         if let Err(e) = check_run(db, dialect, &source, &target, strategy).await {
@@ -176,41 +165,14 @@ async fn run_all(server: &servers::Db) {
 /// where every value prints back as its exact text.
 const EXACT_TEXT: &str = "column_type: infer, infer: { widths: exact, numbers: text }";
 
-fn db_literal(dialect: &str, s: &str) -> String {
-    let prefix = if dialect == "mssql" { "N" } else { "" };
-    format!("{prefix}'{}'", s.replace('\'', "''"))
-}
-
 fn job(source: &str, target: &str, value: &str, pivot: &str) -> config::Job {
-    let text = format!(
-        "name: typed\nsource: {{ table: {source} }}\nentity: [id]\nattribute: attr\nvalue: {value}\n\
-         pivot: {{ {pivot} }}\ntarget: {{ table: {target}, if_exists: replace }}\n"
-    );
-    config::parse_job(&text, Path::new("typed.yaml")).expect("job parses")
+    fixture::job("typed", source, value, pivot, target, "replace")
 }
 
-/// The declared type of each column, lower-cased, as the catalog reports it.
-async fn catalog_types(
-    db: &mut dyn Backend,
-    dialect: &str,
-    table: &str,
-) -> BTreeMap<String, String> {
-    let sql = match dialect {
-        "sqlite" => format!("SELECT name, type FROM pragma_table_info('{table}')"),
-        "mariadb" => format!(
-            "SELECT column_name, data_type FROM information_schema.columns \
-             WHERE table_schema = DATABASE() AND table_name = '{table}'"
-        ),
-        _ => format!(
-            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = '{table}'"
-        ),
-    };
-    db.query(&sql)
-        .await
-        .expect("catalog")
-        .into_iter()
-        .filter_map(|r| Some((r[0].as_text()?, r[1].as_text()?)))
-        .collect()
+/// The catalog's type name without its precision, scale or length: `numeric(18,2)` →
+/// `numeric`.
+fn type_name(declared: &str) -> &str {
+    declared.split('(').next().unwrap_or(declared)
 }
 
 /// The source text each cell must print back as: under `aggregate: max`, the greatest
@@ -250,7 +212,7 @@ async fn check_run(
     let catalog = catalog_types(db, dialect, target).await;
     for c in &outcome.report.columns {
         let want = expected_type(dialect, &c.attribute);
-        let got = catalog.get(&c.column).map(|t| t.to_lowercase());
+        let got = catalog.get(&c.column).map(|t| type_name(t).to_string());
         if got.as_deref() != Some(&want.to_lowercase()) {
             return Err(format!(
                 "column {}: catalog says {got:?}, expected {want} (plan: {} — {:?})",
@@ -308,7 +270,7 @@ async fn check_typed_source(
     let catalog = catalog_types(db, dialect, target).await;
     for c in ["qty", "big"] {
         let want = expected_type(dialect, "qty").to_lowercase();
-        if catalog.get(c).map(|t| t.to_lowercase()) != Some(want.clone()) {
+        if catalog.get(c).map(|t| type_name(t).to_string()) != Some(want.clone()) {
             return Err(format!(
                 "{c}: catalog {:?}, expected {want}",
                 catalog.get(c)

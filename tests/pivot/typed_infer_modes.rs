@@ -9,8 +9,8 @@
 //! `EAVPIVOT_REQUIRE_SERVERS=1`; SQL Server when `EAVPIVOT_MSSQL_URL` is set.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
+use crate::fixture::{self, catalog_types, insert_rows, kv_table, Row};
 use crate::servers;
 
 use eavpivot::backend::Backend;
@@ -19,7 +19,7 @@ use eavpivot::execute::run_job;
 use servers::{printed, run_options, runtime};
 
 /// (entity, attribute, value): the source rows, one value per cell.
-const ROWS: &[(i64, &str, &str)] = &[
+const ROWS: &[Row] = &[
     (1, "counter", "6771"),
     (2, "counter", "12"),
     (1, "weight", "1.25"),
@@ -103,26 +103,9 @@ async fn run_all(server: &servers::Db) {
     let db = db.as_mut();
     let source = format!("infer{}_src", std::process::id());
     let target = format!("infer{}_wide", std::process::id());
-    let _ = db.execute(&format!("DROP TABLE {source}")).await;
-    db.execute(&format!(
-        "CREATE TABLE {source} (id INT, attr VARCHAR(50), val VARCHAR(100))"
-    ))
-    .await
-    .expect("source table");
-    let q = |s: &str| {
-        let prefix = if what == "mssql" { "N" } else { "" };
-        format!("{prefix}'{}'", s.replace('\'', "''"))
-    };
-    let values: Vec<String> = ROWS
-        .iter()
-        .map(|(e, a, v)| format!("({e}, {}, {})", q(a), q(v)))
-        .collect();
-    db.execute(&format!(
-        "INSERT INTO {source} (id, attr, val) VALUES {}",
-        values.join(", ")
-    ))
-    .await
-    .expect("source rows");
+    kv_table(db, what, &source, false, ROWS)
+        .await
+        .expect("source rows");
     let mut failures = Vec::new();
     if let Err(e) = check_verification_by_value(db, what, &source).await {
         failures.push(format!("{what} verification by value: {e}"));
@@ -156,20 +139,7 @@ async fn check_merge_headroom(
     strategy: StrategyName,
 ) -> Result<(), String> {
     let (table, wide) = (format!("{source}_m"), format!("{source}_mw"));
-    for t in [&table, &wide] {
-        let _ = db.execute(&format!("DROP TABLE {t}")).await;
-    }
-    let prefix = if dialect == "mssql" { "N" } else { "" };
-    let insert = |rows: &[(i64, &str, &str)]| {
-        let values: Vec<String> = rows
-            .iter()
-            .map(|(e, a, v)| format!("({e}, {prefix}'{a}', {prefix}'{v}')"))
-            .collect();
-        format!(
-            "INSERT INTO {table} (id, attr, val) VALUES {}",
-            values.join(", ")
-        )
-    };
+    let _ = db.execute(&format!("DROP TABLE {wide}")).await;
     let first = [
         (1, "counter", "6771"),
         (1, "weight", "27.8"),
@@ -180,23 +150,19 @@ async fn check_merge_headroom(
         (2, "weight", "128.5"),
         (2, "label", "a label of some length"),
     ];
-    db.execute(&format!(
-        "CREATE TABLE {table} (id INT, attr VARCHAR(50), val VARCHAR(100))"
-    ))
-    .await
-    .map_err(|e| e.to_string())?;
-    db.execute(&insert(&first))
-        .await
-        .map_err(|e| e.to_string())?;
-    let text = format!(
-        "name: infer_merge\nsource: {{ table: {table} }}\nentity: [id]\nattribute: attr\n\
-         value: val\npivot: {{ column_type: infer }}\ntarget: {{ table: {wide}, if_exists: merge }}\n"
+    kv_table(db, dialect, &table, false, &first).await?;
+    let job = fixture::job(
+        "infer_merge",
+        &table,
+        "val",
+        "column_type: infer",
+        &wide,
+        "merge",
     );
-    let job = config::parse_job(&text, Path::new("infer_merge.yaml")).map_err(|e| e.to_string())?;
     let mut result = Ok(());
     for (run, rows) in [("first load", None), ("merge", Some(&delta))] {
         if let Some(rows) = rows {
-            db.execute(&insert(rows)).await.map_err(|e| e.to_string())?;
+            insert_rows(db, dialect, &table, false, rows).await?;
         }
         if let Err(e) = run_job(&job, db, &run_options(strategy)).await {
             result = Err(format!("{run} failed: {e}"));
@@ -248,24 +214,12 @@ async fn check_verification_by_value(
         return Ok(()); // SQLite keeps decimals as text: nothing to convert.
     }
     let table = format!("{source}_p");
-    let _ = db.execute(&format!("DROP TABLE {table}")).await;
-    let prefix = if dialect == "mssql" { "N" } else { "" };
-    let rows: Vec<String> = ["12.5", "12.50", "5", "12.55", "1e1"]
-        .iter()
-        .enumerate()
-        .map(|(i, v)| format!("({i}, {prefix}'p', {prefix}'{v}')"))
+    let rows: Vec<Row> = ["12.5", "12.50", "5", "12.55", "1e1"]
+        .into_iter()
+        .zip(0..)
+        .map(|(v, i)| (i, "p", v))
         .collect();
-    db.execute(&format!(
-        "CREATE TABLE {table} (id INT, attr VARCHAR(50), val VARCHAR(100))"
-    ))
-    .await
-    .map_err(|e| e.to_string())?;
-    db.execute(&format!(
-        "INSERT INTO {table} (id, attr, val) VALUES {}",
-        rows.join(", ")
-    ))
-    .await
-    .map_err(|e| e.to_string())?;
+    kv_table(db, dialect, &table, false, &rows).await?;
     let job = job(&table, "unused", "column_type: infer");
     let mut counts = Vec::new();
     for by_value in [true, false] {
@@ -303,56 +257,7 @@ async fn check_verification_by_value(
 }
 
 fn job(source: &str, target: &str, pivot: &str) -> config::Job {
-    let text = format!(
-        "name: infer_modes\nsource: {{ table: {source} }}\nentity: [id]\nattribute: attr\n\
-         value: val\npivot: {{ {pivot} }}\ntarget: {{ table: {target}, if_exists: replace }}\n"
-    );
-    config::parse_job(&text, Path::new("infer_modes.yaml")).expect("job parses")
-}
-
-/// Each column's declared type as the catalog has it, lower-cased, with its precision and
-/// scale or length: `numeric(18,2)`, `varchar(32)`, `integer`.
-async fn catalog_types(
-    db: &mut dyn Backend,
-    dialect: &str,
-    table: &str,
-) -> BTreeMap<String, String> {
-    let sql = match dialect {
-        "sqlite" => {
-            format!("SELECT name, type, NULL, NULL, NULL FROM pragma_table_info('{table}')")
-        }
-        _ => format!(
-            "SELECT column_name, data_type, CAST(numeric_precision AS INT), \
-             CAST(numeric_scale AS INT), CAST(character_maximum_length AS INT) \
-             FROM information_schema.columns WHERE table_name = '{table}'{}",
-            if dialect == "mariadb" {
-                " AND table_schema = DATABASE()"
-            } else {
-                ""
-            }
-        ),
-    };
-    let rows = db.query(&sql).await.expect("catalog");
-    let mut out = BTreeMap::new();
-    for r in rows {
-        let (Some(name), Some(ty)) = (r[0].as_text(), r[1].as_text()) else {
-            continue;
-        };
-        let ty = ty.to_lowercase();
-        let shown = if ty == "numeric" || ty == "decimal" {
-            format!(
-                "{ty}({},{})",
-                r[2].as_i64().unwrap_or(-1),
-                r[3].as_i64().unwrap_or(-1)
-            )
-        } else if ty.contains("char") && dialect != "postgres" {
-            format!("{ty}({})", r[4].as_i64().unwrap_or(-1))
-        } else {
-            ty
-        };
-        out.insert(name, shown);
-    }
-    out
+    fixture::job("infer_modes", source, "val", pivot, target, "replace")
 }
 
 /// A number's or timestamp's text without trailing fractional zeros: `12.50` → `12.5`,

@@ -8,11 +8,6 @@ use crate::tds_peer::{
     starts_with, BulkColumn, ColType, Column, Received, Response, Script, Value,
 };
 
-/// A peer with the stream job's `attrs` and `rows`, the target made by eavpivot.
-fn created(attrs: &[&str], rows: &[Kv]) -> Script {
-    stream_server(attrs, rows, created_columns(attrs))
-}
-
 #[test]
 fn stream_reads_on_a_second_connection_and_bulk_loads_inside_the_transaction() {
     let attrs = ["Color", "Size"];

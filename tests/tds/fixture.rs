@@ -53,29 +53,33 @@ pub fn ahead(first: Script, then: Script) -> Script {
     Script { rules }
 }
 
-/// A server with the EAV rows: Color (2 items), Size (1 item), 3 items in all.
-pub fn eav_server() -> Script {
-    let one_int = |n: i64| Response::rows(vec![Column::new("", ColType::Int)], vec![vec![int(n)]]);
-    Script::new()
-        .on(
-            contains("AS n_rows"),
-            Response::rows(
-                vec![
-                    Column::new("a", ColType::NVarCharMax),
-                    Column::new("n_rows", ColType::Int),
-                    Column::new("n_values", ColType::Int),
-                ],
-                vec![
-                    vec![text("Color|"), int(2), int(2)],
-                    vec![text("Size|"), int(1), int(1)],
-                ],
-            ),
-        )
+/// One row of unnamed INT columns: a count, or the target check's counts.
+pub fn ints(row: Vec<Option<Value>>) -> Response {
+    Response::rows(vec![Column::new("", ColType::Int); row.len()], vec![row])
+}
+
+/// Discovery's answer (`… AS n_rows`): per attribute key (`Color|`), its rows and values.
+pub fn discovered(rows: Vec<Vec<Option<Value>>>) -> Response {
+    Response::rows(
+        vec![
+            Column::new("a", ColType::NVarCharMax),
+            Column::new("n_rows", ColType::Int),
+            Column::new("n_values", ColType::Int),
+        ],
+        rows,
+    )
+}
+
+/// `script`'s rules, then the answers a pushdown into a new target meets before its load:
+/// the key is an INT `e0`, the target does not exist yet, and the conflict check (`pairs`)
+/// finds `pairs` (attribute key, pairs, conflicting).
+pub fn before_the_load(script: Script, pairs: Vec<Vec<Option<Value>>>) -> Script {
+    script
         .on(
             contains("sp_describe_first_result_set"),
             Response::describe_int_key("e0"),
         )
-        .on(contains("OBJECT_ID("), one_int(0))
+        .on(contains("OBJECT_ID("), ints(vec![int(0)]))
         .on(
             starts_with("SELECT p.a, COUNT(*) AS pairs"),
             Response::rows(
@@ -84,27 +88,33 @@ pub fn eav_server() -> Script {
                     Column::new("pairs", ColType::Int),
                     Column::new("conflicting", ColType::Int),
                 ],
-                vec![
-                    vec![text("Color|"), int(2), int(0)],
-                    vec![text("Size|"), int(1), int(0)],
-                ],
+                pairs,
             ),
         )
+}
+
+/// A server with the EAV rows: Color (2 items), Size (1 item), 3 items in all.
+pub fn eav_server() -> Script {
+    let discovery = Script::new().on(
+        contains("AS n_rows"),
+        discovered(vec![
+            vec![text("Color|"), int(2), int(2)],
+            vec![text("Size|"), int(1), int(1)],
+        ]),
+    );
+    let pairs = vec![
+        vec![text("Color|"), int(2), int(0)],
+        vec![text("Size|"), int(1), int(0)],
+    ];
+    before_the_load(discovery, pairs)
         .on(starts_with("INSERT INTO"), Response::RowCount(3))
         .on(
             starts_with("SELECT COUNT(*) FROM (SELECT DISTINCT"),
-            one_int(3),
+            ints(vec![int(3)]),
         )
         .on(
             starts_with("SELECT COUNT(*), COUNT([Color])"),
-            Response::rows(
-                vec![
-                    Column::new("", ColType::Int),
-                    Column::new("", ColType::Int),
-                    Column::new("", ColType::Int),
-                ],
-                vec![vec![int(3), int(2), int(1)]],
-            ),
+            ints(vec![int(3), int(2), int(1)]),
         )
 }
 
@@ -166,7 +176,7 @@ pub type Kv<'a> = (i64, &'a str, Option<&'a str>);
 /// (`SELECT TOP 0 <columns> FROM dbo.WIDE`) is answered with `wide`, the target's columns as
 /// SQL Server would describe them.
 pub fn stream_server(attrs: &[&str], rows: &[Kv], wide: Vec<Column>) -> Script {
-    let discovered = attrs
+    let discovery = attrs
         .iter()
         .map(|a| {
             let n = |all: bool| {
@@ -184,26 +194,13 @@ pub fn stream_server(attrs: &[&str], rows: &[Kv], wide: Vec<Column>) -> Script {
         let filled = rows.iter().filter(|r| r.1 == *a && r.2.is_some()).count();
         int(filled as i64)
     }));
-    let verified = Response::rows(
-        vec![Column::new("", ColType::Int); counts.len()],
-        vec![counts],
-    );
+    let verified = ints(counts);
     let read = rows
         .iter()
         .map(|(e, a, v)| vec![int(*e), text(&format!("{a}|")), v.and_then(text)])
         .collect();
     let stream = Script::new()
-        .on(
-            contains("AS n_rows"),
-            Response::rows(
-                vec![
-                    Column::new("a", ColType::NVarCharMax),
-                    Column::new("n_rows", ColType::Int),
-                    Column::new("n_values", ColType::Int),
-                ],
-                discovered,
-            ),
-        )
+        .on(contains("AS n_rows"), discovered(discovery))
         .on(
             contains("ORDER BY s.e0"),
             Response::rows(
@@ -221,6 +218,11 @@ pub fn stream_server(attrs: &[&str], rows: &[Kv], wide: Vec<Column>) -> Script {
         )
         .on(starts_with("SELECT COUNT(*), COUNT("), verified);
     ahead(stream, eav_server())
+}
+
+/// A peer with the stream job's `attrs` and `rows`, the target made by eavpivot.
+pub fn created(attrs: &[&str], rows: &[Kv]) -> Script {
+    stream_server(attrs, rows, created_columns(attrs))
 }
 
 /// The wide table as `CREATE TABLE` makes it: `[item_id] INT NOT NULL`, then one

@@ -10,35 +10,18 @@ use crate::tds_peer::TdsPeer;
 /// verification inside one transaction, nothing read from it but the target's own counts.
 #[test]
 fn a_sqlite_source_streams_into_sql_server_by_bulk_load() {
-    let attrs = ["Color", "Size"];
-    let peer = TdsPeer::start(stream_server(
-        &attrs,
-        &COLOR_SIZE_ROWS,
-        created_columns(&attrs),
-    ));
+    let peer = TdsPeer::start(created(&["Color", "Size"], &COLOR_SIZE_ROWS));
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("source.db");
     let conn = sqlite_source(&db);
-    let job = dir.path().join("cross.yaml");
-    std::fs::write(
-        &job,
-        JOB.replace("table: dbo.EAV", "table: EAV")
-            .replace("strategy: pushdown", "strategy: auto"),
-    )
-    .expect("write job");
-    let out = eavpivot(
-        &[
-            "run",
-            job.to_str().expect("utf-8 path"),
-            "--json",
-            "--target-connection",
-            &url(peer.port(), PASSWORD),
-        ],
+    let out = run_between(
+        "sqlite -> sql server",
+        &peer,
+        &dir.path().join("cross.yaml"),
+        ("table: dbo.EAV", "table: EAV"),
         &conn,
+        &url(peer.port(), PASSWORD),
     );
-    show("sqlite -> sql server", &peer, &out);
-    assert!(out.status.success(), "exit {:?}", out.status.code());
-    assert_no_password(&out, PASSWORD);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
     assert_eq!(json["rows_written"], 3);
     assert_eq!(json["strategy"], "stream");
@@ -64,52 +47,54 @@ fn a_sqlite_source_streams_into_sql_server_by_bulk_load() {
 /// The COLOR_SIZE_ROWS source as a SQLite file, written through the library's own backend (no
 /// sqlite3 shell assumed); returns its connection string.
 fn sqlite_source(path: &std::path::Path) -> String {
-    use eavpivot::backend::{self, ConnectOptions, ConnectionSpec};
     std::fs::write(path, b"").expect("create db file");
     let url = format!("sqlite:{}", path.display());
+    let rows: Vec<String> = COLOR_SIZE_ROWS
+        .iter()
+        .map(|(e, a, v)| match v {
+            Some(v) => format!("({e}, '{a}', '{v}')"),
+            None => format!("({e}, '{a}', NULL)"),
+        })
+        .collect();
+    let script = format!(
+        "CREATE TABLE EAV (item_id INT, attr TEXT, val TEXT); INSERT INTO EAV VALUES {};",
+        rows.join(", ")
+    );
+    let (rt, mut db) = open_sqlite(&url);
+    rt.block_on(db.execute_script(&script))
+        .expect("source rows");
+    url
+}
+
+/// The SQLite database at `url`, opened through the library's own backend, and a runtime
+/// to use it on.
+fn open_sqlite(url: &str) -> (tokio::runtime::Runtime, Box<dyn eavpivot::backend::Backend>) {
+    use eavpivot::backend::{self, ConnectOptions, ConnectionSpec};
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    rt.block_on(async {
-        let spec = ConnectionSpec::parse(Some(&url)).expect("url");
-        let mut db = backend::connect(&spec, &ConnectOptions::default())
-            .await
-            .expect("open sqlite");
-        let rows: Vec<String> = COLOR_SIZE_ROWS
-            .iter()
-            .map(|(e, a, v)| match v {
-                Some(v) => format!("({e}, '{a}', '{v}')"),
-                None => format!("({e}, '{a}', NULL)"),
-            })
-            .collect();
-        db.execute_script(&format!(
-            "CREATE TABLE EAV (item_id INT, attr TEXT, val TEXT); INSERT INTO EAV VALUES {};",
-            rows.join(", ")
-        ))
-        .await
-        .expect("source rows");
-    });
-    url
+    let spec = ConnectionSpec::parse(Some(url)).expect("url");
+    let db = rt
+        .block_on(backend::connect(&spec, &ConnectOptions::default()))
+        .expect("open sqlite");
+    (rt, db)
 }
 
-/// And the other way: SQL Server as the source of a load into SQLite. Discovery, the key's
-/// type and the ordered read come from the peer (the read on a connection of its own); the
-/// table is written in SQLite, and holds the peer's rows cell by cell.
-#[test]
-fn sql_server_streams_into_a_sqlite_target() {
-    let attrs = ["Color", "Size"];
-    let peer = TdsPeer::start(stream_server(
-        &attrs,
-        &COLOR_SIZE_ROWS,
-        created_columns(&attrs),
-    ));
-    let dir = tempfile::tempdir().expect("temp dir");
-    let target = dir.path().join("target.db");
-    let job = dir.path().join("to_sqlite.yaml");
+/// JOB with `from` spelt `to` and `strategy: auto`, written to `job` and run with `--json`
+/// from `source` into `--target-connection target`: it must succeed without printing the
+/// password; what the peer received is printed under `label`.
+fn run_between(
+    label: &str,
+    peer: &TdsPeer,
+    job: &std::path::Path,
+    (from, to): (&str, &str),
+    source: &str,
+    target: &str,
+) -> std::process::Output {
     std::fs::write(
-        &job,
-        JOB.replace("table: dbo.WIDE", "table: WIDE")
+        job,
+        JOB.replace(from, to)
             .replace("strategy: pushdown", "strategy: auto"),
     )
     .expect("write job");
@@ -119,13 +104,33 @@ fn sql_server_streams_into_a_sqlite_target() {
             job.to_str().expect("utf-8 path"),
             "--json",
             "--target-connection",
-            &format!("sqlite:{}", target.display()),
+            target,
         ],
-        &url(peer.port(), PASSWORD),
+        source,
     );
-    show("sql server -> sqlite", &peer, &out);
+    show(label, peer, &out);
     assert!(out.status.success(), "exit {:?}", out.status.code());
     assert_no_password(&out, PASSWORD);
+    out
+}
+
+/// And the other way: SQL Server as the source of a load into SQLite. Discovery, the key's
+/// type and the ordered read come from the peer (the read on a connection of its own); the
+/// table is written in SQLite, and holds the peer's rows cell by cell.
+#[test]
+fn sql_server_streams_into_a_sqlite_target() {
+    let peer = TdsPeer::start(created(&["Color", "Size"], &COLOR_SIZE_ROWS));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let target = dir.path().join("target.db");
+    let url_target = format!("sqlite:{}", target.display());
+    run_between(
+        "sql server -> sqlite",
+        &peer,
+        &dir.path().join("to_sqlite.yaml"),
+        ("table: dbo.WIDE", "table: WIDE"),
+        &url(peer.port(), PASSWORD),
+        &url_target,
+    );
     let sent = peer.statements();
     assert!(
         sent.iter().any(|s| s.contains("AS n_rows")),
@@ -141,21 +146,10 @@ fn sql_server_streams_into_a_sqlite_target() {
             .any(|s| s.starts_with("CREATE TABLE") || s.contains("BEGIN TRANSACTION")),
         "nothing is written to the source: {sent:#?}"
     );
-    let url = format!("sqlite:{}", target.display());
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let rows = rt.block_on(async {
-        use eavpivot::backend::{self, ConnectOptions, ConnectionSpec};
-        let spec = ConnectionSpec::parse(Some(&url)).expect("url");
-        let mut db = backend::connect(&spec, &ConnectOptions::default())
-            .await
-            .expect("open target");
-        db.query("SELECT item_id, Color, Size FROM WIDE ORDER BY item_id")
-            .await
-            .expect("target rows")
-    });
+    let (rt, mut db) = open_sqlite(&url_target);
+    let rows = rt
+        .block_on(db.query("SELECT item_id, Color, Size FROM WIDE ORDER BY item_id"))
+        .expect("target rows");
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| r.iter().map(|v| v.to_string()).collect())

@@ -3,11 +3,10 @@
 //! prints the typed CREATE TABLE, the pushdown's CASTs and the round-trip verification.
 #![cfg(feature = "mssql")] // needs the mssql driver in the build
 
-use crate::fixture::{int, text};
+use crate::fixture::{before_the_load, eavpivot, int, text, url, PASSWORD};
 use crate::tds_peer;
 
-use assert_cmd::Command;
-use tds_peer::{contains, starts_with, ColType, Column, Response, Script, TdsPeer};
+use tds_peer::{contains, ColType, Column, Response, Script, TdsPeer};
 
 const JOB: &str = "name: typed_tds
 source: { table: dbo.EAV }
@@ -30,50 +29,31 @@ fn server() -> Script {
         ("born|", "2024-02-29", 1),
         ("name|", "日本", 2),
     ];
-    Script::new()
-        .on(
-            contains("AS null_e0, s.v, s.e0"),
-            Response::rows(
-                vec![
-                    Column::new("a", ColType::NVarCharMax),
-                    Column::new("b", ColType::Int),
-                    Column::new("null_e0", ColType::Int),
-                    Column::new("v", ColType::NVarCharMax),
-                    Column::new("e0", ColType::Int),
-                ],
-                scan_rows
-                    .iter()
-                    .map(|(a, v, e)| {
-                        vec![
-                            text(a),
-                            int(2 * v.chars().count() as i64),
-                            int(0),
-                            text(v),
-                            int(*e),
-                        ]
-                    })
-                    .collect(),
-            ),
-        )
-        .on(
-            contains("sp_describe_first_result_set"),
-            Response::describe_int_key("e0"),
-        )
-        .on(
-            contains("OBJECT_ID("),
-            Response::rows(vec![Column::new("", ColType::Int)], vec![vec![int(0)]]),
-        )
-        .on(
-            starts_with("SELECT p.a, COUNT(*) AS pairs"),
-            Response::rows(
-                vec![
-                    Column::new("a", ColType::NVarCharMax),
-                    Column::new("pairs", ColType::Int),
-                    Column::new("conflicting", ColType::Int),
-                ],
-                Vec::new(),
-            ),
-        )
+    let scan = Script::new().on(
+        contains("AS null_e0, s.v, s.e0"),
+        Response::rows(
+            vec![
+                Column::new("a", ColType::NVarCharMax),
+                Column::new("b", ColType::Int),
+                Column::new("null_e0", ColType::Int),
+                Column::new("v", ColType::NVarCharMax),
+                Column::new("e0", ColType::Int),
+            ],
+            scan_rows
+                .iter()
+                .map(|(a, v, e)| {
+                    vec![
+                        text(a),
+                        int(2 * v.chars().count() as i64),
+                        int(0),
+                        text(v),
+                        int(*e),
+                    ]
+                })
+                .collect(),
+        ),
+    );
+    before_the_load(scan, Vec::new())
 }
 
 #[test]
@@ -82,20 +62,10 @@ fn dry_run_types_columns_casts_and_verifies_on_sql_server() {
     let dir = tempfile::tempdir().expect("temp dir");
     let job = dir.path().join("typed_tds.yaml");
     std::fs::write(&job, JOB).expect("job");
-    let out = Command::cargo_bin("eavpivot")
-        .expect("binary")
-        .args(["run", job.to_str().expect("utf-8"), "--dry-run"])
-        .env(
-            "EAVPIVOT_CONNECTION",
-            format!(
-                "mssql://sa:s3cret-Pw@127.0.0.1:{}/eav?encrypt=not_supported",
-                peer.port()
-            ),
-        )
-        .env_remove("EAVPIVOT_PASSWORD")
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .expect("runs");
+    let out = eavpivot(
+        &["run", job.to_str().expect("utf-8"), "--dry-run"],
+        &url(peer.port(), PASSWORD),
+    );
     let printed = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}\n{printed}");
