@@ -45,5 +45,7 @@ mod quick_start;
 mod schemas;
 #[path = "cli/secrets.rs"]
 mod secrets;
+#[path = "cli/sudoku_file.rs"]
+mod sudoku_file;
 #[path = "cli/yaml_scalars.rs"]
 mod yaml_scalars;

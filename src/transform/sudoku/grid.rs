@@ -112,6 +112,25 @@ fn value_of(ch: char) -> Option<u8> {
     }
 }
 
+/// The values of a line's characters for a grid of `side` values, checking each symbol.
+fn cells_of(chars: impl Iterator<Item = char>, side: usize) -> Result<Vec<u8>, GridError> {
+    // 1-based row and column of the i-th character, worked out only for an error.
+    let at = |i: usize| (i / side + 1, i % side + 1);
+    let mut cells = Vec::with_capacity(side * side);
+    for (i, ch) in chars.enumerate() {
+        let Some(value) = value_of(ch) else {
+            let (row, col) = at(i);
+            return Err(GridError::BadSymbol { row, col, ch });
+        };
+        if usize::from(value) > side {
+            let (row, col) = at(i);
+            return Err(GridError::SymbolOutOfRange { row, col, ch, side });
+        }
+        cells.push(value);
+    }
+    Ok(cells)
+}
+
 impl Grid {
     /// Builds a grid, checking the box size, the cell count and that every value is in
     /// `0..=side`. Duplicates are not checked here (see [`Grid::first_conflict`]).
@@ -138,6 +157,13 @@ impl Grid {
         Ok(Grid { box_size, cells })
     }
 
+    /// A grid the solver filled: its values come from candidate masks of the right size,
+    /// so [`Grid::new`]'s checks would only spend time (they still run in debug builds).
+    pub(super) fn solved(box_size: usize, cells: Vec<u8>) -> Grid {
+        debug_assert!(Grid::new(box_size, cells.clone()).is_ok());
+        Grid { box_size, cells }
+    }
+
     /// An all-blank grid.
     pub fn empty(box_size: usize) -> Result<Grid, GridError> {
         let side = box_size * box_size;
@@ -147,7 +173,12 @@ impl Grid {
     /// Parses one line: its length (after trimming) picks the size, `.` or `0` is a blank.
     pub fn parse(line: &str) -> Result<Grid, GridError> {
         let line = line.trim();
-        let len = line.chars().count();
+        // Every well-formed puzzle is ASCII, where bytes are characters.
+        let len = if line.is_ascii() {
+            line.len()
+        } else {
+            line.chars().count()
+        };
         let box_size = match len {
             16 => 2,
             81 => 3,
@@ -156,16 +187,13 @@ impl Grid {
             _ => return Err(GridError::LineLength(len)),
         };
         let side = box_size * box_size;
-        let mut cells = Vec::with_capacity(len);
-        for (i, ch) in line.chars().enumerate() {
-            let (row, col) = (i / side + 1, i % side + 1);
-            let value = value_of(ch).ok_or(GridError::BadSymbol { row, col, ch })?;
-            if usize::from(value) > side {
-                return Err(GridError::SymbolOutOfRange { row, col, ch, side });
-            }
-            cells.push(value);
-        }
-        Grid::new(box_size, cells)
+        let cells = if line.is_ascii() {
+            cells_of(line.bytes().map(char::from), side)?
+        } else {
+            cells_of(line.chars(), side)?
+        };
+        // Shape and range were checked above: what `Grid::new` would check again.
+        Ok(Grid { box_size, cells })
     }
 
     pub fn box_size(&self) -> usize {
@@ -207,7 +235,17 @@ impl Grid {
 
     /// The one-line form accepted by [`Grid::parse`], `.` for blanks.
     pub fn to_line(&self) -> String {
-        self.cells.iter().map(|&v| symbol(v)).collect()
+        let mut line = String::with_capacity(self.cells.len());
+        self.push_line(&mut line);
+        line
+    }
+
+    /// Appends [`Grid::to_line`]'s text to `out` (no allocation of its own).
+    pub fn push_line(&self, out: &mut String) {
+        out.reserve(self.cells.len());
+        for &v in &self.cells {
+            out.push(symbol(v));
+        }
     }
 
     /// A multi-line picture with `+---+` separators between boxes, for people.

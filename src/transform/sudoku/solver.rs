@@ -56,28 +56,28 @@ pub fn solve(grid: &Grid, limit: u32) -> SolveOutcome {
         let found = fast9::solve9(grid.cells(), limit);
         return SolveOutcome {
             solutions: found.solutions,
-            first: found
-                .first
-                .and_then(|cells| Grid::new(3, cells.to_vec()).ok()),
+            first: found.first.map(|cells| Grid::solved(3, cells.to_vec())),
             nodes: found.nodes,
         };
     }
     solve_generic(grid, limit)
 }
 
-/// Invalid givens (a duplicate in a unit) → [`Status::Invalid`] without searching;
-/// otherwise a search with limit 2, enough to prove uniqueness.
+/// Invalid givens (a duplicate in a unit) → [`Status::Invalid`] with an empty outcome;
+/// otherwise a search with limit 2, enough to prove uniqueness. Givens with a duplicate
+/// have no solution, so the duplicate is only looked for when the search found none
+/// (both engines stop at the first given that repeats one, before any search node).
 pub fn classify(grid: &Grid) -> (Status, SolveOutcome) {
-    if grid.first_conflict().is_some() {
-        let none = SolveOutcome {
-            solutions: 0,
-            first: None,
-            nodes: 0,
-        };
-        return (Status::Invalid, none);
-    }
     let outcome = solve(grid, 2);
     let status = match outcome.solutions {
+        0 if grid.first_conflict().is_some() => {
+            let none = SolveOutcome {
+                solutions: 0,
+                first: None,
+                nodes: 0,
+            };
+            return (Status::Invalid, none);
+        }
         0 => Status::NoSolution,
         1 => Status::Solved,
         _ => Status::MultipleSolutions,
