@@ -618,6 +618,26 @@ pub trait Query: Types {
     fn counts_inserted_rows(&self) -> bool {
         true
     }
+
+    /// Session settings sent before the pushdown's `INSERT … SELECT`s: what keeps the
+    /// engine from spending more on planning one wide statement than on running it.
+    fn pushdown_settings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// One row, one text: the character set of `table`'s column `column`, where knowing it
+    /// can make the attribute key cheaper ([`Query::attribute_key_of_charset`]). None: the
+    /// general [`Quoting::attribute_key`] is already as cheap as it gets here.
+    fn column_charset_query(&self, _table: &TableRef, _column: &str) -> Option<String> {
+        None
+    }
+
+    /// An attribute key for a plain column stored in `charset` that yields exactly the
+    /// bytes [`Quoting::attribute_key`] yields, at less cost per row; None where there is
+    /// none for that character set.
+    fn attribute_key_of_charset(&self, _attribute_expr: &str, _charset: &str) -> Option<String> {
+        None
+    }
 }
 
 /// Standalone scripts (`eavpivot script`) and the spelling of hand-built SQL.

@@ -233,6 +233,15 @@ impl Query for Postgres {
             query::source_rows(self, source)
         )
     }
+
+    /// No JIT: an `INSERT … SELECT` runs without parallel workers, so one with many
+    /// `MAX(CASE …)` columns costs past `jit_optimize_above_cost` and
+    /// `jit_inline_above_cost`, and compiling its expressions took longer than running
+    /// them (EXPLAIN ANALYZE at 10,000 × 100: JIT 13.0 s of a 23.2 s INSERT, 13.6 s
+    /// without JIT; BENCHMARKS.md "Pushdown at the cost of its SQL").
+    fn pushdown_settings(&self) -> Vec<String> {
+        vec!["SET jit = off".into()]
+    }
 }
 
 impl Script for Postgres {

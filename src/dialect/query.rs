@@ -24,6 +24,10 @@ pub struct SourceQuery {
     pub filter: Option<String>,
     /// A merge's delta (`source.changed`): only entities with a row matching it.
     pub changed: Option<String>,
+    /// The attribute key expression when the catalog showed a cheaper one exact for the
+    /// attribute column ([`super::Query::attribute_key_of_charset`]); None: the dialect's
+    /// [`Quoting::attribute_key`] of `attribute`.
+    pub attribute_key: Option<String>,
 }
 
 /// `FROM t AS a JOIN … WHERE …` of the job's source: its scope (`source.where`).
@@ -341,7 +345,11 @@ fn source_rows_sql<D: Quoting + ?Sized>(
         .enumerate()
         .map(|(i, e)| format!("{e} AS e{i}"))
         .collect();
-    cols.push(format!("{} AS a", dialect.attribute_key(&source.attribute)));
+    let key = match &source.attribute_key {
+        Some(key) => key.clone(),
+        None => dialect.attribute_key(&source.attribute),
+    };
+    cols.push(format!("{key} AS a"));
     cols.push(format!("{} AS v", source.value));
     format!(
         "SELECT {}\n  {}",

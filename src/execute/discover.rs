@@ -119,6 +119,38 @@ pub(super) async fn unique_pairs(
     proven_key(dialect, &columns, &rows)
 }
 
+/// The source query of `job` with the cheapest exact attribute key the catalog allows
+/// ([`crate::dialect::Query::attribute_key_of_charset`]): for the pushdown's `INSERT …
+/// SELECT`, which tests the key once per column per row. The same bytes as the general
+/// key, so the pairs, cells and columns are the same; any doubt (a join, an expression, a
+/// failed catalog read, another character set) keeps the general key.
+pub(super) async fn keyed_source(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    job: &Job,
+) -> query::SourceQuery {
+    let mut source = crate::plan::source_query(job);
+    if job.source.joins.is_empty() {
+        source.attribute_key = cheaper_attribute_key(session, dialect, job).await;
+    }
+    source
+}
+
+async fn cheaper_attribute_key(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    job: &Job,
+) -> Option<String> {
+    let column = TableRef::parse(&job.attribute).ok()?.name();
+    let sql = dialect.column_charset_query(&job.source.table, &column)?;
+    let rows = session.inspect(&sql).await.ok()?;
+    let [row] = rows.as_slice() else {
+        return None;
+    };
+    let charset = row.first()?.as_text()?;
+    dialect.attribute_key_of_charset(&job.attribute, &charset)
+}
+
 /// The first key (`key_name, column_name` rows) whose columns are all among `columns` (the
 /// job's, as written).
 fn proven_key(dialect: &dyn Dialect, columns: &[String], rows: &[Vec<Value>]) -> Option<String> {

@@ -49,6 +49,10 @@ impl Fill for PivotFill<'_> {
             Strategy::Pushdown => {
                 let show = self.show_progress && !session.dry_run;
                 let mut steps = super::progress::Steps::new(targets.len(), show);
+                let keyed = super::discover::keyed_source(session, dialect, job).await;
+                for setting in dialect.pushdown_settings() {
+                    session.change(&setting).await?;
+                }
                 for out in targets {
                     let shape = out.build_shape();
                     steps.start(&format!("INSERT INTO {}", out.shape.table));
@@ -56,7 +60,7 @@ impl Fill for PivotFill<'_> {
                         .change(&query::insert_select(
                             dialect,
                             &shape,
-                            &crate::plan::source_query(job),
+                            &keyed,
                             job.pivot.aggregate,
                         ))
                         .await

@@ -36,6 +36,7 @@ impl From<&Job> for SourceQuery {
             value: job.value.clone(),
             filter: job.source.filter.clone(),
             changed: job.source.changed.clone(),
+            attribute_key: None,
         }
     }
 }

@@ -157,3 +157,83 @@ fn postgres_pushdown_skips_the_survey_only_where_the_key_proves_it() {
 fn mariadb_pushdown_skips_the_survey_only_where_the_key_proves_it() {
     runtime().block_on(proof_cases(&mariadb()));
 }
+
+/// MariaDB's pushdown tests the attribute by the column's character set from the catalog
+/// (`utf8mb4_nopad_bin` for utf8mb4, the bytes for utf8mb3, the general conversion to
+/// utf8mb4 bytes otherwise): names that differ only by case, accent or a trailing space stay
+/// distinct columns with their own values, as under the general key.
+#[test]
+fn mariadb_pushdown_attribute_key_by_charset_keeps_names_apart() {
+    runtime().block_on(async {
+        let db = mariadb();
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let conn = conn.as_mut();
+        let p = format!("perf{}_cs", std::process::id());
+        let (source, target) = (format!("{p}_kv"), format!("{p}_wide"));
+        let cases = [
+            ("utf8mb4", "COLLATE utf8mb4_nopad_bin", true),
+            ("utf8mb3", "CAST(k.attr AS BINARY)", false),
+            ("latin1", "CAST(CONVERT(k.attr USING utf8mb4) AS BINARY)", false),
+        ];
+        for (charset, key, emoji) in cases {
+            drop_if_exists(conn, &source).await;
+            conn.execute(&format!(
+                "CREATE TABLE {source} (id INTEGER NOT NULL, attr VARCHAR(20) CHARACTER SET {charset} NOT NULL, val VARCHAR(20))"
+            ))
+            .await
+            .expect("create source");
+            let mut names = vec!["a", "A", "a ", "é", "e", "É"];
+            if emoji {
+                names.push("😀");
+            }
+            let rows: Vec<String> = names
+                .iter()
+                .enumerate()
+                .flat_map(|(i, n)| {
+                    [
+                        format!("(1, '{n}', 'v{i}')"),
+                        format!("(2, '{n}', 'w{i}')"),
+                    ]
+                })
+                .collect();
+            conn.execute(&format!("INSERT INTO {source} VALUES {}", rows.join(", ")))
+                .await
+                .expect("fill source");
+            let out = pivot(conn, &source, &target, "").await;
+            let insert = out
+                .report
+                .statement_log
+                .iter()
+                .find(|s| s.sql.starts_with("INSERT INTO"))
+                .unwrap_or_else(|| panic!("{charset}: no INSERT sent"));
+            assert!(insert.sql.contains(key), "{charset}: {}", insert.sql);
+            assert_eq!(out.report.rows_written, 2, "{charset}");
+            assert_eq!(
+                out.report.cells_written,
+                2 * names.len() as u64,
+                "{charset}"
+            );
+            for (entity, tag) in [(1, 'v'), (2, 'w')] {
+                let rows = conn
+                    .query(&format!("SELECT * FROM {target} WHERE id = {entity}"))
+                    .await
+                    .expect("read back");
+                let mut got: Vec<String> = rows[0]
+                    .iter()
+                    .skip(1)
+                    .map(|v| v.as_text().unwrap_or_default())
+                    .collect();
+                got.sort();
+                let mut want: Vec<String> =
+                    (0..names.len()).map(|i| format!("{tag}{i}")).collect();
+                want.sort();
+                assert_eq!(got, want, "{charset}: entity {entity}'s cells");
+            }
+        }
+        for t in [&source, &target] {
+            drop_if_exists(conn, t).await;
+        }
+    });
+}

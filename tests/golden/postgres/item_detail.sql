@@ -51,6 +51,8 @@ CREATE TABLE ITEM_WIDE (
   PRIMARY KEY ("item_id")
 );
 
+SET jit = off;
+
 INSERT INTO ITEM_WIDE ("item_id", "Color", "Material", "Size", "Voltage", "Warranty 2 years", "Warranty 10 years", "Weight (kg)")
 SELECT s.e0,
   MAX(CASE WHEN s.a = 'Color' THEN s.v END) AS "Color",
