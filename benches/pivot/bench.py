@@ -319,7 +319,12 @@ def main():
                          "(postgres, mariadb) and writes the 'Remote links' table to --out")
     ap.add_argument("--check-links", action="store_true",
                     help="with --links: only measure what each proxy gives (round trip, throughput)")
+    ap.add_argument("--bin", default="", help="the eavpivot binary to time (default: this "
+                    "tree's target/release/eavpivot)")
     args = ap.parse_args()
+    if args.bin:
+        global BIN
+        BIN = Path(args.bin).resolve()
     if args.links:
         return main_links(args)
     global BASE_BIN
@@ -517,11 +522,15 @@ def main_links(args):
                     generate(engine, entities, attrs)
                     methods = [(m, lambda m=m: run_eavpivot(engine, entities, attrs, m, False,
                                                             connection=connection))
-                               for m in ("stream", "pushdown", "auto")]
+                               for m in ("stream", "pushdown", "auto")
+                               if not args.methods or m in args.methods.split(",")]
                     got = dict(measure_interleaved(methods, args.runs, args.slow))
+                    for m in ("stream", "pushdown", "auto"):
+                        got.setdefault(m, (None, "not run", None, 0))
                     load = os.getloadavg()[0]
                     (stream, _, _, n), (push, _, _, _) = got["stream"], got["pushdown"]
-                    auto, chose, _, _ = got["auto"]
+                    auto, chose, _, n_auto = got["auto"]
+                    n = max(n, n_auto)
                     better = min(x for x in (stream, push) if x is not None) \
                         if stream or push else None
                     ratio = f"{auto / better:.2f}" if auto and better else "—"
