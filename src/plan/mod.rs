@@ -140,7 +140,7 @@ pub struct Link {
 /// per source row. benches/pivot ("Remote links" in BENCHMARKS.md, 1M source rows, PostgreSQL
 /// and MariaDB, since the pushdown skips its survey on a unique key): at 10 columns the
 /// pushdown won on loopback and on the 1 ms / 1 Gbit/s and 20 ms / 100 Mbit/s links
-/// (1.4-2.7x), at 100 columns the stream won on all three (1.05-2.9x); the crossover moved
+/// (1.4-2.7x), at 100 columns the stream won on all three (1.3-3.9x); the crossover moved
 /// little with the round trip, so one width between the two (as SQL Server's width rule).
 pub const REMOTE_PUSHDOWN_COLUMNS: usize = 32;
 
