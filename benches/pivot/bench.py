@@ -162,10 +162,10 @@ def job_file(engine, entities, attrs, split):
     return path
 
 
-def run_eavpivot(engine, entities, attrs, strategy, split, binary=None):
+def run_eavpivot(engine, entities, attrs, strategy, split, binary=None, connection=None):
     job = job_file(engine, entities, attrs, split)
     cmd = ["/usr/bin/time", "-f", "RSS_KB=%M", str(binary or BIN), "run", str(job), "--connection",
-           url(engine), "--strategy", strategy, "--preview", "0"]
+           connection or url(engine), "--strategy", strategy, "--preview", "0"]
     started = time.time()
     r = sh(cmd, check=False)
     took = time.time() - started
@@ -313,7 +313,20 @@ def main():
                     help="only these methods, e.g. pushdown,discovery + hand")
     ap.add_argument("--base-bin", default="",
                     help="also run this binary's pushdown (pushdown@base): before/after side by side")
+    ap.add_argument("--links", default="",
+                    help="remote links through benches/pivot/netproxy.py, e.g. "
+                         "direct,1ms/1gbit,20ms/100mbit: runs stream, pushdown and auto per link "
+                         "(postgres, mariadb) and writes the 'Remote links' table to --out")
+    ap.add_argument("--check-links", action="store_true",
+                    help="with --links: only measure what each proxy gives (round trip, throughput)")
+    ap.add_argument("--bin", default="", help="the eavpivot binary to time (default: this "
+                    "tree's target/release/eavpivot)")
     args = ap.parse_args()
+    if args.bin:
+        global BIN
+        BIN = Path(args.bin).resolve()
+    if args.links:
+        return main_links(args)
     global BASE_BIN
     BASE_BIN = args.base_bin
     WORK.mkdir(parents=True, exist_ok=True)
@@ -413,6 +426,122 @@ def render(results, args):
         lines.append("")
     return "\n".join(lines) + "\n"
 
+
+# ---------------------------------------------------------------- remote links (issue 20, item 2)
+
+# A server reached through benches/pivot/netproxy.py: a round trip and a throughput cap per
+# direction, made in userspace on loopback (no `tc netem` on this kernel).
+LINK_SERVERS = {"postgres": 5432, "mariadb": 3306}
+LINK_PORT = 27000  # netproxy listens on LINK_PORT + server port % 1000 (27432, 27306)
+
+
+def parse_link(spec):
+    """`direct` -> None; `20ms/100mbit` -> (20.0, 100.0)."""
+    if spec == "direct":
+        return None
+    m = re.fullmatch(r"([\d.]+)ms/([\d.]+)(g|m)bit", spec.lower())
+    if not m:
+        raise SystemExit(f"--links: {spec!r} is not direct or <rtt>ms/<n>mbit (or gbit)")
+    return float(m.group(1)), float(m.group(2)) * (1000 if m.group(3) == "g" else 1)
+
+
+def start_proxy(engine, link):
+    """Start netproxy in front of `engine`'s server; returns (process, connection URL)."""
+    rtt, mbit = link
+    server = LINK_SERVERS[engine]
+    port = LINK_PORT + server % 1000
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).parent / "netproxy.py"),
+                             "--listen", str(port), "--to", f"127.0.0.1:{server}",
+                             "--rtt-ms", str(rtt), "--mbit", str(mbit)],
+                            stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            import socket
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc, url(engine).replace(f":{server}/", f":{port}/")
+
+
+def psql_timings(port, statements):
+    """psql's own `\\timing` of each statement in one session (client-side round trip)."""
+    cmd = PSQL[:5] + ["-h", "127.0.0.1", "-p", str(port), "-U", "root", "-d", "test"]
+    r = sh(cmd, stdin="\\timing on\n" + "".join(s + "\n" for s in statements))
+    return [float(x) / 1000 for x in re.findall(r"Time: ([\d.]+) ms", r.stdout)]
+
+
+def check_link(spec, link, rounds=20):
+    """What the proxy really gives, on PostgreSQL through psql: the round trip of `SELECT 1`
+    (min and median of `rounds`) and the throughput of a big SELECT (`\\copy` of the 1M-row
+    source to /dev/null, bytes counted by the same query)."""
+    t = table(100_000, 10)
+    generate("postgres", 100_000, 10)
+    size = int(sh(PSQL + ["-At", "-c", f"SELECT SUM(octet_length(t::text) + 1) FROM {t} t"])
+               .stdout.strip())
+    proc, port = None, LINK_SERVERS["postgres"]
+    if link:
+        proc, _ = start_proxy("postgres", link)
+        port = LINK_PORT + port % 1000
+    try:
+        rtts = psql_timings(port, ["SELECT 1;"] * rounds)
+        copies = psql_timings(port, [f"\\copy (SELECT * FROM {t}) TO '/dev/null'"] * 2)
+    finally:
+        if proc:
+            proc.terminate()
+            proc.wait()
+    best = min(copies)
+    return (f"| {spec} | {min(rtts) * 1000:.2f} ms | {statistics.median(rtts) * 1000:.2f} ms | "
+            f"{best:.2f} s | {size / 1e6:.1f} MB | {size * 8 / best / 1e6:.0f} Mbit/s | "
+            f"{os.getloadavg()[0]:.2f} |")
+
+
+def main_links(args):
+    """The 'Remote links' table: per link x engine x shape, stream, pushdown and auto
+    alternated (n = --runs), auto's choice and its ratio to the better strategy."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    specs = args.links.split(",")
+    if args.check_links:
+        lines = ["| link | SELECT 1 min | SELECT 1 median | 1M-row \\copy | bytes | throughput | load |",
+                 "|---|---|---|---|---|---|---|"]
+        for spec in specs:
+            lines.append(check_link(spec, parse_link(spec)))
+            print(lines[-1], flush=True)
+        Path(args.out).write_text("\n".join(lines) + "\n")
+        return
+    engines = [e for e in args.engines.split(",") if e in LINK_SERVERS]
+    shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",") if s] or SHAPES[:2]
+    rows = ["| link | engine | shape | stream | pushdown | auto | auto chose | auto / better | n | load |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for spec in specs:
+        link = parse_link(spec)
+        for engine in engines:
+            proc, connection = start_proxy(engine, link) if link else (None, url(engine))
+            try:
+                for entities, attrs in shapes:
+                    generate(engine, entities, attrs)
+                    methods = [(m, lambda m=m: run_eavpivot(engine, entities, attrs, m, False,
+                                                            connection=connection))
+                               for m in ("stream", "pushdown", "auto")
+                               if not args.methods or m in args.methods.split(",")]
+                    got = dict(measure_interleaved(methods, args.runs, args.slow))
+                    for m in ("stream", "pushdown", "auto"):
+                        got.setdefault(m, (None, "not run", None, 0))
+                    load = os.getloadavg()[0]
+                    (stream, _, _, n), (push, _, _, _) = got["stream"], got["pushdown"]
+                    auto, chose, _, n_auto = got["auto"]
+                    n = max(n, n_auto)
+                    better = min(x for x in (stream, push) if x is not None) \
+                        if stream or push else None
+                    ratio = f"{auto / better:.2f}" if auto and better else "—"
+                    rows.append(f"| {spec} | {engine} | {entities:,} x {attrs:,} | {fmt(stream)} | "
+                                f"{fmt(push)} | {fmt(auto)} | {chose} | {ratio} | {n} | {load:.2f} |")
+                    print(rows[-1], flush=True)
+            finally:
+                if proc:
+                    proc.terminate()
+                    proc.wait()
+    Path(args.out).write_text("\n".join(rows) + "\n")
 
 if __name__ == "__main__":
     main()

@@ -9,6 +9,7 @@ mod discover;
 mod fault;
 mod in_database;
 mod keys;
+mod link;
 mod load;
 pub mod preview;
 pub mod progress;
@@ -115,7 +116,15 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
         let dialects = (source, dialect);
         count_fullest_entity(&mut session, dialects, job, &mut discovery, &entity_types).await?;
     }
-    let mut plan = plan::build_plan(job, dialect, &discovery, &entity_types, options.plan)?;
+    let mut plan_options = options.plan;
+    // Only `auto` weighs the link, and only within one database (across two, only the stream
+    // can run).
+    if plan_options.strategy.unwrap_or(job.strategy) == StrategyName::Auto
+        && !session.across_databases()
+    {
+        plan_options.link = link::measure(&mut *session.backend).await;
+    }
+    let mut plan = plan::build_plan(job, dialect, &discovery, &entity_types, plan_options)?;
     plan.notes.extend(type_notes);
     if whole_scope.is_some() {
         plan.notes.push(format!(

@@ -125,7 +125,27 @@ pub struct PlanOptions {
     /// A transform does the work inside the database (`crate::transform::InDatabase`): its
     /// strategy reason. Such a plan is the pushdown.
     pub in_database: Option<&'static str>,
+    /// The link to the server, measured before planning (execute does; the plan only weighs
+    /// the number): `auto` weighs it against the width. None for an
+    /// embedded database, or when nothing was measured.
+    pub link: Option<Link>,
 }
+
+/// The link to a database server as measured at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    /// The fastest round trip of a trivial one-row query.
+    pub round_trip: std::time::Duration,
+}
+
+/// `auto` with a server (a link measured): the stream moves every source row to eavpivot and
+/// every wide row back over the link, the pushdown moves nothing but does one CASE per column
+/// per source row. benches/pivot ("Remote links" in BENCHMARKS.md, 1M source rows, PostgreSQL
+/// and MariaDB, since the pushdown skips its survey on a unique key): at 10 columns the
+/// pushdown won on loopback and on the 1 ms / 1 Gbit/s and 20 ms / 100 Mbit/s links
+/// (1.4-2.7x), at 100 columns the stream won on all three (1.3-3.9x); the crossover moved
+/// little with the round trip, so one width between the two (as SQL Server's width rule).
+pub const REMOTE_PUSHDOWN_COLUMNS: usize = 32;
 
 /// Build the plan. `entity_types` are the source types of the entity keys, where known.
 pub fn build_plan(
@@ -542,6 +562,8 @@ fn choose_strategy(
     let columns: usize = tables.iter().map(|t| t.columns.len()).sum();
     let above = dialect.stream_above_columns();
     let name = dialect.name();
+    let link = options.link.map(|l| l.round_trip);
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     if options.across_databases {
         return (
             Strategy::Stream,
@@ -561,26 +583,63 @@ fn choose_strategy(
                 "auto: {source_rows} source rows < {SMALL_SOURCE_ROWS}; one statement in the database is quickest"
             ),
         ),
-        StrategyName::Auto if columns > above => (
-            Strategy::Stream,
-            if above == 0 {
-                format!(
-                    "auto: on {name} the stream measured faster at every width (benches/pivot): one lookup per source row ({source_rows}) instead of {columns} CASE comparisons each, and no separate conflict scan"
-                )
-            } else {
-                format!(
-                    "auto: {columns} columns > {above} on {name}; MAX(CASE) would make ~{} comparisons over {source_rows} source rows, the stream one lookup per row",
-                    (source_rows as u128) * (columns as u128)
-                )
-            },
-        ),
-        StrategyName::Auto => (
+        StrategyName::Auto => {
+            let (strategy, reason) = choose_by_width(source_rows, columns, above, name);
+            let Some(rtt) = link else {
+                return (strategy, reason);
+            };
+            let most = REMOTE_PUSHDOWN_COLUMNS;
+            let rtt = ms(rtt);
+            match strategy {
+                Strategy::Stream if columns <= most => (
+                    Strategy::Pushdown,
+                    format!(
+                        "auto: round trip to {name} measured {rtt:.2} ms: the stream would move {source_rows} source rows over the link and the wide rows back, which costs more than {columns} CASE columns in the database (benches/pivot: pushdown up to {most} columns on every link measured)"
+                    ),
+                ),
+                Strategy::Stream => (
+                    strategy,
+                    format!(
+                        "{reason} (round trip measured {rtt:.2} ms: the pushdown wins only up to {most} columns)"
+                    ),
+                ),
+                Strategy::Pushdown => (
+                    strategy,
+                    format!("{reason} (round trip measured {rtt:.2} ms)"),
+                ),
+            }
+        }
+    }
+}
+
+/// `auto` without a measured link: by width, as benches/pivot measured on this machine.
+fn choose_by_width(
+    source_rows: u64,
+    columns: usize,
+    above: usize,
+    name: &str,
+) -> (Strategy, String) {
+    if columns <= above {
+        return (
             Strategy::Pushdown,
             format!(
                 "auto: {columns} columns <= {above} on {name}; the database pivots {source_rows} source rows in one statement"
             ),
-        ),
+        );
     }
+    (
+        Strategy::Stream,
+        if above == 0 {
+            format!(
+                "auto: on {name} the stream measured faster at every width (benches/pivot): one lookup per source row ({source_rows}) instead of {columns} CASE comparisons each, and no separate conflict scan"
+            )
+        } else {
+            format!(
+                "auto: {columns} columns > {above} on {name}; MAX(CASE) would make ~{} comparisons over {source_rows} source rows, the stream one lookup per row",
+                (source_rows as u128) * (columns as u128)
+            )
+        },
+    )
 }
 
 /// Below this many source rows `auto` keeps the pushdown whatever the width: both take
@@ -660,3 +719,6 @@ pub fn decode_discovery(
     }
     Ok(discovery)
 }
+
+#[cfg(test)]
+mod strategy_tests;
