@@ -101,8 +101,27 @@ pub fn symbol(v: u8) -> char {
     }
 }
 
+/// [`symbol`] as bytes, indexed by value (0..=25): one table lookup per cell when a whole
+/// line is written (the solver CLI writes one line per puzzle).
+const SYMBOL_BYTES: &[u8; 26] = b".123456789ABCDEFGHIJKLMNOP";
+
+/// [`value_of`] for every byte, [`NOT_A_SYMBOL`] where a byte is none: parsing a line is
+/// one lookup per cell.
+const VALUE_OF_BYTE: [u8; 256] = {
+    let mut table = [NOT_A_SYMBOL; 256];
+    let mut b = 0;
+    while b < 256 {
+        if let Some(v) = value_of(b as u8 as char) {
+            table[b] = v;
+        }
+        b += 1;
+    }
+    table
+};
+const NOT_A_SYMBOL: u8 = u8::MAX;
+
 /// Inverse of [`symbol`] (letters case-insensitive); `None` for anything else.
-fn value_of(ch: char) -> Option<u8> {
+const fn value_of(ch: char) -> Option<u8> {
     match ch {
         '.' | '0' => Some(0),
         '1'..='9' => Some(ch as u8 - b'0'),
@@ -187,10 +206,18 @@ impl Grid {
             _ => return Err(GridError::LineLength(len)),
         };
         let side = box_size * box_size;
-        let cells = if line.is_ascii() {
-            cells_of(line.bytes().map(char::from), side)?
-        } else {
-            cells_of(line.chars(), side)?
+        let table: Option<Vec<u8>> = match line.is_ascii() {
+            true => line
+                .bytes()
+                .map(|b| VALUE_OF_BYTE[usize::from(b)])
+                .map(|v| (usize::from(v) <= side).then_some(v))
+                .collect(),
+            false => None,
+        };
+        // A bad symbol (or a non-ASCII line) goes the slow way, which names the cell at fault.
+        let cells = match table {
+            Some(cells) => cells,
+            None => cells_of(line.chars(), side)?,
         };
         // Shape and range were checked above: what `Grid::new` would check again.
         Ok(Grid { box_size, cells })
@@ -242,9 +269,14 @@ impl Grid {
 
     /// Appends [`Grid::to_line`]'s text to `out` (no allocation of its own).
     pub fn push_line(&self, out: &mut String) {
-        out.reserve(self.cells.len());
-        for &v in &self.cells {
-            out.push(symbol(v));
+        let mut line = [0u8; 625];
+        let n = self.cells.len().min(line.len());
+        for (byte, &v) in line.iter_mut().zip(&self.cells) {
+            *byte = SYMBOL_BYTES.get(usize::from(v)).copied().unwrap_or(b'?');
+        }
+        // Every byte comes from SYMBOL_BYTES (or is `?`): ASCII, so always valid UTF-8.
+        if let Ok(text) = std::str::from_utf8(&line[..n]) {
+            out.push_str(text);
         }
     }
 
