@@ -160,8 +160,9 @@ fn progress_bar() -> Option<ProgressBar> {
 /// The survey: one ordered scan, then the plans (as written, and typed) from its figures.
 pub async fn inspect(db: &mut dyn Backend, job: &Job, connection: &str) -> Result<Inspection> {
     let dialect = db.dialect();
+    let source_query = crate::plan::source_query(job);
     let entity_types = db
-        .column_types(&dialect.describe_entity(&crate::plan::source_query(job)))
+        .column_types(&dialect.describe_entity(&source_query))
         .await?;
     let mut census = Census::default();
     let mut scan = Scan {
@@ -170,13 +171,9 @@ pub async fn inspect(db: &mut dyn Backend, job: &Job, connection: &str) -> Resul
         entity_width: job.entity.len(),
         bar: progress_bar(),
     };
-    db.stream_into(
-        &query::ordered_rows(dialect, &crate::plan::source_query(job)),
-        &mut scan,
-        &[],
-    )
-    .await
-    .map_err(|e| e.with_context(&format!("inspecting {}", job.source.table)))?;
+    db.stream_into(&query::ordered_rows(dialect, &source_query), &mut scan, &[])
+        .await
+        .map_err(|e| e.with_context(&format!("inspecting {}", job.source.table)))?;
     let discovery = census.discovery();
     let options = crate::transform::plan_options(job, PlanOptions::default());
     let written = plan::build_plan(job, dialect, &discovery, &entity_types, options);

@@ -26,7 +26,7 @@ use super::stream::FxHasher;
 pub(super) async fn discover(
     session: &mut Session<'_>,
     dialect: &'static dyn Dialect,
-    job: &Job,
+    (job, source_query): (&Job, &query::SourceQuery),
     transforms: &[Box<dyn Transform>],
 ) -> Result<plan::Discovery> {
     let context = format!("discovering attributes in {}", job.source.table);
@@ -37,7 +37,7 @@ pub(super) async fn discover(
             DiscoveryScan::new(job.entity.len()).with_surveys(plan::declared_kinds(job), dialect);
         session
             .inspect_scan(
-                &query::discovery_scan_values(dialect, &crate::plan::source_query(job)),
+                &query::discovery_scan_values(dialect, source_query),
                 &mut scan,
             )
             .await
@@ -48,19 +48,13 @@ pub(super) async fn discover(
     } else if dialect.groups_by_sorting() {
         let mut scan = DiscoveryScan::new(job.entity.len());
         session
-            .inspect_scan(
-                &query::discovery_scan(dialect, &crate::plan::source_query(job)),
-                &mut scan,
-            )
+            .inspect_scan(&query::discovery_scan(dialect, source_query), &mut scan)
             .await
             .map_err(|e| e.with_context(&context))?;
         scan.into_rows()
     } else {
         session
-            .inspect(&query::discover_attributes(
-                dialect,
-                &crate::plan::source_query(job),
-            ))
+            .inspect(&query::discover_attributes(dialect, source_query))
             .await
             .map_err(|e| e.with_context(&context))?
     };
@@ -68,11 +62,7 @@ pub(super) async fn discover(
         // Refused by name and entity; the look-up is best effort, the refusal is not.
         let bytes = bytes.to_vec();
         let entity = session
-            .inspect(&query::entity_of_attribute(
-                dialect,
-                &crate::plan::source_query(job),
-                &bytes,
-            ))
+            .inspect(&query::entity_of_attribute(dialect, source_query, &bytes))
             .await
             .ok()
             .and_then(|rows| rows.into_iter().next());
@@ -128,8 +118,9 @@ pub(super) async fn keyed_source(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
     job: &Job,
+    planned: &query::SourceQuery,
 ) -> query::SourceQuery {
-    let mut source = crate::plan::source_query(job);
+    let mut source = planned.clone();
     if job.source.joins.is_empty() {
         source.attribute_key = cheaper_attribute_key(session, dialect, job).await;
     }

@@ -49,7 +49,8 @@ impl Fill for PivotFill<'_> {
             Strategy::Pushdown => {
                 let show = self.show_progress && !session.dry_run;
                 let mut steps = super::progress::Steps::new(targets.len(), show);
-                let keyed = super::discover::keyed_source(session, dialect, job).await;
+                let keyed =
+                    super::discover::keyed_source(session, dialect, job, &plan.source).await;
                 for setting in dialect.pushdown_settings() {
                     session.change(&setting).await?;
                 }
@@ -107,8 +108,16 @@ impl Fill for PivotFill<'_> {
                 }
                 None => PushdownCounts::default(),
             };
-            verify::expected_from_source(session, source, job, targets, proof, streamed, pushdown)
-                .await?
+            verify::expected_from_source(
+                session,
+                source,
+                &plan.source,
+                targets,
+                proof,
+                streamed,
+                pushdown,
+            )
+            .await?
         } else {
             match &stream_expect {
                 Some(s) if !session.dry_run => Some((s.entities, s.cells.clone())),
@@ -121,7 +130,15 @@ impl Fill for PivotFill<'_> {
             }
             None => verify::record_target_counts(session, dialect, targets).await?,
         };
-        verify::verify_typed(session, dialect, job, targets, stream_expect.as_ref()).await?;
+        let job_source = (job, &plan.source);
+        verify::verify_typed(
+            session,
+            dialect,
+            job_source,
+            targets,
+            stream_expect.as_ref(),
+        )
+        .await?;
         stats.rows_written = rows;
         stats.cells_written = cells;
         Ok(stats)
@@ -180,7 +197,7 @@ async fn stream(
     .with_print_check(session.across_databases());
     let loaded = session
         .stream(
-            &query::ordered_rows(source, &crate::plan::source_query(job)),
+            &query::ordered_rows(source, &plan.source),
             &examples,
             &mut pivoter,
             &loads,

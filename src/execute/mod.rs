@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use crate::backend::Backend;
 use crate::config::{Aggregate, Job, StrategyName};
-use crate::dialect::Dialect;
+use crate::dialect::{Dialect, SourceQuery};
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, PlanOptions, Strategy};
 use crate::report::{Preview, Report};
@@ -104,9 +104,12 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     let job = whole_scope.as_ref().unwrap_or(job);
     let mut transforms = transform::build(job)?;
 
-    let mut discovery = discover::discover(&mut session, source, job, &transforms).await?;
+    // The reads before the plan share one source query; the plan keeps its own (`plan.source`).
+    let source_query = plan::source_query(job);
+    let mut discovery =
+        discover::discover(&mut session, source, (job, &source_query), &transforms).await?;
     let source_types = session
-        .inspect_types(&source.describe_entity(&crate::plan::source_query(job)))
+        .inspect_types(&source.describe_entity(&source_query))
         .await?;
     let (entity_types, type_notes) = match session.across_databases() {
         true => map_entity_types(source, dialect, &source_types),
@@ -114,7 +117,15 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     };
     if transforms.is_empty() {
         let dialects = (source, dialect);
-        count_fullest_entity(&mut session, dialects, job, &mut discovery, &entity_types).await?;
+        let job_source = (job, &source_query);
+        count_fullest_entity(
+            &mut session,
+            dialects,
+            job_source,
+            &mut discovery,
+            &entity_types,
+        )
+        .await?;
     }
     let mut plan_options = options.plan;
     // Only `auto` weighs the link, and only within one database (across two, only the stream
@@ -277,7 +288,7 @@ async fn finish(
 async fn count_fullest_entity(
     session: &mut Session<'_>,
     (source, target): (&dyn Dialect, &dyn Dialect),
-    job: &Job,
+    (job, source_query): (&Job, &SourceQuery),
     discovery: &mut plan::Discovery,
     entity_types: &[Option<String>],
 ) -> Result<()> {
@@ -285,7 +296,7 @@ async fn count_fullest_entity(
         let rows = session
             .inspect(&query::max_cells_per_entity(
                 source,
-                &crate::plan::source_query(job),
+                source_query,
                 &attributes,
             ))
             .await
@@ -324,10 +335,7 @@ async fn survey_pairs(
         });
     }
     let pairs = session
-        .inspect(&query::pairs_per_attribute(
-            dialect,
-            &crate::plan::source_query(job),
-        ))
+        .inspect(&query::pairs_per_attribute(dialect, &plan.source))
         .await
         .map_err(|e| e.with_context(&format!("surveying {}", job.source.table)))?;
     let count: u64 = pairs
@@ -337,10 +345,7 @@ async fn survey_pairs(
         .sum();
     if count > 0 && job.pivot.aggregate == Aggregate::Error {
         let sample = session
-            .inspect(&dialect.limit(
-                &query::conflicts(dialect, &crate::plan::source_query(job)),
-                10,
-            ))
+            .inspect(&dialect.limit(&query::conflicts(dialect, &plan.source), 10))
             .await?;
         let width = job.entity.len();
         let lines: Vec<String> = sample

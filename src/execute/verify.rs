@@ -41,7 +41,7 @@ use crate::dialect::{ddl, query};
 use std::collections::HashMap;
 
 use crate::config::Job;
-use crate::dialect::{Dialect, TableShape};
+use crate::dialect::{Dialect, SourceQuery, TableShape};
 use crate::error::{Error, Result};
 use crate::plan::Discovery;
 use crate::value::{first_int, row_counts, Value};
@@ -131,7 +131,7 @@ fn at(counts: &[Vec<u64>], t: usize, c: usize) -> u64 {
 pub(super) async fn expected_from_source(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
-    job: &Job,
+    source_query: &SourceQuery,
     targets: &[Table],
     proof: Option<StreamProof>,
     streamed: bool,
@@ -155,10 +155,7 @@ pub(super) async fn expected_from_source(
     {
         Some(n) => Some(n),
         None => session
-            .query_source_in_load(
-                &query::count_entities(dialect, &crate::plan::source_query(job)),
-                entities_note,
-            )
+            .query_source_in_load(&query::count_entities(dialect, source_query), entities_note)
             .await?
             .map(|r| first_int(&r)),
     };
@@ -169,7 +166,7 @@ pub(super) async fn expected_from_source(
         Some(cells) => Some(cells),
         None => session
             .query_source_in_load(
-                &query::count_cells_per_attribute(dialect, &crate::plan::source_query(job)),
+                &query::count_cells_per_attribute(dialect, source_query),
                 cells_note,
             )
             .await?
@@ -325,7 +322,7 @@ pub(super) async fn record_target_counts(
 pub(super) async fn verify_typed(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
-    job: &Job,
+    (job, source_query): (&Job, &SourceQuery),
     targets: &[Table],
     stream: Option<&StreamStats>,
 ) -> Result<()> {
@@ -339,9 +336,7 @@ pub(super) async fn verify_typed(
         };
     }
     for out in targets {
-        let Some(sql) =
-            query::typed_round_trip(dialect, &out.build_shape(), &crate::plan::source_query(job))
-        else {
+        let Some(sql) = query::typed_round_trip(dialect, &out.build_shape(), source_query) else {
             continue;
         };
         let Some(rows) = session.query_in_load(&sql, VERIFY_NOTE).await? else {

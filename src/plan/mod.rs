@@ -17,7 +17,9 @@ use crate::dialect::ddl;
 use std::collections::HashMap;
 
 use crate::config::{ColumnSelection, ColumnType, EmptyNames, Job, Order, StrategyName};
-use crate::dialect::{ColumnKind, Dialect, EntityColumn, PivotColumn, TableShape, Typed};
+use crate::dialect::{
+    ColumnKind, Dialect, EntityColumn, PivotColumn, SourceQuery, TableShape, Typed,
+};
 use crate::error::{Error, Result};
 
 pub use naming::Renamed;
@@ -101,6 +103,10 @@ pub struct Plan {
     /// Source rows discovery counted (all attributes, empty names included): the stream's
     /// progress total and `auto`'s size estimate.
     pub source_rows: u64,
+    /// The job's source as one value (tables and joins, entity/attribute/value expressions,
+    /// scope, delta), built here once: every statement after planning that reads the source
+    /// renders it from this.
+    pub source: SourceQuery,
 }
 
 impl Plan {
@@ -212,6 +218,7 @@ pub fn build_plan(
         strategy_reason,
         notes,
         source_rows,
+        source: source_query(job),
     })
 }
 

@@ -18,6 +18,7 @@
 use crate::config::{Job, OnCollision, OnMissing, OnNewAttributes, TableRef};
 use crate::dialect::ddl;
 use crate::dialect::merge::{self, MergeColumns};
+use crate::dialect::SourceQuery;
 use crate::dialect::{Dialect, PivotColumn, TableShape};
 use crate::error::{Error, Result};
 use crate::plan::naming::{match_existing_columns, Renamed};
@@ -47,7 +48,8 @@ pub struct MergePlan {
     pub copy_tag: String,
     /// A merge whose `source.where` may be meant as a delta (no `source.changed`): refuse a
     /// cell going to NULL that the source still holds outside `where` ([`MergePlan::guard`]).
-    pub(super) scope_guard: Option<Job>,
+    /// The job and the source query the guard reads outside `where` with.
+    pub(super) scope_guard: Option<(Job, SourceQuery)>,
     /// Typed merges: the target columns that widen to take the run's values (widen.rs).
     widening: Widening,
     /// Attributes whose planned column collided with another attribute's existing column,
@@ -148,7 +150,7 @@ impl MergePlan {
     /// (then `where` is the scope) and without `where` (nothing lies outside it).
     pub fn guard(&mut self, job: &Job) {
         let delta_like = job.source.filter.is_some() && job.source.changed.is_none();
-        self.scope_guard = delta_like.then(|| job.clone());
+        self.scope_guard = delta_like.then(|| (job.clone(), crate::plan::source_query(job)));
     }
 
     /// The columns the copy takes from the target: keys, then the existing attributes.

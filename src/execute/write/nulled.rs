@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use crate::config::{Job, TableRef};
 use crate::dialect::merge;
+use crate::dialect::SourceQuery;
 use crate::dialect::{Dialect, PivotColumn};
 use crate::error::{Error, Result};
 use crate::report::{NulledCell, NULLED_SAMPLE};
@@ -42,7 +43,7 @@ pub(super) async fn nulled(
         return Ok((0, Vec::new()));
     }
     let held = match &plan.scope_guard {
-        Some(job) => outside_scope(session, dialect, job, table_columns).await?,
+        Some((job, scope)) => outside_scope(session, dialect, (job, scope), table_columns).await?,
         None => HashMap::new(),
     };
     let mut sample = Vec::new();
@@ -94,18 +95,18 @@ pub(super) async fn nulled(
 async fn outside_scope(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
-    job: &Job,
+    (job, scope): (&Job, &SourceQuery),
     planned: &[PivotColumn],
 ) -> Result<HashMap<(String, String), (String, String)>> {
     let source = session.source_dialect();
     let rows = session
         .query_source_in_load(
-            &merge::outside_scope(source, &crate::plan::source_query(job)),
+            &merge::outside_scope(source, scope),
             "merge guard: values the source holds outside source.where for the entities it selects",
         )
         .await?
         .unwrap_or_default();
-    let keys = job.entity.len();
+    let keys = scope.entity.len();
     let mut held = HashMap::new();
     for row in rows {
         let texts: Vec<String> = row
