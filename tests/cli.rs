@@ -25,6 +25,8 @@ mod cli_sqlite;
 mod conflicts_export;
 #[path = "cli/connect_redaction.rs"]
 mod connect_redaction;
+#[path = "cli/connect_tcp.rs"]
+mod connect_tcp;
 #[path = "cli/connect_timeout.rs"]
 mod connect_timeout;
 #[path = "cli/connect_tls.rs"]

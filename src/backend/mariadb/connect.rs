@@ -85,6 +85,13 @@ pub fn parse(url: &str, options: &ConnectOptions, session_setup: Vec<String>) ->
         }
     };
     let mut builder = OptsBuilder::from_opts(opts.clone()).init(session_setup);
+    // Over TCP to 127.0.0.1 mysql_async would by default ask the server for its @@socket and
+    // reconnect through that file here: through an SSH tunnel or proxy on this machine, that
+    // may be another server than the one named. The host and port given are what is used,
+    // unless the string itself asks for `prefer_socket`.
+    if !url.query_pairs().any(|(k, _)| k == "prefer_socket") {
+        builder = builder.prefer_socket(false);
+    }
     if let Some(mode) = mode {
         builder = builder.ssl_opts(ssl_opts(mode, ca, cert, key)?);
     }
