@@ -592,10 +592,12 @@ pub trait Query: Types {
         query::source_rows(self, source)
     }
 
-    /// `strategy: auto` streams above this many columns. On SQLite, PostgreSQL and MariaDB
-    /// the stream won at every measured width from 10 columns up (benches/pivot,
-    /// BENCHMARKS.md): besides its CASE per column per row the pushdown needs a separate
-    /// conflict-count scan, which the stream does in passing. 0 = always stream.
+    /// `strategy: auto` streams above this many columns when no link to a server was
+    /// measured (SQLite, or a probe that failed); with one, the plan's
+    /// `REMOTE_PUSHDOWN_COLUMNS` decides instead (session 6: since the survey is skipped
+    /// where a key proves it, PostgreSQL and MariaDB push down faster at 10 columns even on
+    /// loopback). On SQLite the stream won at every measured width (benches/pivot,
+    /// BENCHMARKS.md). 0 = always stream.
     fn stream_above_columns(&self) -> usize {
         0
     }
