@@ -344,7 +344,7 @@ fn mariadb_write_between_copy_and_swap_is_kept() {
             .expect("the other session's write");
         std::fs::write(&resume, b"").expect("resume");
         let status = child.wait().expect("wait");
-        let err: Vec<String> = said.try_iter().collect();
+        let err = said_after(&said);
         assert_eq!(status.code(), Some(1), "{status:?} {err:#?}");
         assert!(
             err.iter().any(|l| l.contains("another session wrote to")),

@@ -280,6 +280,17 @@ pub fn start_resumable(
     }
 }
 
+/// What a [`start_resumable`] child said after its pause, once it has exited: every line up
+/// to the end of its stderr (the reader thread may still be forwarding lines when `wait`
+/// returns), each wait bounded.
+pub fn said_after(rx: &mpsc::Receiver<String>) -> Vec<String> {
+    let mut said = Vec::new();
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(10)) {
+        said.push(line);
+    }
+    said
+}
+
 pub fn kill_9(mut child: Child) {
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
