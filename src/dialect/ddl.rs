@@ -67,6 +67,35 @@ pub fn create_table<D: Types + ?Sized>(d: &D, shape: &TableShape) -> String {
     )
 }
 
+/// Whether `CREATE TABLE … AS` the pivot ([`super::query::create_select`]) gives `shape`'s
+/// table exactly as [`create_table`] and the INSERT would: the database offers it
+/// ([`super::Types::parallel_probe`]), and every
+/// pivoted column is either cast to its own type already (a typed, non-text column) or
+/// declared as the unbounded text type, which a CAST reaches without losing anything. A
+/// bounded text type (`varchar(20)`) is not: its CAST would cut a value the INSERT refuses.
+pub fn created_as_exactly<D: Types + ?Sized>(d: &D, shape: &TableShape) -> bool {
+    d.parallel_probe("").is_some()
+        && shape.columns.iter().all(|c| match &c.typed {
+            Some(t) if !t.kind.is_text() => true,
+            _ => c.sql_type(shape) == d.text_type(),
+        })
+}
+
+/// `ALTER TABLE … ADD PRIMARY KEY (e…)` for a table made by `CREATE TABLE … AS`, where
+/// [`create_table`] would have declared the key (it also makes the key columns NOT NULL).
+pub fn add_primary_key<D: Types + ?Sized>(d: &D, shape: &TableShape) -> Option<String> {
+    let keyed = shape.primary_key
+        && !shape.entity.is_empty()
+        && primary_key_problem(d, &shape.entity).is_none();
+    keyed.then(|| {
+        format!(
+            "ALTER TABLE {} ADD PRIMARY KEY ({})",
+            shape.table,
+            entity_order(d, shape)
+        )
+    })
+}
+
 /// Column list `(e…, c…)` of an INSERT into `shape`.
 pub fn insert_columns<D: Quoting + ?Sized>(d: &D, shape: &TableShape) -> String {
     let names: Vec<String> = shape

@@ -285,6 +285,14 @@ pub trait Types: Quoting {
     /// The type of `column_type: text`: the dialect's unbounded Unicode text type.
     fn text_type(&self) -> &'static str;
 
+    /// Where the engine may run `CREATE TABLE … AS` on parallel workers but never an
+    /// `INSERT … SELECT`: the statement that shows whether it would run the pushdown's pivot
+    /// `select` so, and the text its plan then contains. None: the pushdown always INSERTs
+    /// ([`ddl::created_as_exactly`]).
+    fn parallel_probe(&self, _select: &str) -> Option<(String, &'static str)> {
+        None
+    }
+
     /// The most columns one table may have (entity keys included), where the database has a
     /// limit; the plan refuses (or splits) wider targets before any DDL.
     fn max_columns(&self) -> Option<usize> {

@@ -203,6 +203,57 @@ pub fn insert_select<D: Types + ?Sized>(
     source: &SourceQuery,
     aggregate: Aggregate,
 ) -> String {
+    format!(
+        "INSERT INTO {} ({})\n{}",
+        shape.table,
+        super::ddl::insert_columns(d, shape),
+        pivot_select(d, shape, source, aggregate, false)
+    )
+}
+
+/// The pushdown's table made by the pivot itself: `CREATE TABLE t (e…, c…) AS SELECT …`,
+/// which PostgreSQL may run on parallel workers (an `INSERT … SELECT` never is). Every
+/// pivoted cell is cast to its column's declared type, so the table has the types
+/// `CREATE TABLE` would have given it; the entity columns keep the source's types, which
+/// are what the plan declares them as. None where a cast could not give exactly what the
+/// INSERT's assignment would (see [`super::ddl::created_as_exactly`]). The key is added
+/// after ([`super::ddl::add_primary_key`]).
+pub fn create_select<D: Types + ?Sized>(
+    d: &D,
+    shape: &TableShape,
+    source: &SourceQuery,
+    aggregate: Aggregate,
+) -> Option<String> {
+    super::ddl::created_as_exactly(d, shape).then(|| {
+        format!(
+            "CREATE TABLE {} ({}) AS\n{}",
+            shape.table,
+            super::ddl::insert_columns(d, shape),
+            pivot_select(d, shape, source, aggregate, true)
+        )
+    })
+}
+
+/// The statement that shows whether [`create_select`] would run on parallel workers, and
+/// what its plan then contains ([`super::Types::parallel_probe`]).
+pub fn create_select_probe<D: Types + ?Sized>(
+    d: &D,
+    shape: &TableShape,
+    source: &SourceQuery,
+    aggregate: Aggregate,
+) -> Option<(String, &'static str)> {
+    d.parallel_probe(&pivot_select(d, shape, source, aggregate, true))
+}
+
+/// `SELECT e…, MAX(CASE …) … GROUP BY e…`: one row per entity; with `declared`, every
+/// pivoted cell cast to its column's declared type.
+fn pivot_select<D: Types + ?Sized>(
+    d: &D,
+    shape: &TableShape,
+    source: &SourceQuery,
+    aggregate: Aggregate,
+    declared: bool,
+) -> String {
     let agg = match aggregate {
         Aggregate::Min => "MIN",
         Aggregate::Max | Aggregate::Error => "MAX",
@@ -218,15 +269,17 @@ pub fn insert_select<D: Types + ?Sized>(
         // The aggregate picks among the source texts, then converts: the stream picks the
         // same value the same way (see execute::stream).
         let cell = match &c.typed {
+            Some(t) if !t.kind.is_text() => d.cast_to(&cell, t),
+            // Only an unbounded text type gets here (`created_as_exactly`): this CAST keeps
+            // every value, as the INSERT's assignment would.
+            _ if declared => format!("CAST({cell} AS {})", c.sql_type(shape)),
             Some(t) => d.cast_to(&cell, t),
             None => cell,
         };
         format!("{cell} AS {}", d.quote_ident(&c.column))
     }));
     format!(
-        "INSERT INTO {} ({})\nSELECT {}\nFROM ({}) s\nGROUP BY {}",
-        shape.table,
-        super::ddl::insert_columns(d, shape),
+        "SELECT {}\nFROM ({}) s\nGROUP BY {}",
         select.join(",\n  "),
         source_rows(d, source),
         entity_refs(source, "s")

@@ -7,10 +7,11 @@ use async_trait::async_trait;
 
 use crate::backend::LoadTarget;
 use crate::config::Job;
-use crate::dialect::{Dialect, EntityColumn, TableShape};
+use crate::dialect::{Dialect, EntityColumn, SourceQuery, TableShape};
 use crate::error::{Error, Result};
 use crate::plan::{Discovery, Plan, Strategy};
 use crate::report::LoadStats;
+use crate::terms::Aggregate;
 use crate::transform::{SideTable, SideType, Transform};
 
 use super::keys::explain_key_violation;
@@ -36,6 +37,14 @@ pub struct PivotFill<'a> {
 impl Fill for PivotFill<'_> {
     type Output = LoadStats;
 
+    /// The pushdown makes a new table itself where `CREATE TABLE … AS` its pivot gives the
+    /// table exactly as `CREATE TABLE` would ([`ddl::created_as_exactly`]): that way when the
+    /// engine would run it on parallel workers ([`parallel_pivot`]).
+    fn creates_target(&self, dialect: &dyn Dialect, table: &Table) -> bool {
+        self.plan.strategy == Strategy::Pushdown
+            && ddl::created_as_exactly(dialect, &table.build_shape())
+    }
+
     async fn fill(&mut self, session: &mut Session<'_>, tables: &Tables) -> Result<LoadStats> {
         let dialect = session.backend.dialect();
         let source = session.source_dialect();
@@ -57,15 +66,37 @@ impl Fill for PivotFill<'_> {
                 for out in targets {
                     let shape = out.build_shape();
                     steps.start(&format!("INSERT INTO {}", out.shape.table));
-                    let rows = session
-                        .change(&query::insert_select(
-                            dialect,
-                            &shape,
-                            &keyed,
-                            job.pivot.aggregate,
-                        ))
-                        .await
-                        .map_err(|e| explain_key_violation(e, dialect, targets, Some(out)))?;
+                    let aggregate = job.pivot.aggregate;
+                    let parallel = match out.create_as {
+                        true => parallel_pivot(session, &shape, &keyed, aggregate).await?,
+                        false => false,
+                    };
+                    let (fill, key) = match (out.create_as, parallel) {
+                        (true, true) => (
+                            query::create_select(dialect, &shape, &keyed, aggregate),
+                            ddl::add_primary_key(dialect, &shape),
+                        ),
+                        (create, _) => {
+                            if create {
+                                // In the transaction, like every table made here.
+                                session.change(&ddl::create_table(dialect, &shape)).await?;
+                            }
+                            let insert = query::insert_select(dialect, &shape, &keyed, aggregate);
+                            (Some(insert), None)
+                        }
+                    };
+                    let Some(fill) = fill else {
+                        return Err(Error::Job(format!(
+                            "{} was left to CREATE TABLE … AS, which cannot make it exactly",
+                            out.build
+                        )));
+                    };
+                    let violation = |e| explain_key_violation(e, dialect, targets, Some(out));
+                    // The rows the statement made (CREATE TABLE … AS reports them too).
+                    let rows = session.change(&fill).await.map_err(violation)?;
+                    if let Some(key) = key {
+                        session.change(&key).await.map_err(violation)?;
+                    }
                     inserted.push(rows);
                     steps.finish_one();
                 }
@@ -143,6 +174,26 @@ impl Fill for PivotFill<'_> {
         stats.cells_written = cells;
         Ok(stats)
     }
+}
+
+/// Whether the engine would run the pivot into `shape` on parallel workers as `CREATE TABLE
+/// … AS` (then that is how the table is made; else `CREATE TABLE` and the INSERT, as ever).
+async fn parallel_pivot(
+    session: &mut Session<'_>,
+    shape: &TableShape,
+    source: &SourceQuery,
+    aggregate: Aggregate,
+) -> Result<bool> {
+    let dialect = session.backend.dialect();
+    let Some((probe, parallel)) = query::create_select_probe(dialect, shape, source, aggregate)
+    else {
+        return Ok(false);
+    };
+    let plan = session.inspect(&probe).await?;
+    Ok(plan
+        .iter()
+        .flatten()
+        .any(|v| v.as_text().is_some_and(|t| t.contains(parallel))))
 }
 
 /// Counts of the tables appended to, before loading: verification compares the difference.

@@ -237,3 +237,113 @@ fn mariadb_pushdown_attribute_key_by_charset_keeps_names_apart() {
         }
     });
 }
+
+/// Rows of `sql` as texts (NULL as "-").
+async fn texts(db: &mut dyn Backend, sql: &str) -> Vec<Vec<String>> {
+    let rows = db.query(sql).await.expect(sql);
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .map(|v| v.as_text().unwrap_or_else(|| "-".into()))
+                .collect()
+        })
+        .collect()
+}
+
+/// PostgreSQL's pushdown makes a new table by `CREATE TABLE … AS` its pivot where the plan
+/// gets parallel workers (an `INSERT … SELECT` never does) and adds the key after: the
+/// table has the key (and its index's name after the swap), the types and the cells the
+/// INSERT way gave it, first built under its own name, then as a staging table swapped in.
+/// Where the plan gets no workers, or a column is bounded text (a CAST would cut a value the
+/// INSERT refuses), the table is created and INSERTed into as before, and a value too long
+/// still stops the run.
+#[test]
+fn postgres_pushdown_creates_a_new_table_as_its_pivot() {
+    runtime().block_on(async {
+        let db = postgres();
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let conn = conn.as_mut();
+        let p = format!("pgrun{}", std::process::id());
+        let (source, target) = (format!("{p}_kv"), format!("{p}_wide"));
+        drop_if_exists(conn, &target).await;
+        make_source(conn, &source, "PRIMARY KEY (id, attr)", false).await;
+        let columns = format!(
+            "SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), a.attnotnull::text FROM pg_attribute a WHERE a.attrelid = '{target}'::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
+        );
+        let key = format!(
+            "SELECT c.conname::text, pg_get_constraintdef(c.oid) FROM pg_constraint c WHERE c.conrelid = '{target}'::regclass AND c.contype = 'p'"
+        );
+        let cells = format!("SELECT id::text, a, b FROM {target} ORDER BY id");
+        let want_cells = [["1", "x", "-"], ["2", "y", "z"], ["3", "-", "w"]];
+        // Three rows get no workers: plan as if they were free (this connection only).
+        let settings = "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2";
+        conn.execute(settings).await.expect("parallel settings");
+        for round in ["new", "replacing"] {
+            let out = pivot(conn, &source, &target, "").await;
+            assert!(sent(&out, ") AS\nSELECT"), "{round}: not CREATE TABLE … AS");
+            assert!(sent(&out, "ADD PRIMARY KEY"), "{round}: no key added");
+            assert!(!sent(&out, "INSERT INTO"), "{round}: INSERT sent");
+            assert_eq!(out.report.rows_written, 3, "{round}");
+            assert_eq!(out.report.cells_written, 4, "{round}");
+            assert!(
+                !sent(&out, ENTITY_COUNT),
+                "{round}: CREATE TABLE … AS reports its rows: the distinct-entity count"
+            );
+            assert_eq!(
+                texts(conn, &columns).await,
+                [
+                    ["id", "integer", "true"],
+                    ["a", "text", "false"],
+                    ["b", "text", "false"]
+                ],
+                "{round}"
+            );
+            assert_eq!(
+                texts(conn, &key).await,
+                [[format!("{target}_pkey"), "PRIMARY KEY (id)".to_string()]],
+                "{round}"
+            );
+            assert_eq!(texts(conn, &cells).await, want_cells, "{round}");
+        }
+
+        // No workers: CREATE TABLE and the INSERT, as before, in the transaction.
+        conn.execute("SET max_parallel_workers_per_gather = 0")
+            .await
+            .expect("no workers");
+        let out = pivot(conn, &source, &target, "").await;
+        assert!(sent(&out, "EXPLAIN (FORMAT JSON) SELECT"), "no probe");
+        assert!(sent(&out, "INSERT INTO"), "no workers: no INSERT");
+        assert!(!sent(&out, ") AS\nSELECT"), "no workers, yet CREATE TABLE … AS");
+        assert_eq!(texts(conn, &columns).await[1][1], "text");
+        assert_eq!(texts(conn, &key).await.len(), 1, "no workers: no key");
+        assert_eq!(texts(conn, &cells).await, want_cells, "no workers");
+        conn.execute(settings).await.expect("parallel settings");
+
+        // A bounded text column: INSERT … SELECT into the declared table, as before.
+        let bounded = "pivot: { column_type: \"varchar(1)\" }\n";
+        let out = pivot(conn, &source, &target, bounded).await;
+        assert!(sent(&out, "INSERT INTO"), "bounded text: no INSERT");
+        assert!(!sent(&out, ") AS\nSELECT"), "bounded text made by a CAST");
+        assert_eq!(texts(conn, &columns).await[1][1], "character varying(1)");
+        conn.execute(&format!(
+            "UPDATE {source} SET val = 'long' WHERE id = 3 AND attr = 'b'"
+        ))
+        .await
+        .expect("a long value");
+        let text = format!(
+            "name: {target}\nsource: {{ table: {source}, alias: k }}\nentity: [k.id]\nattribute: k.attr\nvalue: k.val\ntarget: {{ table: {target}, if_exists: replace }}\n{bounded}"
+        );
+        let job = config::parse_job(&text, std::path::Path::new("j.yaml")).expect("job");
+        assert!(
+            run_job(&job, conn, &pushdown()).await.is_err(),
+            "a value longer than varchar(1) was written"
+        );
+        assert_eq!(texts(conn, &cells).await, want_cells, "target changed");
+        conn.execute("RESET ALL").await.expect("reset");
+        for t in [&source, &target] {
+            drop_if_exists(conn, t).await;
+        }
+    });
+}

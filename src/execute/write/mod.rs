@@ -56,6 +56,10 @@ pub struct Table {
     identity_before: Option<String>,
     /// `if_exists: merge` into this existing table: how.
     pub(crate) merge: Option<merge::MergePlan>,
+    /// Not created before the fill: the fill makes it inside the transaction, by `CREATE
+    /// TABLE … AS` where that is faster ([`Fill::creates_target`]). No run mark is needed:
+    /// a table made in the transaction cannot outlive a failed run.
+    pub create_as: bool,
 }
 
 impl Table {
@@ -119,6 +123,11 @@ impl Policy {
 #[async_trait]
 pub trait Fill: Send {
     type Output: Send;
+    /// The fill makes this new target table itself, in the transaction (by `CREATE TABLE …
+    /// AS` where that is faster), instead of filling a table created for it.
+    fn creates_target(&self, _dialect: &dyn Dialect, _table: &Table) -> bool {
+        false
+    }
     async fn fill(&mut self, session: &mut Session<'_>, tables: &Tables) -> Result<Self::Output>;
 }
 
@@ -305,6 +314,15 @@ impl Writes {
             session.change(&sql).await?;
         }
         if tx_ddl {
+            // Only a new table built inside the transaction, not distributed, not merged.
+            let local = self.scaled_out.is_none();
+            let targets = self.tables.targets;
+            for table in &mut self.tables.all[..targets] {
+                table.create_as = local
+                    && !table.append
+                    && table.merge.is_none()
+                    && fill.creates_target(dialect, table);
+            }
             self.create_all(session, dialect, true).await?;
         }
         fault::pause_at("created");
@@ -379,7 +397,7 @@ impl Writes {
     ) -> Result<()> {
         let n_targets = self.tables.targets;
         for (index, table) in self.tables.all.iter().enumerate() {
-            if table.append {
+            if table.append || table.create_as {
                 continue;
             }
             let create = ddl::create_table(dialect, &table.build_shape());
@@ -576,5 +594,6 @@ async fn plan_table(
         tag,
         identity_before,
         merge: None,
+        create_as: false,
     })
 }

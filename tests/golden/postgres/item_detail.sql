@@ -39,6 +39,23 @@ GROUP BY p.a;
 
 BEGIN;
 
+SET jit = off;
+
+-- read-only, ran during the dry run:
+EXPLAIN (FORMAT JSON) SELECT s.e0,
+  CAST(MAX(CASE WHEN s.a = 'Color' THEN s.v END) AS text) AS "Color",
+  CAST(MAX(CASE WHEN s.a = 'Material' THEN s.v END) AS text) AS "Material",
+  CAST(MAX(CASE WHEN s.a = 'Size' THEN s.v END) AS text) AS "Size",
+  CAST(MAX(CASE WHEN s.a = 'Voltage' THEN s.v END) AS text) AS "Voltage",
+  CAST(MAX(CASE WHEN s.a = 'Warranty 2 years' THEN s.v END) AS text) AS "Warranty 2 years",
+  CAST(MAX(CASE WHEN s.a = 'Warranty 10 years' THEN s.v END) AS text) AS "Warranty 10 years",
+  CAST(MAX(CASE WHEN s.a = 'Weight (kg)' THEN s.v END) AS text) AS "Weight (kg)"
+FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s
+GROUP BY s.e0;
+
 CREATE TABLE ITEM_WIDE (
   "item_id" BIGINT NOT NULL,
   "Color" text,
@@ -50,8 +67,6 @@ CREATE TABLE ITEM_WIDE (
   "Weight (kg)" text,
   PRIMARY KEY ("item_id")
 );
-
-SET jit = off;
 
 INSERT INTO ITEM_WIDE ("item_id", "Color", "Material", "Size", "Voltage", "Warranty 2 years", "Warranty 10 years", "Weight (kg)")
 SELECT s.e0,
