@@ -12,6 +12,8 @@
 
 #[path = "support/connect_job.rs"]
 mod connect_job;
+#[path = "support/kv_fixture.rs"]
+mod kv_fixture;
 #[path = "support/postgres.rs"]
 mod postgres;
 #[path = "support/servers.rs"]
@@ -39,6 +41,8 @@ mod defects_errors;
 mod defects_long_names;
 #[path = "cli/inspect.rs"]
 mod inspect;
+#[path = "cli/link_probe.rs"]
+mod link_probe;
 #[path = "cli/locks_config.rs"]
 mod locks_config;
 #[path = "cli/quick_start.rs"]

@@ -173,9 +173,15 @@ def run_eavpivot(engine, entities, attrs, strategy, split, binary=None, connecti
     if r.returncode != 0:
         lines = [l for l in r.stderr.splitlines() if l and not l.startswith("RSS_KB")]
         return None, (lines[-1] if lines else "failed")[:160], None
-    chosen = re.search(r"strategy (\w+) \(([^)]*)\)", r.stderr)
+    chosen = re.search(r"strategy (\w+) \((.*)\)$", r.stderr, re.M)
     note = f"{chosen.group(1)}" if chosen else ""
+    if chosen and strategy == "auto":
+        # What auto measured and estimated (round trip, throughput, both costs), last run's.
+        AUTO_REASONS[(engine, entities, attrs, connection)] = chosen.group(2)
     return took, note, int(rss.group(1)) if rss else None
+
+
+AUTO_REASONS = {}  # (engine, entities, attrs, connection) -> auto's strategy reason
 
 
 def hand_sql(engine, entities, attrs):
@@ -513,6 +519,7 @@ def main_links(args):
     shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",") if s] or SHAPES[:2]
     rows = ["| link | engine | shape | stream | pushdown | auto | auto chose | auto / better | n | load |",
             "|---|---|---|---|---|---|---|---|---|---|"]
+    reasons = ["", "`auto`'s reasons (last run of each cell):", ""]
     for spec in specs:
         link = parse_link(spec)
         for engine in engines:
@@ -537,11 +544,15 @@ def main_links(args):
                     rows.append(f"| {spec} | {engine} | {entities:,} x {attrs:,} | {fmt(stream)} | "
                                 f"{fmt(push)} | {fmt(auto)} | {chose} | {ratio} | {n} | {load:.2f} |")
                     print(rows[-1], flush=True)
+                    reason = AUTO_REASONS.get((engine, entities, attrs, connection))
+                    if reason:
+                        reasons.append(f"- {spec}, {engine}, {entities:,} x {attrs:,}: {reason}")
+                        print(reasons[-1], flush=True)
             finally:
                 if proc:
                     proc.terminate()
                     proc.wait()
-    Path(args.out).write_text("\n".join(rows) + "\n")
+    Path(args.out).write_text("\n".join(rows + (reasons if len(reasons) > 3 else [])) + "\n")
 
 if __name__ == "__main__":
     main()

@@ -431,6 +431,24 @@ impl Query for MariaDb {
             _ => None,
         }
     }
+
+    /// From benches/pivot on loopback, quiet machine (BENCHMARKS.md "Remote links", 1M
+    /// source rows, n = 2): pushdown 2.10 s at 10 columns and 6.06 s at 100, so 3.96 s per
+    /// 90M more CASE arms (44 ns each, 2.5× PostgreSQL's); the rest of the 10-column run
+    /// less ~0.5 s of work both strategies do is the row cost. The stream took 2.14 s (10
+    /// columns) and 1.85 s (100): 1.64 µs a row. A text-protocol row carries a 4-byte packet
+    /// header and a 1-byte length per short field; `LOAD DATA` a separator per field. `REPEAT` gives NULL past
+    /// `max_allowed_packet` (the probe then sees the wrong size and gives up).
+    fn pivot_costs(&self) -> Option<super::PivotCosts> {
+        Some(super::PivotCosts {
+            case_cell_ns: 44.0,
+            pushdown_row_ns: 1160.0,
+            stream_row_ns: 1640.0,
+            row_overhead_bytes: 7,
+            field_overhead_bytes: 1,
+            filler: "SELECT REPEAT('x', {bytes})",
+        })
+    }
 }
 
 impl Script for MariaDb {

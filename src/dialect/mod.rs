@@ -648,6 +648,45 @@ pub trait Query: Types {
     fn attribute_key_of_charset(&self, _attribute_expr: &str, _charset: &str) -> Option<String> {
         None
     }
+
+    /// What `strategy: auto` weighs on a server behind a measured link
+    /// ([`crate::plan::remote`]): this engine's cost of each strategy's work, and how to ask
+    /// it for a reply of known size to time the link's throughput. None: not calibrated here,
+    /// so `auto` keeps its width rule on this engine.
+    fn pivot_costs(&self) -> Option<PivotCosts> {
+        None
+    }
+}
+
+/// One engine's costs as `auto` models them on a server ([`Query::pivot_costs`]): the
+/// pushdown costs `rows × (pushdown_row_ns + columns × case_cell_ns)`; the stream costs
+/// `rows × stream_row_ns` of its own work, overlapped with moving its bytes over the link.
+/// Calibrated on this project's machine (benches/pivot, BENCHMARKS.md "Remote links"); each
+/// dialect's impl says where its numbers come from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PivotCosts {
+    /// Nanoseconds per source row and pivoted column: one `MAX(CASE …)` arm.
+    pub case_cell_ns: f64,
+    /// Nanoseconds per source row of the pushdown besides its CASEs: scan, grouping, insert.
+    pub pushdown_row_ns: f64,
+    /// Nanoseconds per source row of the stream's own work (read, pivot, bulk load), the link
+    /// aside.
+    pub stream_row_ns: f64,
+    /// Bytes the wire protocol adds to each source row the server sends (message header and
+    /// the length of each of its three fields).
+    pub row_overhead_bytes: u64,
+    /// Bytes the stream's bulk load adds to each field it writes (a length or a separator).
+    pub field_overhead_bytes: u64,
+    /// A query of one row, one text column of exactly `{bytes}` bytes (the placeholder is
+    /// replaced by a number): the throughput probe's reply.
+    pub filler: &'static str,
+}
+
+impl PivotCosts {
+    /// The probe query for a reply of `bytes` bytes.
+    pub fn filler_query(&self, bytes: usize) -> String {
+        self.filler.replace("{bytes}", &bytes.to_string())
+    }
 }
 
 /// Standalone scripts (`eavpivot script`) and the spelling of hand-built SQL.

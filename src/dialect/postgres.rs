@@ -254,6 +254,25 @@ impl Query for Postgres {
     fn pushdown_settings(&self) -> Vec<String> {
         vec!["SET jit = off".into()]
     }
+
+    /// From benches/pivot on loopback, quiet machine (BENCHMARKS.md "Remote links", 1M
+    /// source rows, n = 3): pushdown 0.91 s at 10 columns and 2.48 s at 100, so 1.57 s per
+    /// 90M more CASE arms (17.4 ns each); the rest of the 10-column run less ~0.3 s of work
+    /// both strategies do (start, connect, discovery, catalog, verification) is the row
+    /// cost. The stream took 0.97 s (10 columns) and 0.83 s (100): 0.67 µs a row, the higher
+    /// one, since on loopback at 10 columns the pushdown measured faster. A DataRow of three
+    /// fields carries 7 bytes of header and 4 of length per field; binary `COPY` a 4-byte
+    /// length per field.
+    fn pivot_costs(&self) -> Option<super::PivotCosts> {
+        Some(super::PivotCosts {
+            case_cell_ns: 17.4,
+            pushdown_row_ns: 436.0,
+            stream_row_ns: 670.0,
+            row_overhead_bytes: 19,
+            field_overhead_bytes: 4,
+            filler: "SELECT repeat('x', {bytes})",
+        })
+    }
 }
 
 impl Script for Postgres {

@@ -133,7 +133,7 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     if plan_options.strategy.unwrap_or(job.strategy) == StrategyName::Auto
         && !session.across_databases()
     {
-        plan_options.link = link::measure(&mut *session.backend).await;
+        plan_options.link = link::measure(&mut *session.backend, job, &discovery).await;
     }
     let mut plan = plan::build_plan(job, dialect, &discovery, &entity_types, plan_options)?;
     plan.notes.extend(type_notes);

@@ -8,6 +8,7 @@ pub mod distribute;
 pub mod inspect;
 pub mod naming;
 pub mod order;
+pub mod remote;
 pub mod source;
 
 pub use source::{script_plan, source_query};
@@ -132,7 +133,7 @@ pub struct PlanOptions {
     /// strategy reason. Such a plan is the pushdown.
     pub in_database: Option<&'static str>,
     /// The link to the server, measured before planning (execute does; the plan only weighs
-    /// the number): `auto` weighs it against the width. None for an
+    /// the numbers): `auto` weighs it against the engine's costs ([`remote`]). None for an
     /// embedded database, or when nothing was measured.
     pub link: Option<Link>,
 }
@@ -142,15 +143,20 @@ pub struct PlanOptions {
 pub struct Link {
     /// The fastest round trip of a trivial one-row query.
     pub round_trip: std::time::Duration,
+    /// Bytes per second of a reply, where measured: only when it can turn `auto`'s choice
+    /// ([`remote::throughput_matters`]) and the dialect has a probe.
+    pub throughput: Option<u64>,
 }
 
-/// `auto` with a server (a link measured): the stream moves every source row to eavpivot and
-/// every wide row back over the link, the pushdown moves nothing but does one CASE per column
-/// per source row. benches/pivot ("Remote links" in BENCHMARKS.md, 1M source rows, PostgreSQL
-/// and MariaDB, since the pushdown skips its survey on a unique key): at 10 columns the
-/// pushdown won on loopback and on the 1 ms / 1 Gbit/s and 20 ms / 100 Mbit/s links
-/// (1.4-2.7x), at 100 columns the stream won on all three (1.3-3.9x); the crossover moved
-/// little with the round trip, so one width between the two (as SQL Server's width rule).
+/// `auto` with a server whose engine has no calibrated costs, or whose link's throughput
+/// could not be measured where it decides ([`remote`]): the stream moves every source row
+/// to eavpivot and every wide row back over the link, the pushdown moves nothing but does
+/// one CASE per column per source row. benches/pivot ("Remote links" in BENCHMARKS.md, 1M
+/// source rows, PostgreSQL and MariaDB, since the pushdown skips its survey on a unique
+/// key): at 10 columns the pushdown won on loopback and on the 1 ms / 1 Gbit/s and 20 ms /
+/// 100 Mbit/s links (1.4-2.7x), at 100 columns the stream won on all three (1.3-3.9x)
+/// except PostgreSQL at 20 ms / 100 Mbit/s, which the costs decide; one width between the
+/// two (as SQL Server's width rule).
 pub const REMOTE_PUSHDOWN_COLUMNS: usize = 32;
 
 /// Build the plan. `entity_types` are the source types of the entity keys, where known.
@@ -206,9 +212,8 @@ pub fn build_plan(
             names.join(", ")
         ));
     }
-    let source_rows =
-        discovery.attributes.iter().map(|d| d.rows).sum::<u64>() + discovery.empty_name_rows;
-    let (strategy, strategy_reason) = choose_strategy(job, dialect, options, &tables, source_rows);
+    let source_rows = discovered_rows(discovery);
+    let (strategy, strategy_reason) = choose_strategy(job, dialect, options, &tables, discovery);
     Ok(Plan {
         tables,
         excluded,
@@ -220,6 +225,11 @@ pub fn build_plan(
         source_rows,
         source: source_query(job),
     })
+}
+
+/// Source rows discovery counted: all attributes, empty names included.
+fn discovered_rows(discovery: &Discovery) -> u64 {
+    discovery.attributes.iter().map(|d| d.rows).sum::<u64>() + discovery.empty_name_rows
 }
 
 /// Give each column its own type where the job asks: `pivot.types` (every value checked by
@@ -554,23 +564,21 @@ fn split_tables(
 /// is rows × columns; the stream's is rows plus the load. Where the two cross depends on how
 /// fast the engine evaluates CASE and how fast it takes bulk rows, so the width threshold is
 /// per backend (measured in `benches/pivot`, see BENCHMARKS.md). Below [`SMALL_SOURCE_ROWS`]
-/// either is instant and the pushdown's single statement wins on round trips.
+/// either is instant and the pushdown's single statement wins on round trips. With a
+/// measured link to a server, [`remote::choose_on_link`] decides instead.
 fn choose_strategy(
     job: &Job,
     dialect: &dyn Dialect,
     options: PlanOptions,
     tables: &[TableShape],
-    source_rows: u64,
+    discovery: &Discovery,
 ) -> (Strategy, String) {
     if let Some(reason) = options.in_database {
         return (Strategy::Pushdown, reason.to_string());
     }
     let wanted = options.strategy.unwrap_or(job.strategy);
     let columns: usize = tables.iter().map(|t| t.columns.len()).sum();
-    let above = dialect.stream_above_columns();
-    let name = dialect.name();
-    let link = options.link.map(|l| l.round_trip);
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let source_rows = discovered_rows(discovery);
     if options.across_databases {
         return (
             Strategy::Stream,
@@ -591,30 +599,19 @@ fn choose_strategy(
             ),
         ),
         StrategyName::Auto => {
-            let (strategy, reason) = choose_by_width(source_rows, columns, above, name);
-            let Some(rtt) = link else {
-                return (strategy, reason);
+            let by_width =
+                choose_by_width(source_rows, columns, dialect.stream_above_columns(), dialect.name());
+            let Some(link) = options.link else {
+                return by_width;
             };
-            let most = REMOTE_PUSHDOWN_COLUMNS;
-            let rtt = ms(rtt);
-            match strategy {
-                Strategy::Stream if columns <= most => (
-                    Strategy::Pushdown,
-                    format!(
-                        "auto: round trip to {name} measured {rtt:.2} ms: the stream would move {source_rows} source rows over the link and the wide rows back, which costs more than {columns} CASE columns in the database (benches/pivot: pushdown up to {most} columns on every link measured)"
-                    ),
-                ),
-                Strategy::Stream => (
-                    strategy,
-                    format!(
-                        "{reason} (round trip measured {rtt:.2} ms: the pushdown wins only up to {most} columns)"
-                    ),
-                ),
-                Strategy::Pushdown => (
-                    strategy,
-                    format!("{reason} (round trip measured {rtt:.2} ms)"),
-                ),
-            }
+            let attributes: Vec<&str> = tables
+                .iter()
+                .flat_map(|t| t.columns.iter().map(|c| c.attribute.as_str()))
+                .collect();
+            let estimate = dialect
+                .pivot_costs()
+                .map(|costs| remote::estimate(&costs, discovery, &attributes, source_rows));
+            remote::choose_on_link(dialect, link, estimate, by_width, (source_rows, columns))
         }
     }
 }
