@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
-# The cost of `column_type: infer` (issue 11): the same 10-attribute source pivoted with
-# `column_type: text` and with `column_type: infer`, strategy auto, on SQLite and PostgreSQL;
-# then 1,000 nine-digit integer attributes on PostgreSQL, which need two text tables
-# (split: auto) but one typed table. Prints one line per run: engine, shape, type, seconds.
+# The cost of `column_type: infer` (issues 11 and 20): the same 10-attribute source pivoted with
+# `column_type: text` and with `column_type: infer`, on SQLite, PostgreSQL and MariaDB, with
+# `--strategy stream` and `--strategy pushdown`; every round runs each binary × strategy × type
+# once, alternated, so all cells see the same machine. Then 1,000 nine-digit integer attributes
+# on PostgreSQL, which need two text tables (split: auto) but one typed table.
+# Prints one line per run (binary, engine, strategy, type, seconds), then per binary × engine ×
+# strategy the median of each type and the ratio infer/text.
 #   benches/typed/run.sh                  # 1M rows (100,000 entities x 10)
 #   benches/typed/run.sh 1000000          # 10M rows (1,000,000 entities x 10)
 #   PG=postgres://postgres@127.0.0.1/test RUNS=3 benches/typed/run.sh
-#   SKIP_SQLITE=1 benches/typed/run.sh   # PostgreSQL only
+#   ENGINES="postgres mariadb" STRATEGIES=pushdown benches/typed/run.sh
+#   BINS="main=bin-main/eavpivot new=target/release/eavpivot" benches/typed/run.sh  # side by side
+#   SKIP_WIDE=1 benches/typed/run.sh      # without the 1,000-attribute PostgreSQL case
+#   LOCK=/work/wt/bench.lock benches/typed/run.sh   # each round under flock (a shared machine)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 entities=${1:-100000}
 runs=${RUNS:-3}
 pg=${PG:-postgres://postgres@127.0.0.1:5432/test}
-bin=${BIN:-target/release/eavpivot}
+my=${MY:-mysql://root@127.0.0.1:3306/test}
+engines=${ENGINES:-sqlite postgres mariadb}
+strategies=${STRATEGIES:-stream pushdown}
+bins=${BINS:-new=${BIN:-target/release/eavpivot}}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+mariadb_cli() { mariadb -h 127.0.0.1 -u root test "$@"; }
+locked() { if [ -n "${LOCK:-}" ]; then flock "$LOCK" "$@"; else "$@"; fi; }
 
 # Ten attributes, one of each kind of the ladder and its traps.
 values_sqlite="CASE k
@@ -39,6 +50,17 @@ values_pg="CASE k
   WHEN 7 THEN (e::bigint * 1000003)::text
   WHEN 8 THEN CASE WHEN e % 2 = 0 THEN 'true' ELSE 'false' END
   ELSE CASE WHEN e % 1000 = 0 THEN 'N/A' ELSE e::text END END"
+values_mariadb="CASE k
+  WHEN 0 THEN CAST(e * 7 % 100000 AS CHAR)
+  WHEN 1 THEN CAST(e % 1000 - 500 AS CHAR)
+  WHEN 2 THEN CONCAT(e % 1000, '.', LPAD(e % 100, 2, '0'))
+  WHEN 3 THEN DATE_FORMAT(DATE '2000-01-01' + INTERVAL (e % 9000) DAY, '%Y-%m-%d')
+  WHEN 4 THEN DATE_FORMAT(TIMESTAMP '2000-01-01 00:00:00' + INTERVAL (e % 100000000) SECOND, '%Y-%m-%d %H:%i:%s')
+  WHEN 5 THEN CONCAT('word', e % 50)
+  WHEN 6 THEN LPAD(e % 100000, 5, '0')
+  WHEN 7 THEN CAST(e * 1000003 AS CHAR)
+  WHEN 8 THEN IF(e % 2 = 0, 'true', 'false')
+  ELSE IF(e % 1000 = 0, 'N/A', CAST(e AS CHAR)) END"
 
 job() { # job FILE TYPE SOURCE TARGET SPLIT
   cat > "$1" <<YAML
@@ -52,49 +74,87 @@ target: { table: $4, if_exists: replace, split: $5 }
 YAML
 }
 
-timed() { # timed LABEL CONNECTION JOB
-  for _ in $(seq "$runs"); do
-    local start end
-    start=$(date +%s.%N)
-    "$bin" run "$3" --connection "$2" --preview 0 --json > "$work/out.json"
-    end=$(date +%s.%N)
-    printf '%s %.2f s tables=%s\n' "$1" "$(echo "$end - $start" | bc)" \
-      "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["tables"]))' "$work/out.json")"
+once() { # once LABEL BIN CONNECTION JOB STRATEGY: one timed run, one result line
+  local start end
+  start=$(date +%s.%N)
+  "$2" run "$4" --connection "$3" --strategy "$5" --preview 0 --json > "$work/out.json"
+  end=$(date +%s.%N)
+  printf '%s %.2f s tables=%s\n' "$1" "$(echo "$end - $start" | bc)" \
+    "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["tables"]))' "$work/out.json")" \
+    | tee -a "$work/results"
+}
+
+round() { # round ENGINE CONNECTION SOURCE TARGET: every binary x strategy x type once
+  for b in $bins; do
+    for s in $strategies; do
+      for ty in text infer; do
+        job "$work/$1_$ty.yaml" "$ty" "$3" "$4" off
+        once "${b%%=*} $1 $s $ty" "${b#*=}" "$2" "$work/$1_$ty.yaml" "$s"
+      done
+    done
   done
 }
 
 rows=$((entities * 10))
-db="$work/bench.db"
-if [ -z "${SKIP_SQLITE:-}" ]; then
-sqlite3 "$db" "CREATE TABLE kv (e INTEGER, a TEXT, v TEXT, PRIMARY KEY (e, a));
-  WITH RECURSIVE n(e) AS (SELECT 1 UNION ALL SELECT e + 1 FROM n WHERE e < $entities),
-  a(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM a WHERE k < 9)
-  INSERT INTO kv SELECT e, 'a' || k, $values_sqlite FROM n, a;"
-for ty in text infer; do
-  job "$work/$ty.yaml" "$ty" kv wide off
-  timed "sqlite ${rows} rows $ty" "sqlite:$db" "$work/$ty.yaml"
+echo "# ${rows} source rows ($entities entities x 10), $runs rounds; $(uptime)"
+for engine in $engines; do
+  case $engine in
+  sqlite)
+    db="$work/bench.db"
+    sqlite3 "$db" "CREATE TABLE kv (e INTEGER, a TEXT, v TEXT, PRIMARY KEY (e, a));
+      WITH RECURSIVE n(e) AS (SELECT 1 UNION ALL SELECT e + 1 FROM n WHERE e < $entities),
+      a(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM a WHERE k < 9)
+      INSERT INTO kv SELECT e, 'a' || k, $values_sqlite FROM n, a;"
+    for _ in $(seq "$runs"); do locked bash -c "$(declare -f round job once); bins='$bins' strategies='$strategies' work='$work' round sqlite 'sqlite:$db' kv wide"; done
+    rm -f "$db"
+    ;;
+  postgres)
+    psql "$pg" -q -c "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2;
+      CREATE TABLE typed_bench_kv (e INT, a TEXT, v TEXT, PRIMARY KEY (e, a));
+      INSERT INTO typed_bench_kv SELECT e, 'a' || k, $values_pg
+        FROM generate_series(1, $entities) e, generate_series(0, 9) k; ANALYZE typed_bench_kv;"
+    for _ in $(seq "$runs"); do locked bash -c "$(declare -f round job once); bins='$bins' strategies='$strategies' work='$work' round postgres '$pg' typed_bench_kv typed_bench_wide"; done
+    psql "$pg" -q -c "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2"
+    ;;
+  mariadb)
+    mariadb_cli -e "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2;
+      CREATE TABLE typed_bench_kv (e INT, a VARCHAR(16), v VARCHAR(64), PRIMARY KEY (e, a));
+      INSERT INTO typed_bench_kv SELECT e, CONCAT('a', k), $values_mariadb
+        FROM (SELECT CAST(seq AS SIGNED) AS e FROM seq_1_to_$entities) n, (SELECT CAST(seq AS SIGNED) AS k FROM seq_0_to_9) a;
+      ANALYZE TABLE typed_bench_kv;" > /dev/null
+    for _ in $(seq "$runs"); do locked bash -c "$(declare -f round job once); bins='$bins' strategies='$strategies' work='$work' round mariadb '$my' typed_bench_kv typed_bench_wide"; done
+    mariadb_cli -e "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2"
+    ;;
+  esac
 done
-rm -f "$db"
-fi
 
-if psql "$pg" -qc 'SELECT 1' > /dev/null 2>&1; then
-  psql "$pg" -q -c "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2;
-    CREATE TABLE typed_bench_kv (e INT, a TEXT, v TEXT, PRIMARY KEY (e, a));
-    INSERT INTO typed_bench_kv SELECT e, 'a' || k, $values_pg
-      FROM generate_series(1, $entities) e, generate_series(0, 9) k; ANALYZE typed_bench_kv;"
-  for ty in text infer; do
-    job "$work/pg_$ty.yaml" "$ty" typed_bench_kv typed_bench_wide off
-    timed "postgres ${rows} rows $ty" "$pg" "$work/pg_$ty.yaml"
-  done
+# Medians and the ratio infer/text per binary x engine x strategy.
+python3 - "$work/results" <<'PY'
+import statistics, sys
+times = {}
+for line in open(sys.argv[1]):
+    b, engine, strategy, ty, secs = line.split()[:5]
+    times.setdefault((b, engine, strategy), {}).setdefault(ty, []).append(float(secs))
+print("| binary | engine | strategy | text (median) | infer (median) | infer/text |")
+print("|---|---|---|---|---|---|")
+for (b, engine, strategy), t in times.items():
+    text, infer = statistics.median(t["text"]), statistics.median(t["infer"])
+    print(f"| {b} | {engine} | {strategy} | {text:.2f} s | {infer:.2f} s | {infer / text:.2f} |")
+PY
+echo "# done; $(uptime)"
+
+if [ -z "${SKIP_WIDE:-}" ] && psql "$pg" -qc 'SELECT 1' > /dev/null 2>&1; then
   psql "$pg" -q -c "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2;
     CREATE TABLE typed_bench_kv (e INT, a TEXT, v TEXT, PRIMARY KEY (e, a));
     INSERT INTO typed_bench_kv SELECT e, 'a' || lpad(k::text, 4, '0'), (100000000 + e * 1000 + k)::text
       FROM generate_series(1, 1000) e, generate_series(0, 999) k; ANALYZE typed_bench_kv;"
-  for ty in text infer; do
-    job "$work/pg1k_$ty.yaml" "$ty" typed_bench_kv typed_bench_wide auto
-    timed "postgres 1000x1000 nine-digit integers $ty" "$pg" "$work/pg1k_$ty.yaml"
+  for b in $bins; do
+    for ty in text infer; do
+      job "$work/pg1k_$ty.yaml" "$ty" typed_bench_kv typed_bench_wide auto
+      for _ in $(seq "$runs"); do
+        locked bash -c "$(declare -f once); work='$work' once '${b%%=*} postgres-1000x1000 auto $ty' '${b#*=}' '$pg' '$work/pg1k_$ty.yaml' auto"
+      done
+    done
   done
   psql "$pg" -q -c "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2"
-else
-  echo "postgres at $pg unreachable: skipped"
 fi

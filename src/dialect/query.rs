@@ -110,9 +110,10 @@ pub fn discovery_scan<D: Types + ?Sized>(d: &D, source: &SourceQuery) -> String 
     discovery_scan_sql(d, source, false)
 }
 
-/// [`crate::dialect::query::discovery_scan`] with each row's value and entity key after it
-/// (`…, v, e0, e1, …`): when the job types its columns ([`crate::plan::types`]) discovery
-/// reads every value once, here, and decides the types in eavpivot.
+/// [`crate::dialect::query::discovery_scan`] with each row's value and entity key instead of
+/// the NULL-key flags (`a, bytes, v, e0, e1, …`; a NULL key part is seen in the key itself):
+/// when the job types its columns ([`crate::plan::types`]) discovery reads every value
+/// once, here, and decides the types in eavpivot.
 pub fn discovery_scan_values<D: Types + ?Sized>(d: &D, source: &SourceQuery) -> String {
     discovery_scan_sql(d, source, true)
 }
@@ -286,17 +287,18 @@ fn pivot_select<D: Types + ?Sized>(
     )
 }
 
-/// One row, one integer: the source values of `shape`'s typed columns that this database
-/// does not print back as written once converted to the column's type (so 0 proves the
-/// pushdown's CASTs exact and agrees with the ladder); None when the shape has no such
-/// column. One scan of the source with one `IN` test per distinct type, not a second
-/// pivot: at 1,000 columns a `MAX(CASE)` join back to the target costs minutes.
+/// One row, one integer: the source values of the typed columns of `shapes` (every table
+/// of a split) that this database does not print back as written once converted to the
+/// column's type (so 0 proves the pushdown's CASTs exact and agrees with the ladder); None
+/// when no shape has such a column. One scan of the source with one `IN` test per distinct
+/// type, not a second pivot: at 1,000 columns a `MAX(CASE)` join back to the target costs
+/// minutes.
 pub fn typed_round_trip<D: Query + ?Sized>(
     d: &D,
-    shape: &TableShape,
+    shapes: &[TableShape],
     source: &SourceQuery,
 ) -> Option<String> {
-    typed::round_trip_query(d, shape, source)
+    typed::round_trip_query(d, shapes, source)
 }
 
 /// One row: the entity of a source row whose attribute key is exactly `key` (bytes that
@@ -315,8 +317,25 @@ pub fn entity_of_attribute<D: Quoting + ?Sized>(d: &D, source: &SourceQuery, key
 
 /// The key–value rows ordered by entity: the streaming strategy's single scan.
 pub fn ordered_rows<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
+    ordered_rows_with(d, source, "")
+}
+
+/// [`ordered_rows`] with a last column `misprinted`: 1 for a value of a typed column of
+/// `shapes` that does not print back as written once converted (what
+/// [`typed_round_trip`] counts), so the stream's read proves the types without a second
+/// scan of the source. None when `shapes` have no such column.
+pub fn ordered_rows_checked<D: Query + ?Sized>(
+    d: &D,
+    source: &SourceQuery,
+    shapes: &[TableShape],
+) -> Option<String> {
+    let column = typed::misprinted_column(d, shapes)?;
+    Some(ordered_rows_with(d, source, &format!(", {column}")))
+}
+
+fn ordered_rows_with<D: Quoting + ?Sized>(d: &D, source: &SourceQuery, extra: &str) -> String {
     format!(
-        "SELECT {}, s.a, s.v FROM ({}) s ORDER BY {}",
+        "SELECT {}, s.a, s.v{extra} FROM ({}) s ORDER BY {}",
         entity_refs(source, "s"),
         source_rows(d, source),
         entity_refs(source, "s")
@@ -333,13 +352,14 @@ fn discovery_scan_sql<D: Types + ?Sized>(
         "s.a".to_string(),
         format!("{} AS b", dialect.value_bytes("s.v")),
     ];
-    cols.extend(
-        (0..source.entity.len())
-            .map(|i| format!("CASE WHEN s.e{i} IS NULL THEN 1 ELSE 0 END AS null_e{i}")),
-    );
     if values {
         cols.push("s.v".into());
         cols.push(entity_refs(source, "s"));
+    } else {
+        cols.extend(
+            (0..source.entity.len())
+                .map(|i| format!("CASE WHEN s.e{i} IS NULL THEN 1 ELSE 0 END AS null_e{i}")),
+        );
     }
     format!(
         "SELECT {}\nFROM ({}) s",

@@ -189,6 +189,12 @@ impl Catalog for Sqlite {
 }
 
 impl Query for Sqlite {
+    /// In process, the check in the read runs on the pivot's own thread: at 1M rows it cost
+    /// the read ~0.2 s more than the separate scan it replaces (0.13 s).
+    fn checks_types_in_read(&self) -> bool {
+        false
+    }
+
     fn groups_by_sorting(&self) -> bool {
         true
     }

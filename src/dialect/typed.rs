@@ -94,11 +94,31 @@ pub struct Typed {
 /// [`crate::dialect::query::typed_round_trip`]: one scan of the source, one `IN` test per distinct type.
 pub(super) fn round_trip_query<D: Query + ?Sized>(
     d: &D,
-    shape: &TableShape,
+    shapes: &[TableShape],
     source: &super::SourceQuery,
 ) -> Option<String> {
+    Some(format!(
+        "SELECT COUNT(*) FROM ({}) s\nWHERE s.v IS NOT NULL AND ({}) = 1",
+        d.fenced_source_rows(source),
+        misprint_case(d, shapes)?
+    ))
+}
+
+/// [`crate::dialect::query::ordered_rows_checked`]'s last column: 1 where the row's value,
+/// converted to its typed column's type, does not print back as written, else 0 (NULLs,
+/// untyped attributes). The stream's one read then carries the round-trip check.
+pub(super) fn misprinted_column<D: Query + ?Sized>(d: &D, shapes: &[TableShape]) -> Option<String> {
+    Some(format!(
+        "CASE WHEN s.v IS NULL THEN 0 ELSE {} END AS misprinted",
+        misprint_case(d, shapes)?
+    ))
+}
+
+/// `CASE WHEN s.a IN (…) THEN <0 if s.v prints back, else 1> … ELSE 0 END` over the typed
+/// columns of `shapes`, one branch per distinct type; None without any.
+fn misprint_case<D: Query + ?Sized>(d: &D, shapes: &[TableShape]) -> Option<String> {
     let mut by_type: Vec<(&Typed, Vec<String>)> = Vec::new();
-    for c in &shape.columns {
+    for c in shapes.iter().flat_map(|s| &s.columns) {
         let Some(t) = c
             .typed
             .as_ref()
@@ -134,11 +154,7 @@ pub(super) fn round_trip_query<D: Query + ?Sized>(
             )
         })
         .collect();
-    Some(format!(
-        "SELECT COUNT(*) FROM ({}) s\nWHERE s.v IS NOT NULL AND (CASE {} ELSE 0 END) = 1",
-        d.fenced_source_rows(source),
-        branches.join("\n  ")
-    ))
+    Some(format!("CASE {} ELSE 0 END", branches.join("\n  ")))
 }
 
 #[cfg(test)]

@@ -244,8 +244,8 @@ struct Group {
 /// [`crate::dialect::query::discovery_scan`]'s rows (`a, bytes, null_e0, …`) aggregated per attribute.
 pub struct DiscoveryScan {
     entity_width: usize,
-    /// With values (`…, v, e0, …` after the counted columns): `pivot.types` kinds by
-    /// attribute, the surveys check every value against.
+    /// With values (`a, bytes, v, e0, …`): `pivot.types` kinds by attribute, the surveys
+    /// check every value against.
     surveys: Option<(HashMap<String, ColumnKind>, &'static dyn Dialect)>,
     /// FxHash, as in the pivot: one lookup per source row. The keys come from the data, so a
     /// crafted source could make lookups slower, never wrong.
@@ -310,10 +310,10 @@ impl DiscoveryScan {
 }
 
 impl RowPipeline for DiscoveryScan {
-    fn push(&mut self, row: Vec<Value>) -> Result<()> {
+    fn push(&mut self, mut row: Vec<Value>) -> Result<()> {
         let width = self.entity_width;
         let expected = match self.surveys {
-            Some(_) => 3 + 2 * width,
+            Some(_) => 3 + width,
             None => 2 + width,
         };
         if row.len() != expected {
@@ -322,9 +322,8 @@ impl RowPipeline for DiscoveryScan {
                 row.len()
             )));
         }
-        let mut cells = row.into_iter();
-        let attribute = cells.next().unwrap_or(Value::Null);
-        let bytes = cells.next().and_then(|b| b.as_i64());
+        let attribute = std::mem::replace(&mut row[0], Value::Null);
+        let bytes = row[1].as_i64();
         let key = Key::of(attribute);
         let group = match self.groups.get_mut(&key) {
             Some(g) => g,
@@ -350,13 +349,20 @@ impl RowPipeline for DiscoveryScan {
             group.min_bytes = Some(group.min_bytes.map_or(b, |m| m.min(b)));
             group.max_bytes = Some(group.max_bytes.map_or(b, |m| m.max(b)));
         }
-        for count in group.null_keys.iter_mut() {
-            *count += cells.next().and_then(|n| n.as_i64()).unwrap_or(0);
-        }
-        if let Some(survey) = group.survey.as_mut() {
-            let value = cells.next().unwrap_or(Value::Null);
-            let entity: Vec<Value> = cells.collect();
-            survey.observe(&value, &entity);
+        match group.survey.as_mut() {
+            // `a, bytes, v, e0, …`: the key itself says which parts are NULL, and is read in
+            // place (a survey copies it only into the few values that decide a reason).
+            Some(survey) => {
+                for (count, part) in group.null_keys.iter_mut().zip(&row[3..]) {
+                    *count += i64::from(part.is_null());
+                }
+                survey.observe(&row[2], &row[3..]);
+            }
+            None => {
+                for (count, flag) in group.null_keys.iter_mut().zip(&row[2..]) {
+                    *count += flag.as_i64().unwrap_or(0);
+                }
+            }
         }
         Ok(())
     }
@@ -445,6 +451,18 @@ target: { table: wide }
             "Color, color, Size, NULL, 7 (= 7.0), 2.5, '', 1e16: {got:?}"
         );
         assert_eq!(got, expected);
+        // With the values (typing), the NULL key parts are counted from the keys read.
+        let mut typed = DiscoveryScan::new(2).with_surveys(HashMap::new(), &Sqlite);
+        db.stream_into(
+            &query::discovery_scan_values(&Sqlite, &crate::plan::source_query(&job)),
+            &mut typed,
+            &[],
+        )
+        .await
+        .expect("values scan");
+        let (rows, surveys) = typed.into_parts(&Sqlite).expect("parts");
+        assert_eq!(sort(rows), expected);
+        assert_eq!(surveys["Color"].values, 3, "{surveys:?}");
     }
 
     /// A key proves the pairs single only when every one of its columns is the job's, as

@@ -246,13 +246,22 @@ async fn stream(
         show_progress && !session.dry_run,
     ))
     .with_print_check(session.across_databases());
+    // On one server the read itself tests every typed value's round trip (the transforms'
+    // values are not the source's; across two databases, see verify_printed).
+    let checked =
+        (!session.across_databases() && job.transforms.is_empty() && source.checks_types_in_read())
+            .then(|| query::ordered_rows_checked(source, &plan.source, &shapes))
+            .flatten();
+    pivoter = pivoter.with_misprint_check(checked.is_some());
+    let read = match checked {
+        Some(sql) => (sql, "stream: read key-value rows in entity order, pivot in eavpivot; column misprinted is the typed round-trip check (no second source scan)"),
+        None => (
+            query::ordered_rows(source, &plan.source),
+            "stream: read key-value rows in entity order, pivot in eavpivot",
+        ),
+    };
     let loaded = session
-        .stream(
-            &query::ordered_rows(source, &plan.source),
-            &examples,
-            &mut pivoter,
-            &loads,
-        )
+        .stream((&read.0, read.1), &examples, &mut pivoter, &loads)
         .await
         .map_err(|e| match e {
             // The server's errors say what failed, not which source: name it.

@@ -165,19 +165,16 @@ impl<'a> Session<'a> {
         self.backend.load_rows(target, rows).await
     }
 
-    /// The streaming load; in a dry run, the read query and one load statement are recorded.
+    /// The streaming load; in a dry run, the read query (with `read_note`) and one load
+    /// statement are recorded.
     pub async fn stream(
         &mut self,
-        read_sql: &str,
+        (read_sql, read_note): (&str, &str),
         load_example: &[(String, &'static str)],
         pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
-        self.record_source(
-            StatementKind::Change,
-            read_sql,
-            Some("stream: read key-value rows in entity order, pivot in eavpivot".into()),
-        );
+        self.record_source(StatementKind::Change, read_sql, Some(read_note.into()));
         for (sql, note) in load_example {
             self.record(StatementKind::Change, sql, Some((*note).into()));
         }

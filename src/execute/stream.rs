@@ -122,6 +122,10 @@ pub struct StreamStats {
     /// the wrapping sum of [`super::verify::print_hash`] of every chosen source text, which
     /// the target's cells printed back must match (runs across two databases).
     pub printed: Vec<Vec<u64>>,
+    /// When the read carried the round-trip check ([`Pivoter::with_misprint_check`]): the
+    /// source values read that the database does not print back as written once converted
+    /// to their column's type; verification refuses the load unless 0.
+    pub misprinted: Option<u64>,
 }
 
 impl Pivoter {
@@ -180,6 +184,13 @@ impl Pivoter {
         self
     }
 
+    /// Read rows with a last `misprinted` column ([`crate::dialect::query::ordered_rows_checked`])
+    /// and sum it into [`StreamStats::misprinted`].
+    pub fn with_misprint_check(mut self, on: bool) -> Pivoter {
+        self.stats.misprinted = on.then_some(0);
+        self
+    }
+
     /// Show `progress` (a bar over the expected source rows) while streaming.
     pub fn with_progress(mut self, progress: Progress) -> Pivoter {
         self.progress = progress;
@@ -191,13 +202,19 @@ impl Pivoter {
         std::mem::take(&mut self.transforms)
     }
 
-    fn decode(&self, mut row: Vec<Value>) -> Result<KvRow> {
-        if row.len() != self.entity_width + 2 {
+    fn decode(&mut self, mut row: Vec<Value>) -> Result<KvRow> {
+        let checked = usize::from(self.stats.misprinted.is_some());
+        if row.len() != self.entity_width + 2 + checked {
             return Err(Error::Job(format!(
                 "stream: expected {} columns per source row, got {}",
-                self.entity_width + 2,
+                self.entity_width + 2 + checked,
                 row.len()
             )));
+        }
+        if let Some(misprinted) = self.stats.misprinted.as_mut() {
+            // Anything but a 0 counts: the check must not pass on a value it cannot read.
+            let flag = row.pop().and_then(|f| f.as_i64());
+            *misprinted += u64::from(flag != Some(0));
         }
         let value = row.pop().unwrap_or(Value::Null);
         let attribute = match row.pop().unwrap_or(Value::Null).into_attribute_name() {
@@ -451,6 +468,38 @@ pub(crate) mod tests {
 
     fn pivoter(tables: &[TableShape], aggregate: Aggregate) -> Pivoter {
         Pivoter::new(&Sqlite, 1, tables, aggregate, Vec::new())
+    }
+
+    /// The checked read's last column is summed, not pivoted; anything but 0 (a NULL, a
+    /// value that is no integer) counts as a misprint, and a row without it is refused.
+    #[test]
+    fn the_misprint_column_is_counted_not_pivoted() {
+        let mut p = pivoter(&[shape("w", &["a"])], Aggregate::Max).with_misprint_check(true);
+        let flags = [
+            Value::Int(0),
+            Value::Int(1),
+            Value::Null,
+            text("0"),
+            text("x"),
+        ];
+        for (id, flag) in (1..).zip(flags) {
+            p.push(vec![Value::Int(id), text("a"), text("7"), flag])
+                .expect("pivot");
+        }
+        p.finish().expect("finish");
+        assert_eq!(p.stats.misprinted, Some(3));
+        assert_eq!(p.stats.cells, vec![vec![5]]);
+        assert_eq!(p.take_ready()[0][0], vec![Value::Int(1), text("7")]);
+        let err = p
+            .push(vec![Value::Int(9), text("a"), text("7")])
+            .expect_err("no flag");
+        assert!(err.to_string().contains("expected 4 columns"), "{err}");
+        assert_eq!(
+            pivoter(&[shape("w", &["a"])], Aggregate::Max)
+                .stats
+                .misprinted,
+            None
+        );
     }
 
     #[test]

@@ -188,7 +188,10 @@ fn other_paths(job: &Job) -> Vec<(String, String)> {
             by_value: false,
         }),
     }];
-    sql.extend(query::typed_round_trip(d, &shape, source).map(|s| ("typed round trip", s)));
+    sql.extend(
+        query::typed_round_trip(d, std::slice::from_ref(&shape), source)
+            .map(|s| ("typed round trip", s)),
+    );
     sql.into_iter()
         .map(|(what, s)| (format!("{} {what}", job.name), s))
         .collect()

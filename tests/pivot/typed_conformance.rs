@@ -353,20 +353,47 @@ fn the_round_trip_check_catches_a_value_that_prints_differently() {
         };
         let sql = eavpivot::dialect::query::typed_round_trip(
             &Sqlite,
-            &shape,
+            std::slice::from_ref(&shape),
             &eavpivot::plan::source_query(&job),
         )
         .expect("a typed column");
         let rows = db.query(&sql).await.expect("runs");
         assert_eq!(rows[0][0].as_i64(), Some(1), "{sql}");
+        // The stream's read carries the same check, row by row: only `007` is flagged (not
+        // the NULL, not the untyped `t`).
+        let read = eavpivot::dialect::query::ordered_rows_checked(
+            &Sqlite,
+            &eavpivot::plan::source_query(&job),
+            std::slice::from_ref(&shape),
+        )
+        .expect("a typed column");
+        let flags: Vec<(String, i64)> = db
+            .query(&read)
+            .await
+            .expect("runs")
+            .iter()
+            .map(|r| (r[2].to_string(), r[3].as_i64().expect("a flag")))
+            .collect();
+        assert_eq!(
+            flags.iter().filter(|(_, f)| *f != 0).collect::<Vec<_>>(),
+            [&("007".to_string(), 1)],
+            "{read}"
+        );
+        assert_eq!(flags.len(), 4, "{read}");
         let untyped = TableShape {
             columns: vec![PivotColumn::text("t", "t")],
             ..shape
         };
         assert!(eavpivot::dialect::query::typed_round_trip(
             &Sqlite,
-            &untyped,
+            std::slice::from_ref(&untyped),
             &eavpivot::plan::source_query(&job)
+        )
+        .is_none());
+        assert!(eavpivot::dialect::query::ordered_rows_checked(
+            &Sqlite,
+            &eavpivot::plan::source_query(&job),
+            &[untyped]
         )
         .is_none());
     });

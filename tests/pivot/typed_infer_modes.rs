@@ -240,7 +240,7 @@ async fn check_verification_by_value(
         };
         let sql = eavpivot::dialect::query::typed_round_trip(
             d,
-            &shape,
+            std::slice::from_ref(&shape),
             &eavpivot::plan::source_query(&job),
         )
         .ok_or("no check")?;

@@ -569,3 +569,18 @@ fn text_headroom_gives_way_to_the_row_limit() {
         got[5].1
     );
 }
+
+/// Digits counted arithmetically are the printed digits, at every power of ten and the
+/// extremes.
+#[test]
+fn integer_digits_match_the_printed_length() {
+    let mut cases = vec![0, 1, -1, i128::MAX, i128::MIN, i128::MIN + 1];
+    for p in 0..38 {
+        let ten = 10i128.pow(p);
+        cases.extend([ten - 1, ten, ten + 1, -ten, 1 - ten]);
+    }
+    for n in cases {
+        let printed = n.unsigned_abs().to_string().len() as u32;
+        assert_eq!(integer_digits(n), printed, "{n}");
+    }
+}
