@@ -19,16 +19,17 @@ run() {
 # PostgreSQL's planner with the server's effective_cache_size (4GB, the default) against one
 # that knows the table fits in the OS cache: the only difference is the connection's options
 # (written without a space: eavpivot re-encodes a URL's space as '+', which the server refuses).
-# At 10M rows both settings plan the same index scan / GroupAggregate (EXPLAIN), so the 10M
-# reference of a -cache step is the plain step's 10M run.
+# At 10M rows both settings plan the same index scan / GroupAggregate (EXPLAIN).
 cache="-ceffective_cache_size=16GB"
 for step in "${@:-pg-stream pg-pushdown sqlite-pushdown}"; do
   for s in $step; do
     case $s in
       pg-stream) run postgres 1000000x10 stream; run postgres 10000000x10 stream ;;
-      pg-stream-cache) SCALE_PG_OPTIONS=$cache run postgres 10000000x10 stream ;;
+      pg-stream-cache) SCALE_PG_OPTIONS=$cache run postgres 1000000x10 stream
+                       SCALE_PG_OPTIONS=$cache run postgres 10000000x10 stream ;;
       pg-pushdown) run postgres 1000000x10 pushdown; run postgres 10000000x10 pushdown ;;
-      pg-pushdown-cache) SCALE_PG_OPTIONS=$cache run postgres 10000000x10 pushdown ;;
+      pg-pushdown-cache) SCALE_PG_OPTIONS=$cache run postgres 1000000x10 pushdown
+                         SCALE_PG_OPTIONS=$cache run postgres 10000000x10 pushdown ;;
       sqlite-pushdown) run sqlite 1000000x10 pushdown; run sqlite 10000000x10 pushdown ;;
       pg-wide-stream) run postgres 100000x100 stream; run postgres 1000000x100 stream ;;
       *) echo "unknown step $s" >&2; exit 2 ;;
