@@ -167,17 +167,20 @@ fn take_ssl_options(text: &str) -> Result<(String, SslOptions)> {
     }
     let mut url = url::Url::parse(text)
         .map_err(|e| Error::Usage(format!("postgres connection URL is not valid: {e}")))?;
-    if url.query().is_some() {
-        let kept: Vec<(String, String)> = url
-            .query_pairs()
-            .filter(|(k, v)| !ssl.take(k, v))
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+    if let Some(query) = url.query() {
+        // The pairs not taken are kept exactly as written: re-encoding them would write a
+        // space as `+`, which tokio-postgres does not decode (`options=-c%20…` broke).
+        let kept: Vec<String> = query
+            .split('&')
+            .filter(|pair| {
+                let (k, v) = url::form_urlencoded::parse(pair.as_bytes())
+                    .next()
+                    .unwrap_or_default();
+                !pair.is_empty() && !ssl.take(&k, &v)
+            })
+            .map(str::to_string)
             .collect();
-        if kept.is_empty() {
-            url.set_query(None);
-        } else {
-            url.query_pairs_mut().clear().extend_pairs(kept);
-        }
+        url.set_query((!kept.is_empty()).then(|| kept.join("&")).as_deref());
     }
     Ok((url.to_string(), ssl))
 }
@@ -325,5 +328,21 @@ mod tests {
         assert_eq!(rest, "host=h dbname='a b'");
         assert_eq!(ssl.mode.as_deref(), Some("require"));
         assert!(parse_mode("verify").is_err());
+    }
+
+    /// Found by the 100M runs: a server option with a space lost it on the way through.
+    #[test]
+    fn kept_url_options_keep_their_encoding() {
+        let (rest, ssl) = take_ssl_options(
+            "postgres://u@h/d?options=-c%20effective_cache_size%3D16GB&sslmode=disable&x=a+b",
+        )
+        .unwrap();
+        assert_eq!(
+            rest,
+            "postgres://u@h/d?options=-c%20effective_cache_size%3D16GB&x=a+b"
+        );
+        assert_eq!(ssl.mode.as_deref(), Some("disable"));
+        let (rest, _) = take_ssl_options("postgres://u@h/d?sslmode=require").unwrap();
+        assert_eq!(rest, "postgres://u@h/d");
     }
 }
