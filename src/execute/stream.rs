@@ -83,6 +83,9 @@ pub struct Pivoter {
     widths: Vec<usize>,
     /// Per table per column, the typed kind a chosen cell is converted to (None: as read).
     kinds: Vec<Vec<Option<ColumnKind>>>,
+    /// Per column: typed by value (`12.5` prints `12.50`), so its print hash ignores
+    /// trailing fractional zeros ([`super::verify::print_hash`]).
+    by_value: Vec<Vec<bool>>,
     aggregate: Aggregate,
     transforms: Vec<Box<dyn Transform>>,
     current: Option<Vec<Value>>,
@@ -152,8 +155,18 @@ impl Pivoter {
                     .collect()
             })
             .collect();
+        let by_value = tables
+            .iter()
+            .map(|t| {
+                t.columns
+                    .iter()
+                    .map(|c| c.typed.as_ref().is_some_and(|ty| ty.by_value))
+                    .collect()
+            })
+            .collect();
         Pivoter {
             kinds,
+            by_value,
             dialect,
             entity_width,
             index,
@@ -314,7 +327,7 @@ impl Pivoter {
                 }
                 let chosen = std::mem::replace(cell, Value::Null);
                 if self.print_check && self.kinds[t][c].is_some() {
-                    if let Some(h) = super::verify::print_hash(&chosen) {
+                    if let Some(h) = super::verify::print_hash(&chosen, self.by_value[t][c]) {
                         let sum = &mut self.stats.printed[t][c];
                         *sum = sum.wrapping_add(h);
                     }

@@ -373,9 +373,12 @@ fn round_tripped(typed: Option<&crate::dialect::Typed>) -> bool {
 
 /// An order-independent fingerprint of one printed cell (FNV-1a, then mixed so that sums of
 /// many stay spread): a column's cells sum to the same value whatever the row order.
-pub fn print_hash(value: &Value) -> Option<u64> {
+/// `by_value` ([`crate::dialect::Typed::by_value`]): without trailing fractional zeros, as
+/// the single-database check compares ([`crate::dialect::Types::trim_fraction`]): `12.5`
+/// read and `12.50` printed by a DECIMAL(4,2) are the same value.
+pub fn print_hash(value: &Value, by_value: bool) -> Option<u64> {
     let owned;
-    let bytes = match value {
+    let mut bytes = match value {
         Value::Null => return None,
         Value::Text(_) | Value::Bytes(_) => value.text_bytes()?,
         other => {
@@ -383,6 +386,9 @@ pub fn print_hash(value: &Value) -> Option<u64> {
             owned.as_bytes()
         }
     };
+    if by_value {
+        bytes = trim_fraction(bytes);
+    }
     let mut h = crate::plan::naming::fnv1a(bytes);
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -390,16 +396,30 @@ pub fn print_hash(value: &Value) -> Option<u64> {
     Some(h)
 }
 
+/// `text` without trailing fractional zeros and then a bare point (`12.50` → `12.5`, `5.0` →
+/// `5`, `10` unchanged): [`crate::dialect::Types::trim_fraction`] on the client.
+fn trim_fraction(text: &[u8]) -> &[u8] {
+    if !text.contains(&b'.') {
+        return text;
+    }
+    let end = text.iter().rposition(|&b| b != b'0').map_or(0, |i| i + 1);
+    let text = &text[..end];
+    let end = text.iter().rposition(|&b| b != b'.').map_or(0, |i| i + 1);
+    &text[..end]
+}
+
 /// Sums of the print hashes per column of a scanned table.
 struct PrintSums {
     sums: Vec<u64>,
     cells: Vec<u64>,
+    by_value: Vec<bool>,
 }
 
 impl PrintSums {
     fn add(&mut self, row: &[Value]) {
         for (i, v) in row.iter().enumerate() {
-            if let (Some(h), Some(sum)) = (print_hash(v), self.sums.get_mut(i)) {
+            let by_value = self.by_value.get(i).copied().unwrap_or(false);
+            if let (Some(h), Some(sum)) = (print_hash(v, by_value), self.sums.get_mut(i)) {
                 *sum = sum.wrapping_add(h);
                 self.cells[i] += 1;
             }
@@ -440,6 +460,10 @@ async fn verify_printed(
         let mut sums = PrintSums {
             sums: vec![0; checked.len()],
             cells: vec![0; checked.len()],
+            by_value: checked
+                .iter()
+                .map(|(_, c)| c.typed.as_ref().is_some_and(|t| t.by_value))
+                .collect(),
         };
         rows.iter().for_each(|row| sums.add(row));
         for (i, (c, col)) in checked.iter().enumerate() {
@@ -483,6 +507,29 @@ fn check_counts(out: &Table, rows: u64, cells: &[u64], got: &[u64]) -> Result<()
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn trailing_fractional_zeros_are_trimmed_as_in_sql() {
+        for (text, want) in [
+            ("12.50", "12.5"),
+            ("5.0", "5"),
+            ("10", "10"),
+            ("100", "100"),
+            ("-0.500", "-0.5"),
+            ("2024-01-02 10:30:00.500000", "2024-01-02 10:30:00.5"),
+        ] {
+            assert_eq!(trim_fraction(text.as_bytes()), want.as_bytes(), "{text}");
+        }
+        let text = |s: &str| Value::Text(s.into());
+        assert_eq!(
+            print_hash(&text("12.50"), true),
+            print_hash(&text("12.5"), true)
+        );
+        assert_ne!(
+            print_hash(&text("12.50"), false),
+            print_hash(&text("12.5"), false)
+        );
+    }
+
     use super::*;
     use crate::backend::RowPipeline;
     use crate::config::Aggregate;
