@@ -293,6 +293,13 @@ pub trait Types: Quoting {
         None
     }
 
+    /// `expr` as the column `CREATE TABLE … AS` makes of it, exactly as [`ddl::create_table`]
+    /// declares `sql_type`: a table made so takes each column's type *and collation* from the
+    /// SELECT, so a source column's own collation would otherwise reach the target.
+    fn created_as_column(&self, expr: &str, sql_type: &str) -> String {
+        format!("CAST({expr} AS {sql_type})")
+    }
+
     /// The most columns one table may have (entity keys included), where the database has a
     /// limit; the plan refuses (or splits) wider targets before any DDL.
     fn max_columns(&self) -> Option<usize> {

@@ -88,6 +88,19 @@ impl Types for Postgres {
         ))
     }
 
+    /// A declared text column gets the database's default collation, as in `CREATE TABLE`
+    /// (a source column `COLLATE "C"` would otherwise pass "C" on through the CAST).
+    fn created_as_column(&self, expr: &str, sql_type: &str) -> String {
+        let ty = sql_type.trim_start().to_ascii_lowercase();
+        let collatable = ["text", "varchar", "character", "char", "bpchar"]
+            .iter()
+            .any(|t| ty.starts_with(t));
+        match collatable {
+            true => format!("CAST({expr} AS {sql_type}) COLLATE pg_catalog.\"default\""),
+            false => format!("CAST({expr} AS {sql_type})"),
+        }
+    }
+
     /// `CAST(true AS text)` is `'true'`: booleans print back as the ladder's text.
     fn stores(&self, _kind: &ColumnKind) -> bool {
         true

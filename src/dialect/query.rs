@@ -259,8 +259,27 @@ fn pivot_select<D: Types + ?Sized>(
         Aggregate::Min => "MIN",
         Aggregate::Max | Aggregate::Error => "MAX",
     };
+    let keyed = shape.primary_key && super::ddl::primary_key_problem(d, &shape.entity).is_none();
     let mut select: Vec<String> = (0..source.entity.len())
-        .map(|i| format!("s.e{i}"))
+        .map(|i| {
+            let plain = format!("s.e{i}");
+            // Made by `CREATE TABLE … AS`: the entity columns as `create_table` declares them.
+            match shape.entity.get(i).and_then(|e| e.sql_type.as_deref()) {
+                Some(ty) if declared => {
+                    let ty = if keyed {
+                        d.key_column_type(ty)
+                    } else {
+                        ty.to_string()
+                    };
+                    format!(
+                        "{} AS {}",
+                        d.created_as_column(&plain, &ty),
+                        d.quote_ident(&shape.entity[i].name)
+                    )
+                }
+                _ => plain,
+            }
+        })
         .collect();
     select.extend(shape.columns.iter().map(|c| {
         let cell = format!(
@@ -273,7 +292,7 @@ fn pivot_select<D: Types + ?Sized>(
             Some(t) if !t.kind.is_text() => d.cast_to(&cell, t),
             // Only an unbounded text type gets here (`created_as_exactly`): this CAST keeps
             // every value, as the INSERT's assignment would.
-            _ if declared => format!("CAST({cell} AS {})", c.sql_type(shape)),
+            _ if declared => d.created_as_column(&cell, c.sql_type(shape)),
             Some(t) => d.cast_to(&cell, t),
             None => cell,
         };

@@ -347,3 +347,43 @@ fn postgres_pushdown_creates_a_new_table_as_its_pivot() {
         }
     });
 }
+
+/// `CREATE TABLE … AS` takes each column's collation from the SELECT: a source whose entity
+/// and value columns are `COLLATE "C"` must still give the table `CREATE TABLE` declares
+/// (the default collation), as the INSERT path and the stream do.
+#[test]
+fn postgres_created_as_table_keeps_the_default_collation() {
+    runtime().block_on(async {
+        let db = postgres();
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let conn = conn.as_mut();
+        let p = format!("pgcoll{}", std::process::id());
+        let (source, target) = (format!("{p}_kv"), format!("{p}_wide"));
+        drop_if_exists(conn, &target).await;
+        drop_if_exists(conn, &source).await;
+        conn.execute(&format!(
+            "CREATE TABLE {source} (id text COLLATE \"C\" NOT NULL, attr text NOT NULL, val text COLLATE \"C\", PRIMARY KEY (id, attr)); INSERT INTO {source} VALUES ('1', 'a', 'x'), ('2', 'a', 'y'), ('2', 'b', 'z')"
+        ))
+        .await
+        .expect("source");
+        let settings = "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2";
+        conn.execute(settings).await.expect("parallel settings");
+        let out = pivot(conn, &source, &target, "").await;
+        assert!(sent(&out, ") AS\nSELECT"), "not CREATE TABLE … AS");
+        let collations = format!(
+            "SELECT a.attname::text, COALESCE(c.collname::text, '-') FROM pg_attribute a LEFT JOIN pg_collation c ON c.oid = a.attcollation WHERE a.attrelid = '{target}'::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
+        );
+        assert_eq!(
+            texts(conn, &collations).await,
+            [["id", "default"], ["a", "default"], ["b", "default"]]
+        );
+        let cells = format!("SELECT id, a, COALESCE(b, '-') FROM {target} ORDER BY id");
+        assert_eq!(texts(conn, &cells).await, [["1", "x", "-"], ["2", "y", "z"]]);
+        conn.execute("RESET ALL").await.expect("reset");
+        for t in [&source, &target] {
+            drop_if_exists(conn, t).await;
+        }
+    });
+}

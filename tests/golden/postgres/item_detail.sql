@@ -42,14 +42,14 @@ BEGIN;
 SET jit = off;
 
 -- read-only, ran during the dry run:
-EXPLAIN (FORMAT JSON) SELECT s.e0,
-  CAST(MAX(CASE WHEN s.a = 'Color' THEN s.v END) AS text) AS "Color",
-  CAST(MAX(CASE WHEN s.a = 'Material' THEN s.v END) AS text) AS "Material",
-  CAST(MAX(CASE WHEN s.a = 'Size' THEN s.v END) AS text) AS "Size",
-  CAST(MAX(CASE WHEN s.a = 'Voltage' THEN s.v END) AS text) AS "Voltage",
-  CAST(MAX(CASE WHEN s.a = 'Warranty 2 years' THEN s.v END) AS text) AS "Warranty 2 years",
-  CAST(MAX(CASE WHEN s.a = 'Warranty 10 years' THEN s.v END) AS text) AS "Warranty 10 years",
-  CAST(MAX(CASE WHEN s.a = 'Weight (kg)' THEN s.v END) AS text) AS "Weight (kg)"
+EXPLAIN (FORMAT JSON) SELECT CAST(s.e0 AS BIGINT) AS "item_id",
+  CAST(MAX(CASE WHEN s.a = 'Color' THEN s.v END) AS text) COLLATE pg_catalog."default" AS "Color",
+  CAST(MAX(CASE WHEN s.a = 'Material' THEN s.v END) AS text) COLLATE pg_catalog."default" AS "Material",
+  CAST(MAX(CASE WHEN s.a = 'Size' THEN s.v END) AS text) COLLATE pg_catalog."default" AS "Size",
+  CAST(MAX(CASE WHEN s.a = 'Voltage' THEN s.v END) AS text) COLLATE pg_catalog."default" AS "Voltage",
+  CAST(MAX(CASE WHEN s.a = 'Warranty 2 years' THEN s.v END) AS text) COLLATE pg_catalog."default" AS "Warranty 2 years",
+  CAST(MAX(CASE WHEN s.a = 'Warranty 10 years' THEN s.v END) AS text) COLLATE pg_catalog."default" AS "Warranty 10 years",
+  CAST(MAX(CASE WHEN s.a = 'Weight (kg)' THEN s.v END) AS text) COLLATE pg_catalog."default" AS "Weight (kg)"
 FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
   FROM ITEM_DETAIL ID
   JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
