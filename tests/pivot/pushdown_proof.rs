@@ -257,6 +257,9 @@ async fn texts(db: &mut dyn Backend, sql: &str) -> Vec<Vec<String>> {
 /// Where the plan gets no workers, or a column is bounded text (a CAST would cut a value the
 /// INSERT refuses), the table is created and INSERTed into as before, and a value too long
 /// still stops the run.
+/// Three rows get no workers: plan as if they were free (this connection only).
+const PARALLEL_SETTINGS: &str = "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2";
+
 #[test]
 fn postgres_pushdown_creates_a_new_table_as_its_pivot() {
     runtime().block_on(async {
@@ -277,9 +280,7 @@ fn postgres_pushdown_creates_a_new_table_as_its_pivot() {
         );
         let cells = format!("SELECT id::text, a, b FROM {target} ORDER BY id");
         let want_cells = [["1", "x", "-"], ["2", "y", "z"], ["3", "-", "w"]];
-        // Three rows get no workers: plan as if they were free (this connection only).
-        let settings = "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2";
-        conn.execute(settings).await.expect("parallel settings");
+        conn.execute(PARALLEL_SETTINGS).await.expect("parallel settings");
         for round in ["new", "replacing"] {
             let out = pivot(conn, &source, &target, "").await;
             assert!(sent(&out, ") AS\nSELECT"), "{round}: not CREATE TABLE … AS");
@@ -319,7 +320,7 @@ fn postgres_pushdown_creates_a_new_table_as_its_pivot() {
         assert_eq!(texts(conn, &columns).await[1][1], "text");
         assert_eq!(texts(conn, &key).await.len(), 1, "no workers: no key");
         assert_eq!(texts(conn, &cells).await, want_cells, "no workers");
-        conn.execute(settings).await.expect("parallel settings");
+        conn.execute(PARALLEL_SETTINGS).await.expect("parallel settings");
 
         // A bounded text column: INSERT … SELECT into the declared table, as before.
         let bounded = "pivot: { column_type: \"varchar(1)\" }\n";
@@ -368,8 +369,7 @@ fn postgres_created_as_table_keeps_the_default_collation() {
         ))
         .await
         .expect("source");
-        let settings = "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2";
-        conn.execute(settings).await.expect("parallel settings");
+        conn.execute(PARALLEL_SETTINGS).await.expect("parallel settings");
         let out = pivot(conn, &source, &target, "").await;
         assert!(sent(&out, ") AS\nSELECT"), "not CREATE TABLE … AS");
         let collations = format!(
