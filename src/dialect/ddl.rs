@@ -37,16 +37,12 @@ pub fn primary_key_problem<D: Types + ?Sized>(d: &D, entity: &[EntityColumn]) ->
 /// `CREATE TABLE`, with the entity key as `NOT NULL` primary key where the shape asks for
 /// one and the database can make it (else the plan has said why not).
 pub fn create_table<D: Types + ?Sized>(d: &D, shape: &TableShape) -> String {
-    let keyed = shape.primary_key && primary_key_problem(d, &shape.entity).is_none();
+    let keyed = keyed(d, shape);
     let mut cols: Vec<String> = shape
         .entity
         .iter()
-        .map(|e| match &e.sql_type {
-            Some(ty) if keyed => format!(
-                "{} {} NOT NULL",
-                d.quote_ident(&e.name),
-                d.key_column_type(ty)
-            ),
+        .map(|e| match entity_type(d, shape, e) {
+            Some(ty) if keyed => format!("{} {ty} NOT NULL", d.quote_ident(&e.name)),
             Some(ty) => format!("{} {ty}", d.quote_ident(&e.name)),
             None => d.quote_ident(&e.name),
         })
@@ -67,6 +63,25 @@ pub fn create_table<D: Types + ?Sized>(d: &D, shape: &TableShape) -> String {
     )
 }
 
+/// Whether `shape`'s entity key becomes its primary key here (else the plan has said why not).
+pub fn keyed<D: Types + ?Sized>(d: &D, shape: &TableShape) -> bool {
+    shape.primary_key && primary_key_problem(d, &shape.entity).is_none()
+}
+
+/// The type [`create_table`] declares for entity column `e`: a key column's type where the
+/// entity is the primary key. None: the source's type is unknown, none is declared.
+pub fn entity_type<D: Types + ?Sized>(
+    d: &D,
+    shape: &TableShape,
+    e: &EntityColumn,
+) -> Option<String> {
+    let ty = e.sql_type.as_deref()?;
+    Some(match keyed(d, shape) {
+        true => d.key_column_type(ty),
+        false => ty.to_string(),
+    })
+}
+
 /// Whether `CREATE TABLE … AS` the pivot ([`super::query::create_select`]) gives `shape`'s
 /// table exactly as [`create_table`] and the INSERT would: the database offers it
 /// ([`super::Types::parallel_probe`]), and every
@@ -84,9 +99,7 @@ pub fn created_as_exactly<D: Types + ?Sized>(d: &D, shape: &TableShape) -> bool 
 /// `ALTER TABLE … ADD PRIMARY KEY (e…)` for a table made by `CREATE TABLE … AS`, where
 /// [`create_table`] would have declared the key (it also makes the key columns NOT NULL).
 pub fn add_primary_key<D: Types + ?Sized>(d: &D, shape: &TableShape) -> Option<String> {
-    let keyed = shape.primary_key
-        && !shape.entity.is_empty()
-        && primary_key_problem(d, &shape.entity).is_none();
+    let keyed = keyed(d, shape) && !shape.entity.is_empty();
     keyed.then(|| {
         format!(
             "ALTER TABLE {} ADD PRIMARY KEY ({})",

@@ -214,11 +214,10 @@ pub fn insert_select<D: Types + ?Sized>(
 
 /// The pushdown's table made by the pivot itself: `CREATE TABLE t (e…, c…) AS SELECT …`,
 /// which PostgreSQL may run on parallel workers (an `INSERT … SELECT` never is). Every
-/// pivoted cell is cast to its column's declared type, so the table has the types
-/// `CREATE TABLE` would have given it; the entity columns keep the source's types, which
-/// are what the plan declares them as. None where a cast could not give exactly what the
-/// INSERT's assignment would (see [`super::ddl::created_as_exactly`]). The key is added
-/// after ([`super::ddl::add_primary_key`]).
+/// column is cast to its declared type and collation ([`super::Types::created_as_column`]),
+/// so the table has the columns `CREATE TABLE` would have given it. None where a cast could
+/// not give exactly what the INSERT's assignment would (see
+/// [`super::ddl::created_as_exactly`]). The key is added after ([`super::ddl::add_primary_key`]).
 pub fn create_select<D: Types + ?Sized>(
     d: &D,
     shape: &TableShape,
@@ -259,24 +258,17 @@ fn pivot_select<D: Types + ?Sized>(
         Aggregate::Min => "MIN",
         Aggregate::Max | Aggregate::Error => "MAX",
     };
-    let keyed = shape.primary_key && super::ddl::primary_key_problem(d, &shape.entity).is_none();
     let mut select: Vec<String> = (0..source.entity.len())
         .map(|i| {
             let plain = format!("s.e{i}");
             // Made by `CREATE TABLE … AS`: the entity columns as `create_table` declares them.
-            match shape.entity.get(i).and_then(|e| e.sql_type.as_deref()) {
-                Some(ty) if declared => {
-                    let ty = if keyed {
-                        d.key_column_type(ty)
-                    } else {
-                        ty.to_string()
-                    };
-                    format!(
-                        "{} AS {}",
-                        d.created_as_column(&plain, &ty),
-                        d.quote_ident(&shape.entity[i].name)
-                    )
-                }
+            let entity = shape.entity.get(i);
+            match entity.and_then(|e| Some((e, super::ddl::entity_type(d, shape, e)?))) {
+                Some((e, ty)) if declared => format!(
+                    "{} AS {}",
+                    d.created_as_column(&plain, &ty),
+                    d.quote_ident(&e.name)
+                ),
                 _ => plain,
             }
         })
