@@ -5,7 +5,7 @@
 //! The kinds are exactly the forms the ladder accepts, so a dialect's CAST of a value of that
 //! form cannot fail and prints back the source text.
 
-use super::{Query, TableShape};
+use super::{Query, TableShape, Types};
 
 /// What one typed pivot column stores.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +91,27 @@ pub struct Typed {
     pub by_value: bool,
 }
 
+impl Typed {
+    /// Whether the round-trip check covers this column: a converted type whose every value
+    /// must print back as written (not text, not a float the source already had).
+    pub fn checked(&self) -> bool {
+        self.round_trips && !self.kind.is_text() && self.kind != ColumnKind::Float
+    }
+}
+
+/// The condition that the source text `expr`, converted to `t` by this database, prints back
+/// as written (by value: without trailing fractional zeros on both sides). What the
+/// round-trip check counts the failures of, and what the pushdown loads a typed cell under.
+pub(super) fn prints_back<D: Types + ?Sized>(d: &D, expr: &str, t: &Typed) -> String {
+    let (typed, source) = (d.text_of(&d.cast_to(expr, t)), d.text_of(expr));
+    let (typed, source) = if t.by_value {
+        (d.trim_fraction(&typed), d.trim_fraction(&source))
+    } else {
+        (typed, source)
+    };
+    format!("{typed} = {source}")
+}
+
 /// [`crate::dialect::query::typed_round_trip`]: one scan of the source, one `IN` test per distinct type.
 pub(super) fn round_trip_query<D: Query + ?Sized>(
     d: &D,
@@ -119,11 +140,7 @@ pub(super) fn misprinted_column<D: Query + ?Sized>(d: &D, shapes: &[TableShape])
 fn misprint_case<D: Query + ?Sized>(d: &D, shapes: &[TableShape]) -> Option<String> {
     let mut by_type: Vec<(&Typed, Vec<String>)> = Vec::new();
     for c in shapes.iter().flat_map(|s| &s.columns) {
-        let Some(t) = c
-            .typed
-            .as_ref()
-            .filter(|t| t.round_trips && !t.kind.is_text() && t.kind != ColumnKind::Float)
-        else {
+        let Some(t) = c.typed.as_ref().filter(|t| t.checked()) else {
             continue;
         };
         let key = d.attribute_key_literal(&c.attribute);
@@ -142,15 +159,10 @@ fn misprint_case<D: Query + ?Sized>(d: &D, shapes: &[TableShape]) -> Option<Stri
     let branches: Vec<String> = by_type
         .iter()
         .map(|(t, keys)| {
-            let (typed, source) = (d.text_of(&d.cast_to("s.v", t)), d.text_of("s.v"));
-            let (typed, source) = if t.by_value {
-                (d.trim_fraction(&typed), d.trim_fraction(&source))
-            } else {
-                (typed, source)
-            };
             format!(
-                "WHEN s.a IN ({}) THEN CASE WHEN {typed} = {source} THEN 0 ELSE 1 END",
+                "WHEN s.a IN ({}) THEN CASE WHEN {} THEN 0 ELSE 1 END",
                 keys.join(", "),
+                prints_back(d, "s.v", t)
             )
         })
         .collect();
@@ -160,7 +172,6 @@ fn misprint_case<D: Query + ?Sized>(d: &D, shapes: &[TableShape]) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::prelude::*;
     use crate::dialect::{Dialect, MariaDb, MsSql, Postgres, Sqlite};
 
     fn typed(d: &dyn Dialect, kind: ColumnKind) -> Typed {

@@ -157,7 +157,16 @@ impl Fill for PivotFill<'_> {
         };
         let (rows, cells) = match expected {
             Some((rows, cells)) => {
-                verify::verify(session, dialect, targets, &before, rows, &cells).await?
+                match verify::verify(session, dialect, targets, &before, rows, &cells).await {
+                    Ok(counted) => counted,
+                    Err(e) if stream_expect.is_none() && job.transforms.is_empty() => {
+                        let source = &plan.source;
+                        return Err(
+                            verify::name_misprints(session, dialect, source, targets, e).await
+                        );
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             None => verify::record_target_counts(session, dialect, targets).await?,
         };

@@ -329,26 +329,59 @@ pub(super) async fn verify_typed(
     if !job.transforms.is_empty() {
         return Ok(());
     }
+    // The pushdown loaded a typed cell only where it prints back (query::pivot_select): a
+    // misprint is a missing cell, which `verify` has refused already (see `name_misprints`).
+    let Some(stream) = stream else {
+        return Ok(());
+    };
     // The stream's read carried the same check (query::ordered_rows_checked): its count
     // covers every row the load was made of, so a second scan of the source proves nothing more.
-    if let Some(misprinted) = stream.and_then(|s| s.misprinted) {
+    if let Some(misprinted) = stream.misprinted {
         return misprints(targets, misprinted);
     }
     if session.across_databases() {
-        return match stream {
-            Some(stats) => verify_printed(session, dialect, targets, stats).await,
-            None => Ok(()),
-        };
+        return verify_printed(session, dialect, targets, stream).await;
     }
-    // One scan for the typed columns of every table (a split has several).
+    match count_misprints(session, dialect, source_query, targets).await? {
+        Some(misprinted) => misprints(targets, misprinted),
+        None => Ok(()),
+    }
+}
+
+/// The pushdown's counts fell short (`failed`): where source values of typed columns do not
+/// print back, that is why (the pivot left those cells out), and the refusal says so instead
+/// of naming only the short column. Asked only after a failure: a successful load never
+/// scans the source for it.
+pub(super) async fn name_misprints(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    source_query: &SourceQuery,
+    targets: &[Table],
+    failed: Error,
+) -> Error {
+    match count_misprints(session, dialect, source_query, targets).await {
+        Ok(Some(misprinted)) if misprinted > 0 => match misprints(targets, misprinted) {
+            Err(named) => named,
+            Ok(()) => failed,
+        },
+        _ => failed,
+    }
+}
+
+/// Source values of the typed columns of `targets` that do not print back as written: one
+/// scan for every table of a split. None without typed columns, or in a dry run.
+async fn count_misprints(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    source_query: &SourceQuery,
+    targets: &[Table],
+) -> Result<Option<u64>> {
     let shapes: Vec<TableShape> = targets.iter().map(Table::build_shape).collect();
     let Some(sql) = query::typed_round_trip(dialect, &shapes, source_query) else {
-        return Ok(());
+        return Ok(None);
     };
-    let Some(rows) = session.query_in_load(&sql, VERIFY_NOTE).await? else {
-        return Ok(());
-    };
-    misprints(targets, first_int(&rows))
+    let rows = session.query_in_load(&sql, VERIFY_NOTE).await?;
+    Ok(rows.map(|rows| first_int(&rows)))
 }
 
 /// The refusal when `misprinted` source values of the typed columns of `targets` do not
@@ -366,9 +399,7 @@ fn misprints(targets: &[Table], misprinted: u64) -> Result<()> {
 
 /// The columns the round-trip check covers: typed, converted, and printing back as written.
 fn round_tripped(typed: Option<&crate::dialect::Typed>) -> bool {
-    typed.is_some_and(|t| {
-        t.round_trips && !t.kind.is_text() && t.kind != crate::dialect::ColumnKind::Float
-    })
+    typed.is_some_and(crate::dialect::Typed::checked)
 }
 
 /// An order-independent fingerprint of one printed cell (FNV-1a, then mixed so that sums of

@@ -380,6 +380,31 @@ fn the_round_trip_check_catches_a_value_that_prints_differently() {
             "{read}"
         );
         assert_eq!(flags.len(), 4, "{read}");
+        // The pushdown's pivot loads a typed cell only where it prints back: `007` is left
+        // out (a missing cell verification refuses), `7` is loaded.
+        let mut keyed = shape.clone();
+        keyed.entity = vec![eavpivot::dialect::EntityColumn {
+            name: "id".into(),
+            sql_type: None,
+        }];
+        let pivot = eavpivot::dialect::query::insert_select(
+            &Sqlite,
+            &keyed,
+            &eavpivot::plan::source_query(&job),
+            eavpivot::terms::Aggregate::Max,
+        );
+        db.execute("CREATE TABLE wide (id INT, n INTEGER, t TEXT)")
+            .await
+            .expect("target");
+        db.execute(&pivot).await.expect("pivot");
+        let cells: Vec<String> = db
+            .query("SELECT id, n, t FROM wide ORDER BY id")
+            .await
+            .expect("read")
+            .iter()
+            .map(|r| format!("{} {} {}", r[0], r[1], r[2]))
+            .collect();
+        assert_eq!(cells, ["1 7 x", "2 NULL NULL", "3 NULL NULL"], "{pivot}");
         let untyped = TableShape {
             columns: vec![PivotColumn::text("t", "t")],
             ..shape
@@ -396,5 +421,67 @@ fn the_round_trip_check_catches_a_value_that_prints_differently() {
             &[untyped]
         )
         .is_none());
+    });
+}
+
+/// A server that prints a typed value differently from the ladder's canonical text
+/// (PostgreSQL with `DateStyle = German`: `2023-01-31` comes back `31.01.2023`): both
+/// strategies refuse the load naming the misprint, and leave no target behind. The pushdown
+/// has no separate check scan: its pivot leaves such a cell out and verification names why.
+#[test]
+fn a_server_that_prints_values_differently_is_refused_by_both_strategies() {
+    runtime().block_on(async {
+        let server = servers::postgres();
+        let Some(mut plain) = server.open().await else {
+            return;
+        };
+        let joiner = if server.url.contains('?') { '&' } else { '?' };
+        let german = servers::Db {
+            url: format!("{}{joiner}options=-cDateStyle%3DGerman", server.url),
+            ..server
+        };
+        let Some(mut db) = german.open().await else {
+            return;
+        };
+        let source = format!("typed{}_style", std::process::id());
+        let target = format!("typed{}_style_wide", std::process::id());
+        let dialect = db.dialect().name();
+        kv_table(db.as_mut(), dialect, &source, true, &[])
+            .await
+            .expect("source table");
+        let rows: &[Row] = &[
+            (1, "born", "2023-01-31"),
+            (2, "born", "2020-02-29"),
+            (1, "qty", "12"),
+        ];
+        insert_rows(db.as_mut(), dialect, &source, true, rows)
+            .await
+            .expect("source rows");
+        let mut failures = Vec::new();
+        for strategy in [StrategyName::Pushdown, StrategyName::Stream] {
+            let job = job(&source, &target, "val", "column_type: infer");
+            match run_job(&job, db.as_mut(), &run_options(strategy)).await {
+                Ok(_) => failures.push(format!(
+                    "{strategy:?}: loaded dates that print back as DD.MM.YYYY"
+                )),
+                Err(e)
+                    if !e.to_string().contains(
+                        "2 source values of its typed columns do not print back as written",
+                    ) =>
+                {
+                    failures.push(format!(
+                        "{strategy:?}: the refusal does not name the misprints: {e}"
+                    ))
+                }
+                Err(_) => {}
+            }
+            if servers::exists(plain.as_mut(), &target).await {
+                failures.push(format!("{strategy:?}: the refused load left {target}"));
+            }
+        }
+        for t in [&target, &source] {
+            let _ = plain.execute(&format!("DROP TABLE {t}")).await;
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
     });
 }
