@@ -325,7 +325,9 @@ fn pivot_select<D: Types + ?Sized>(
     if !derived {
         return grouped(&select);
     }
-    let mut inner: Vec<String> = (0..source.entity.len()).map(|i| format!("s.e{i}")).collect();
+    let mut inner: Vec<String> = (0..source.entity.len())
+        .map(|i| format!("s.e{i}"))
+        .collect();
     inner.extend(
         shape
             .columns
@@ -333,7 +335,11 @@ fn pivot_select<D: Types + ?Sized>(
             .enumerate()
             .map(|(j, c)| format!("{} AS c{j}", picked(c))),
     );
-    format!("SELECT {}\nFROM ({}) p", select.join(",\n  "), grouped(&inner))
+    format!(
+        "SELECT {}\nFROM ({}) p",
+        select.join(",\n  "),
+        grouped(&inner)
+    )
 }
 
 /// One row, one integer: the source values of the typed columns of `shapes` (every table
@@ -341,13 +347,15 @@ fn pivot_select<D: Types + ?Sized>(
 /// column's type (so 0 proves the pushdown's CASTs exact and agrees with the ladder); None
 /// when no shape has such a column. One scan of the source with one `IN` test per distinct
 /// type, not a second pivot: at 1,000 columns a `MAX(CASE)` join back to the target costs
-/// minutes.
+/// minutes. `streamed`: only the columns the database converts, not the integers the
+/// stream binds and checks itself ([`super::Typed::converted_by_stream`]).
 pub fn typed_round_trip<D: Query + ?Sized>(
     d: &D,
     shapes: &[TableShape],
     source: &SourceQuery,
+    streamed: bool,
 ) -> Option<String> {
-    typed::round_trip_query(d, shapes, source)
+    typed::round_trip_query(d, shapes, source, streamed)
 }
 
 /// One row: the entity of a source row whose attribute key is exactly `key` (bytes that
@@ -370,9 +378,9 @@ pub fn ordered_rows<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String 
 }
 
 /// [`ordered_rows`] with a last column `misprinted`: 1 for a value of a typed column of
-/// `shapes` that does not print back as written once converted (what
-/// [`typed_round_trip`] counts), so the stream's read proves the types without a second
-/// scan of the source. None when `shapes` have no such column.
+/// `shapes` that does not print back as written once the database converts it (what
+/// [`typed_round_trip`] counts when `streamed`), so the stream's read proves the types
+/// without a second scan of the source. None when `shapes` have no such column.
 pub fn ordered_rows_checked<D: Query + ?Sized>(
     d: &D,
     source: &SourceQuery,

@@ -83,6 +83,11 @@ pub struct Pivoter {
     widths: Vec<usize>,
     /// Per table per column, the typed kind a chosen cell is converted to (None: as read).
     kinds: Vec<Vec<Option<ColumnKind>>>,
+    /// Per table per column: an integer column whose round trip the pivot checks as it
+    /// converts ([`crate::dialect::Typed::converted_by_stream`]).
+    checks_integer: Vec<Vec<bool>>,
+    /// The buffer an integer is printed into for that check.
+    printed_integer: String,
     /// Per column: typed by value (`12.5` prints `12.50`), so its print hash ignores
     /// trailing fractional zeros ([`super::verify::print_hash`]).
     by_value: Vec<Vec<bool>>,
@@ -129,6 +134,10 @@ pub struct StreamStats {
     /// source values read that the database does not print back as written once converted
     /// to their column's type; verification refuses the load unless 0.
     pub misprinted: Option<u64>,
+    /// Chosen cells of integer columns the pivot converted that do not print back as
+    /// written ([`crate::dialect::Typed::converted_by_stream`]): not canonical 64-bit
+    /// integers. Verification refuses the load unless 0.
+    pub integers_misprinted: u64,
 }
 
 impl Pivoter {
@@ -155,6 +164,15 @@ impl Pivoter {
                     .collect()
             })
             .collect();
+        let checks_integer = tables
+            .iter()
+            .map(|t| {
+                t.columns
+                    .iter()
+                    .map(|c| c.typed.as_ref().is_some_and(|ty| ty.converted_by_stream()))
+                    .collect()
+            })
+            .collect();
         let by_value = tables
             .iter()
             .map(|t| {
@@ -166,6 +184,8 @@ impl Pivoter {
             .collect();
         Pivoter {
             kinds,
+            checks_integer,
+            printed_integer: String::new(),
             by_value,
             dialect,
             entity_width,
@@ -334,6 +354,10 @@ impl Pivoter {
                 }
                 // Converted after the aggregate chose among the source texts, as the
                 // pushdown's CAST(MAX(…)) does.
+                if self.checks_integer[t][c] && !chosen.is_null() {
+                    let misprinted = !prints_as_integer(&chosen, &mut self.printed_integer);
+                    self.stats.integers_misprinted += u64::from(misprinted);
+                }
                 wide.push(match &self.kinds[t][c] {
                     Some(kind) => types::convert(chosen, kind),
                     None => chosen,
@@ -344,6 +368,30 @@ impl Pivoter {
         }
         self.ready_rows += 1;
     }
+}
+
+/// Whether the source value `chosen` is exactly what the 64-bit integer it converts to
+/// ([`types::convert`], which binds that number) prints as: the round trip of a cell the
+/// stream converts itself. `printed` is a reused buffer.
+fn prints_as_integer(chosen: &Value, printed: &mut String) -> bool {
+    use std::fmt::Write;
+    let text = match chosen {
+        // Already a number in the source (an integer value column): prints as itself.
+        Value::Int(_) => return true,
+        Value::Text(s) => s.as_str(),
+        Value::Bytes(b) => match std::str::from_utf8(b) {
+            Ok(s) => s,
+            Err(_) => return false,
+        },
+        _ => return false,
+    };
+    let Ok(n) = text.parse::<i64>() else {
+        return false;
+    };
+    printed.clear();
+    // Writing to a String cannot fail.
+    let _ = write!(printed, "{n}");
+    printed == text
 }
 
 /// Whether `next` is an all-integer key strictly greater (lexicographically) than `previous`
@@ -481,6 +529,43 @@ pub(crate) mod tests {
 
     fn pivoter(tables: &[TableShape], aggregate: Aggregate) -> Pivoter {
         Pivoter::new(&Sqlite, 1, tables, aggregate, Vec::new())
+    }
+
+    /// An integer column the stream converts itself: a chosen text that is not what its
+    /// 64-bit integer prints as (`007`, `+5`, `-0`, beyond 64 bits, not a number) counts as
+    /// a misprint, canonical ones and NULLs do not; the cell is loaded as converted (the
+    /// count refuses the load).
+    #[test]
+    fn integer_cells_the_stream_converts_are_checked_as_they_print() {
+        let mut typed = shape("w", &["n"]);
+        typed.columns[0].typed = Some(crate::dialect::Typed {
+            kind: ColumnKind::BigInt,
+            sql_type: "INTEGER".into(),
+            why: String::new(),
+            round_trips: true,
+            by_value: false,
+        });
+        let mut p = pivoter(&[typed.clone()], Aggregate::Max);
+        let rows = [
+            (1, "n", Some("7")),
+            (2, "n", Some("-12")),
+            (3, "n", Some("0")),
+            (4, "n", None),
+            (5, "n", Some("9223372036854775807")),
+            (6, "n", Some("007")),
+            (7, "n", Some("+5")),
+            (8, "n", Some("-0")),
+            (9, "n", Some("9223372036854775808")),
+            (10, "n", Some("x")),
+        ];
+        run(&mut p, &rows).expect("pivot");
+        assert_eq!(p.stats.integers_misprinted, 5);
+        assert_eq!(p.take_ready()[0][5], vec![Value::Int(6), Value::Int(7)]);
+        // Not typed by the ladder's round trip (`pivot.types`): not checked.
+        typed.columns[0].typed.as_mut().expect("typed").round_trips = false;
+        let mut p = pivoter(&[typed], Aggregate::Max);
+        run(&mut p, &rows).expect("pivot");
+        assert_eq!(p.stats.integers_misprinted, 0);
     }
 
     /// The checked read's last column is summed, not pivoted; anything but 0 (a NULL, a

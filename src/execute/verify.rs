@@ -334,18 +334,22 @@ pub(super) async fn verify_typed(
     let Some(stream) = stream else {
         return Ok(());
     };
-    // The stream's read carried the same check (query::ordered_rows_checked): its count
-    // covers every row the load was made of, so a second scan of the source proves nothing more.
-    if let Some(misprinted) = stream.misprinted {
-        return misprints(targets, misprinted);
+    // Integer cells: the pivot checked them as it converted them (Typed::converted_by_stream).
+    let mut misprinted = stream.integers_misprinted;
+    // The rest: the stream's read carried the database's check (query::ordered_rows_checked),
+    // covering every row the load was made of, so a second scan would prove nothing more.
+    if let Some(read) = stream.misprinted {
+        return misprints(targets, misprinted + read);
     }
     if session.across_databases() {
+        misprints(targets, misprinted)?;
         return verify_printed(session, dialect, targets, stream).await;
     }
-    match count_misprints(session, dialect, source_query, targets).await? {
-        Some(misprinted) => misprints(targets, misprinted),
-        None => Ok(()),
-    }
+    let streamed = true;
+    misprinted += count_misprints(session, dialect, source_query, targets, streamed)
+        .await?
+        .unwrap_or(0);
+    misprints(targets, misprinted)
 }
 
 /// The pushdown's counts fell short (`failed`): where source values of typed columns do not
@@ -359,7 +363,7 @@ pub(super) async fn name_misprints(
     targets: &[Table],
     failed: Error,
 ) -> Error {
-    match count_misprints(session, dialect, source_query, targets).await {
+    match count_misprints(session, dialect, source_query, targets, false).await {
         Ok(Some(misprinted)) if misprinted > 0 => match misprints(targets, misprinted) {
             Err(named) => named,
             Ok(()) => failed,
@@ -368,16 +372,19 @@ pub(super) async fn name_misprints(
     }
 }
 
-/// Source values of the typed columns of `targets` that do not print back as written: one
-/// scan for every table of a split. None without typed columns, or in a dry run.
+/// Source values of the typed columns of `targets` that do not print back as written (with
+/// `streamed`, of the columns the database converts: see
+/// [`crate::dialect::Typed::converted_by_stream`]): one scan for every table of a split.
+/// None without such columns, or in a dry run.
 async fn count_misprints(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
     source_query: &SourceQuery,
     targets: &[Table],
+    streamed: bool,
 ) -> Result<Option<u64>> {
     let shapes: Vec<TableShape> = targets.iter().map(Table::build_shape).collect();
-    let Some(sql) = query::typed_round_trip(dialect, &shapes, source_query) else {
+    let Some(sql) = query::typed_round_trip(dialect, &shapes, source_query, streamed) else {
         return Ok(None);
     };
     let rows = session.query_in_load(&sql, VERIFY_NOTE).await?;

@@ -189,7 +189,7 @@ fn other_paths(job: &Job) -> Vec<(String, String)> {
         }),
     }];
     sql.extend(
-        query::typed_round_trip(d, std::slice::from_ref(&shape), source)
+        query::typed_round_trip(d, std::slice::from_ref(&shape), source, false)
             .map(|s| ("typed round trip", s)),
     );
     sql.into_iter()

@@ -242,6 +242,7 @@ async fn check_verification_by_value(
             d,
             std::slice::from_ref(&shape),
             &eavpivot::plan::source_query(&job),
+            false,
         )
         .ok_or("no check")?;
         let rows = db.query(&sql).await.map_err(|e| format!("{e}: {sql}"))?;
