@@ -101,7 +101,7 @@ impl Typed {
     /// Checked, and converted by the stream itself: it binds an integer column's values as
     /// 64-bit numbers (`plan::types::convert`), which every database stores exactly and
     /// prints in canonical decimal, so the pivot checks their round trip as it converts
-    /// them; the database checks the values it converts from their text (dates, decimals…).
+    /// them; the other kinds (dates, decimals…) keep the database's own test of the text.
     pub fn converted_by_stream(&self) -> bool {
         self.checked() && self.kind.is_integer()
     }
