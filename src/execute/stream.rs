@@ -155,33 +155,11 @@ impl Pivoter {
             }
         }
         let widths: Vec<usize> = tables.iter().map(|t| t.columns.len()).collect();
-        let kinds = tables
-            .iter()
-            .map(|t| {
-                t.columns
-                    .iter()
-                    .map(|c| c.typed.as_ref().map(|ty| ty.kind.clone()))
-                    .collect()
-            })
-            .collect();
-        let checks_integer = tables
-            .iter()
-            .map(|t| {
-                t.columns
-                    .iter()
-                    .map(|c| c.typed.as_ref().is_some_and(|ty| ty.converted_by_stream()))
-                    .collect()
-            })
-            .collect();
-        let by_value = tables
-            .iter()
-            .map(|t| {
-                t.columns
-                    .iter()
-                    .map(|c| c.typed.as_ref().is_some_and(|ty| ty.by_value))
-                    .collect()
-            })
-            .collect();
+        let kinds = per_column(tables, |ty| ty.map(|t| t.kind.clone()));
+        let checks_integer = per_column(tables, |ty| {
+            ty.is_some_and(crate::dialect::Typed::converted_by_stream)
+        });
+        let by_value = per_column(tables, |ty| ty.is_some_and(|t| t.by_value));
         Pivoter {
             kinds,
             checks_integer,
@@ -368,6 +346,17 @@ impl Pivoter {
         }
         self.ready_rows += 1;
     }
+}
+
+/// Per table, per column: `of` the column's own type (None for an untyped column).
+fn per_column<T>(
+    tables: &[TableShape],
+    of: impl Fn(Option<&crate::dialect::Typed>) -> T,
+) -> Vec<Vec<T>> {
+    tables
+        .iter()
+        .map(|t| t.columns.iter().map(|c| of(c.typed.as_ref())).collect())
+        .collect()
 }
 
 /// Whether the source value `chosen` is exactly what the 64-bit integer it converts to

@@ -404,11 +404,6 @@ fn misprints(targets: &[Table], misprinted: u64) -> Result<()> {
     )))
 }
 
-/// The columns the round-trip check covers: typed, converted, and printing back as written.
-fn round_tripped(typed: Option<&crate::dialect::Typed>) -> bool {
-    typed.is_some_and(crate::dialect::Typed::checked)
-}
-
 /// An order-independent fingerprint of one printed cell (FNV-1a, then mixed so that sums of
 /// many stay spread): a column's cells sum to the same value whatever the row order.
 /// `by_value` ([`crate::dialect::Typed::by_value`]): without trailing fractional zeros, as
@@ -480,7 +475,7 @@ async fn verify_printed(
             .columns
             .iter()
             .enumerate()
-            .filter(|(_, c)| round_tripped(c.typed.as_ref()))
+            .filter(|(_, c)| c.typed.as_ref().is_some_and(crate::dialect::Typed::checked))
             .collect();
         if checked.is_empty() {
             continue;
