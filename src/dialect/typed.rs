@@ -112,12 +112,17 @@ impl Typed {
 /// round-trip check counts the failures of, and what the pushdown loads a typed cell under.
 pub(super) fn prints_back<D: Types + ?Sized>(d: &D, expr: &str, t: &Typed) -> String {
     let (typed, source) = (d.text_of(&d.cast_to(expr, t)), d.text_of(expr));
-    let (typed, source) = if t.by_value {
-        (d.trim_fraction(&typed), d.trim_fraction(&source))
-    } else {
-        (typed, source)
-    };
-    format!("{typed} = {source}")
+    if !t.by_value {
+        return format!("{typed} = {source}");
+    }
+    // Equal spellings are equal values: the trimmed comparison (a LIKE and up to two TRIMs a
+    // side, per row: +0.6 s per million decimals on MariaDB) runs only for values spelled
+    // otherwise (`12.5` loaded as `12.50`). The same truth value as the trimmed test alone.
+    format!(
+        "({typed} = {source} OR {} = {})",
+        d.trim_fraction(&typed),
+        d.trim_fraction(&source)
+    )
 }
 
 /// [`crate::dialect::query::typed_round_trip`]: one scan of the source, one `IN` test per distinct type.
