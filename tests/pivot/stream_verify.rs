@@ -246,6 +246,8 @@ fn hostile_values(dialect: &str) -> Vec<Option<String>> {
         "N",
         "NULL",
         "\\t literally",
+        "\\x41 \\101 \\\\N",
+        "\u{1}\u{7}\u{8}\u{b}\u{c}\u{1b}\u{7f}",
         "'quoted' \"twice\"",
         " padded ",
         "Grüße 日本語 😀",
