@@ -358,6 +358,48 @@ fn hostile_values_survive_the_stream_on_postgres() {
     });
 }
 
+/// The stream's read (COPY's text format on PostgreSQL) returns exactly what a plain query
+/// (the simple protocol) returns: hostile text, a lone empty string (an empty COPY line),
+/// NULL and the text `\N`, and the column types the backend decodes itself.
+#[test]
+fn the_streamed_read_returns_what_a_query_returns_on_postgres() {
+    runtime().block_on(async {
+        let Some(mut db) = server("EAVPIVOT_PG_URL", "postgres://root@127.0.0.1:5432/test").await
+        else {
+            return;
+        };
+        let texts = hostile_values("postgres");
+        let literal = |v: &Option<String>| match v {
+            Some(s) => format!("'{}'", s.replace('\'', "''")),
+            None => "NULL".into(),
+        };
+        let one_column = texts
+            .iter()
+            .chain([&Some(String::new())])
+            .enumerate()
+            .map(|(i, v)| format!("SELECT {i} AS i, {} AS v", literal(v)))
+            .collect::<Vec<_>>()
+            .join(" UNION ALL ");
+        let queries = [
+            format!("SELECT v FROM ({one_column}) t ORDER BY i"),
+            format!("SELECT i, v, octet_length(v) AS b FROM ({one_column}) t ORDER BY i"),
+            "SELECT 42::int2, -7::int8, 2.5::float8, true, false, '\\x00ff0a'::bytea, \
+             12.50::numeric(6,2), DATE '2024-02-29', '{\"a\": \"b\\tc\"}'::jsonb, NULL::int4"
+                .to_string(),
+        ];
+        for sql in &queries {
+            let want = db.query(sql).await.expect("query");
+            let mut read = db.read_ahead(sql).expect("start the read");
+            let mut got = Vec::new();
+            while let Some(chunk) = read.next().await.expect("read rows") {
+                got.extend(chunk);
+            }
+            assert_eq!(got, want, "{sql}");
+            assert!(!want.is_empty(), "{sql}");
+        }
+    });
+}
+
 #[test]
 fn hostile_values_survive_the_stream_on_mariadb() {
     runtime().block_on(async {

@@ -193,7 +193,9 @@ async fn read_rows(
             pending.extend_from_slice(&data[..complete]);
             &pending
         };
-        for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        // `lines` ends in the newline that ends its last row: without it, every piece is a
+        // row, an empty one too (one column holding '').
+        for line in lines[..lines.len() - 1].split(|&b| b == b'\n') {
             if !rows.push(copy_row(line, &types)?).await {
                 return Ok(());
             }
