@@ -13,6 +13,11 @@
 #   BINS="main=bin-main/eavpivot new=target/release/eavpivot" benches/typed/run.sh  # side by side
 #   SKIP_WIDE=1 benches/typed/run.sh      # without the 1,000-attribute PostgreSQL case
 #   LOCK=/work/wt/bench.lock benches/typed/run.sh   # each round under flock (a shared machine)
+#   HAND=1 benches/typed/run.sh           # with the hand-written peer in every round (below)
+# The hand-written peer ("hand", HAND=1): what a user would run instead of eavpivot's pushdown,
+# through the engine's own client: discovery's GROUP BY, then one CREATE TABLE … AS SELECT
+# e, MAX(CASE …) … GROUP BY e, with text columns ("text") or cast to the types eavpivot infers
+# on that engine ("infer"). No print-back check, no verification: the floor the SQL sets.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 entities=${1:-100000}
@@ -95,6 +100,49 @@ round() { # round ENGINE CONNECTION SOURCE TARGET: every binary x strategy x typ
   done
 }
 
+# hand_sql ENGINE TYPE SOURCE: the hand-written peer's statements (see the top).
+hand_sql() {
+  local cols="" k cast
+  for k in 0 1 2 3 4 5 6 7 8 9; do
+    cast=""
+    if [ "$2" = infer ]; then
+      case $1:$k in
+        sqlite:0 | sqlite:1 | sqlite:7) cast=INTEGER ;;
+        postgres:0 | postgres:1) cast=integer ;;
+        postgres:2) cast="numeric(18,2)" ;;
+        postgres:3) cast=date ;;
+        postgres:4) cast="timestamp(0)" ;;
+        postgres:7) cast=bigint ;;
+        postgres:8) cast=boolean ;;
+        mariadb:0 | mariadb:1 | mariadb:7) cast=SIGNED ;;
+        mariadb:2) cast="DECIMAL(18,2)" ;;
+        mariadb:3) cast=DATE ;;
+        mariadb:4) cast="DATETIME(0)" ;;
+      esac
+    fi
+    local max="MAX(CASE WHEN a = 'a$k' THEN v END)"
+    [ -n "$cast" ] && max="CAST($max AS $cast)"
+    cols="$cols, $max AS a$k"
+  done
+  echo "SELECT a, COUNT(*), COUNT(v) FROM $3 GROUP BY a;
+DROP TABLE IF EXISTS typed_bench_hand;
+CREATE TABLE typed_bench_hand AS SELECT e$cols FROM $3 GROUP BY e;"
+}
+
+hand() { # hand ENGINE SOURCE CLIENT...: the hand-written peer, text and infer, a line each
+  local engine=$1 source=$2 ty start end
+  shift 2
+  for ty in text infer; do
+    start=$(date +%s.%N)
+    if ! hand_sql "$engine" "$ty" "$source" | "$@" > /dev/null; then
+      echo "the hand-written $ty statements failed on $engine" >&2
+      exit 1
+    fi
+    end=$(date +%s.%N)
+    printf '%s %.2f s tables=1\n' "hand $engine pushdown $ty" "$(echo "$end - $start" | bc)" | tee -a "$work/results"
+  done
+}
+
 rows=$((entities * 10))
 echo "# ${rows} source rows ($entities entities x 10), $runs rounds; $(uptime)"
 for engine in $engines; do
@@ -105,7 +153,7 @@ for engine in $engines; do
       WITH RECURSIVE n(e) AS (SELECT 1 UNION ALL SELECT e + 1 FROM n WHERE e < $entities),
       a(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM a WHERE k < 9)
       INSERT INTO kv SELECT e, 'a' || k, $values_sqlite FROM n, a;"
-    for _ in $(seq "$runs"); do locked bash -c "$(declare -f round job once); bins='$bins' strategies='$strategies' work='$work' round sqlite 'sqlite:$db' kv wide"; done
+    for _ in $(seq "$runs"); do locked bash -c "$(declare -f round job once); bins='$bins' strategies='$strategies' work='$work' round sqlite 'sqlite:$db' kv wide"; if [ -n "${HAND:-}" ]; then locked bash -c "$(declare -f hand hand_sql); work='$work' hand sqlite kv sqlite3 -bail '$db'"; fi; done
     rm -f "$db"
     ;;
   postgres)
@@ -113,8 +161,8 @@ for engine in $engines; do
       CREATE TABLE typed_bench_kv (e INT, a TEXT, v TEXT, PRIMARY KEY (e, a));
       INSERT INTO typed_bench_kv SELECT e, 'a' || k, $values_pg
         FROM generate_series(1, $entities) e, generate_series(0, 9) k; ANALYZE typed_bench_kv;"
-    for _ in $(seq "$runs"); do locked bash -c "$(declare -f round job once); bins='$bins' strategies='$strategies' work='$work' round postgres '$pg' typed_bench_kv typed_bench_wide"; done
-    psql "$pg" -q -c "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2"
+    for _ in $(seq "$runs"); do locked bash -c "$(declare -f round job once); bins='$bins' strategies='$strategies' work='$work' round postgres '$pg' typed_bench_kv typed_bench_wide"; if [ -n "${HAND:-}" ]; then locked bash -c "$(declare -f hand hand_sql); work='$work' hand postgres typed_bench_kv psql -X -q -v ON_ERROR_STOP=1 '$pg'"; fi; done
+    psql "$pg" -q -c "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2, typed_bench_hand"
     ;;
   mariadb)
     mariadb_cli -e "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2;
@@ -122,8 +170,8 @@ for engine in $engines; do
       INSERT INTO typed_bench_kv SELECT e, CONCAT('a', k), $values_mariadb
         FROM (SELECT CAST(seq AS SIGNED) AS e FROM seq_1_to_$entities) n, (SELECT CAST(seq AS SIGNED) AS k FROM seq_0_to_9) a;
       ANALYZE TABLE typed_bench_kv;" > /dev/null
-    for _ in $(seq "$runs"); do locked bash -c "$(declare -f round job once); bins='$bins' strategies='$strategies' work='$work' round mariadb '$my' typed_bench_kv typed_bench_wide"; done
-    mariadb_cli -e "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2"
+    for _ in $(seq "$runs"); do locked bash -c "$(declare -f round job once); bins='$bins' strategies='$strategies' work='$work' round mariadb '$my' typed_bench_kv typed_bench_wide"; if [ -n "${HAND:-}" ]; then locked bash -c "$(declare -f hand hand_sql); work='$work' hand mariadb typed_bench_kv mariadb -h 127.0.0.1 -u root test"; fi; done
+    mariadb_cli -e "DROP TABLE IF EXISTS typed_bench_kv, typed_bench_wide, typed_bench_wide_2, typed_bench_hand"
     ;;
   esac
 done
@@ -140,6 +188,16 @@ print("|---|---|---|---|---|---|")
 for (b, engine, strategy), t in times.items():
     text, infer = statistics.median(t["text"]), statistics.median(t["infer"])
     print(f"| {b} | {engine} | {strategy} | {text:.2f} s | {infer:.2f} s | {infer / text:.2f} |")
+hands = {e: t for (b, e, s), t in times.items() if b == "hand"}
+if hands:
+    print("\n| binary | engine | pushdown text / hand text | pushdown infer / hand infer |")
+    print("|---|---|---|---|")
+    for (b, engine, strategy), t in times.items():
+        if b == "hand" or strategy != "pushdown" or engine not in hands:
+            continue
+        h = hands[engine]
+        ratio = lambda ty: statistics.median(t[ty]) / statistics.median(h[ty])
+        print(f"| {b} | {engine} | {ratio('text'):.2f} | {ratio('infer'):.2f} |")
 PY
 echo "# done; $(uptime)"
 
