@@ -175,51 +175,64 @@ async fn read_rows(
         .copy_out(copy.as_str())
         .await
         .map_err(|e| db_error(context, &e))?);
-    // The server sends one row per message, but nothing here relies on it: a row is what
-    // ends in a raw newline (one inside a value is escaped), carried over between messages.
-    let mut pending: Vec<u8> = Vec::new();
+    let mut framed = CopyRows::default();
     while let Some(data) = stream.next().await {
         let data = data.map_err(|e| db_error(context, &e))?;
-        let complete = match data.iter().rposition(|&b| b == b'\n') {
-            Some(end) => end + 1,
-            None => {
-                pending.extend_from_slice(&data);
-                continue;
-            }
-        };
-        let lines: &[u8] = if pending.is_empty() {
-            &data[..complete]
-        } else {
-            pending.extend_from_slice(&data[..complete]);
-            &pending
-        };
-        // `lines` ends in the newline that ends its last row: without it, every piece is a
-        // row, an empty one too (one column holding '').
-        for line in lines[..lines.len() - 1].split(|&b| b == b'\n') {
+        for line in framed.push(&data) {
             if !rows.push(copy_row(line, &types)?).await {
                 return Ok(());
             }
         }
-        pending.clear();
-        pending.extend_from_slice(&data[complete..]);
     }
-    if !pending.is_empty() {
-        return Err(Error::database(
-            "postgres reading source rows",
-            format!(
-                "the COPY output ended inside a row ({} bytes)",
-                pending.len()
-            ),
-        ));
+    framed.finish()
+}
+
+/// The rows of COPY's text output, cut from the messages that carry it. The server sends one
+/// row per message, but nothing here relies on it: a row is what ends in a raw newline (one
+/// inside a value is escaped), and an unfinished one waits for the next message.
+#[derive(Default)]
+struct CopyRows {
+    buf: Vec<u8>,
+    /// Bytes of `buf` that end in a newline: the rows the last `push` handed out.
+    complete: usize,
+}
+
+impl CopyRows {
+    /// Take one message; the rows it completes, each without its newline. An empty row is a
+    /// row (one column holding '').
+    fn push(&mut self, data: &[u8]) -> impl Iterator<Item = &[u8]> {
+        self.buf.drain(..self.complete);
+        self.buf.extend_from_slice(data);
+        self.complete = self
+            .buf
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |end| end + 1);
+        let rows = self.complete.checked_sub(1).map(|end| &self.buf[..end]);
+        rows.into_iter()
+            .flat_map(|rows| rows.split(|&b| b == b'\n'))
     }
-    Ok(())
+
+    /// The output ended: an unfinished row is an error, never dropped.
+    fn finish(&self) -> Result<()> {
+        match self.buf.len() - self.complete {
+            0 => Ok(()),
+            left => Err(copy_error(format!(
+                "the COPY output ended inside a row ({left} bytes)"
+            ))),
+        }
+    }
+}
+
+fn copy_error(what: String) -> Error {
+    Error::database("postgres reading source rows", what)
 }
 
 /// One line of `COPY … TO STDOUT` (text format) decoded like a text-protocol row: fields
 /// split on tabs, `\N` is NULL, backslash escapes undone, then [`decode_text`] by type. The
 /// text comes from the same output functions, so the values are the simple protocol's exactly.
 fn copy_row(line: &[u8], types: &[Type]) -> Result<Vec<Value>> {
-    let bad = |what: String| Error::database("postgres reading source rows", what);
+    let bad = copy_error;
     // Checked once per row: undoing the server's escapes (all ASCII) keeps it UTF-8.
     let line =
         std::str::from_utf8(line).map_err(|e| bad(format!("a COPY row is not UTF-8: {e}")))?;
@@ -525,6 +538,25 @@ mod tests {
         ] {
             assert!(row(wrong).is_err(), "{}", String::from_utf8_lossy(wrong));
         }
+    }
+
+    /// Rows split across messages, several in one message, empty rows, and an unfinished end.
+    #[test]
+    fn copy_rows_are_cut_at_newlines_whatever_the_messages() {
+        let mut framed = CopyRows::default();
+        let rows = |framed: &mut CopyRows, data: &[u8]| -> Vec<Vec<u8>> {
+            framed.push(data).map(<[u8]>::to_vec).collect()
+        };
+        assert_eq!(rows(&mut framed, b"a\tb"), Vec::<Vec<u8>>::new());
+        assert_eq!(
+            rows(&mut framed, b"c\n\nd\te\nf"),
+            vec![b"a\tbc".to_vec(), vec![], b"d\te".to_vec()]
+        );
+        assert!(framed.finish().is_err());
+        assert_eq!(rows(&mut framed, b"\n"), vec![b"f".to_vec()]);
+        assert!(framed.finish().is_ok());
+        assert_eq!(rows(&mut framed, b"\n"), vec![Vec::<u8>::new()]);
+        assert!(framed.finish().is_ok());
     }
 
     #[test]
