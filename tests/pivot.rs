@@ -31,6 +31,8 @@ mod pushdown_proof;
 mod quoting;
 #[path = "pivot/script_live.rs"]
 mod script_live;
+#[path = "pivot/stored_order.rs"]
+mod stored_order;
 #[path = "pivot/strategies_sqlite.rs"]
 mod strategies_sqlite;
 #[path = "pivot/stream_verify.rs"]

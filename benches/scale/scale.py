@@ -225,6 +225,7 @@ def timed(engine, entities, attrs, strategy, cmd):
         "extra_bytes": {k: peak[k] - base[k] for k in base},
         "peak_bytes": peak, "wide_bytes": wide, "at": time.strftime("%H:%M:%S", time.gmtime()),
         "pg_options": PG_OPTIONS if engine == "postgres" else None,
+        "bin": BIN.name,
     }
     if counters:
         time.sleep(1)  # the cumulative statistics are flushed within a second of a commit

@@ -97,6 +97,21 @@ pub trait Backend: Send {
         )))
     }
 
+    /// Statements every later read of this backend ([`Backend::read_ahead`],
+    /// [`Backend::stream_into`]) runs on its connection before its query: planner settings
+    /// for the source ([`crate::dialect::Query::stored_order_settings`]). A backend whose
+    /// dialect has none takes none.
+    fn set_read_settings(&mut self, settings: Vec<String>) -> Result<()> {
+        match settings.is_empty() {
+            true => Ok(()),
+            false => Err(crate::error::Error::Usage(format!(
+                "a {} connection takes no read settings ({})",
+                self.dialect().name(),
+                settings.join("; ")
+            ))),
+        }
+    }
+
     /// Wide rows per streamed load at the most on this backend ([`flush_rows`]).
     fn max_flush_rows(&self) -> usize {
         2_000

@@ -100,6 +100,13 @@ impl Backend for Logged {
         self.0.max_flush_rows()
     }
 
+    fn set_read_settings(&mut self, settings: Vec<String>) -> Result<()> {
+        for setting in &settings {
+            eprintln!("-- each later read's connection runs first:\n{setting};");
+        }
+        self.0.set_read_settings(settings)
+    }
+
     async fn stream_into(
         &mut self,
         read_sql: &str,

@@ -596,6 +596,16 @@ pub trait Catalog: Quoting {
     fn unique_keys(&self, _table: &TableRef) -> Option<String> {
         None
     }
+
+    /// Where rows are stored in whatever order they arrived (a heap) and the planner prices
+    /// a read in key order by how the table's physical order follows the key: a query giving
+    /// one row per column of `table`, `(column, correlation, table and index bytes, bytes the
+    /// planner assumes cached)`, the correlation from the engine's own statistics (1: stored
+    /// exactly in that column's order). None: rows live in key order (a clustered key) or
+    /// the engine plans such reads well without it ([`Query::stored_order_settings`]).
+    fn stored_order(&self, _table: &TableRef) -> Option<String> {
+        None
+    }
 }
 
 /// The hooks of the queries over the source rows ([`query`] renders those queries): where a
@@ -648,6 +658,14 @@ pub trait Query: Types {
     /// engine from spending more on planning one wide statement than on running it.
     fn pushdown_settings(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Settings, for the statements that read a source in entity order, that tell the
+    /// planner what [`Catalog::stored_order`] found: the table (`bytes`, with its indexes)
+    /// is stored in entity order, so reading it along the entity's index touches each page
+    /// once, in order. Then the reset that ends them on a connection that goes on.
+    fn stored_order_settings(&self, _bytes: u64) -> (Vec<String>, Vec<String>) {
+        (Vec::new(), Vec::new())
     }
 
     /// One row, one text: the character set of `table`'s column `column`, where knowing it

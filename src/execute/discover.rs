@@ -127,6 +127,88 @@ pub(super) async fn keyed_source(
     source
 }
 
+/// How closely the table's physical order must follow the entity's (ANALYZE's correlation,
+/// 1 exactly) to count a read along the entity's index as reading each page once, in order.
+const STORED_IN_ENTITY_ORDER: f64 = 0.95;
+
+/// What [`stored_order`] found: settings for the statements that read the source in entity
+/// order, the reset that ends them, and what the plan says about it.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct StoredOrder {
+    pub set: Vec<String>,
+    pub reset: Vec<String>,
+    pub note: Option<String>,
+}
+
+/// The settings under which the engine plans reading the source in entity order as the walk
+/// of its index it is, where the catalog shows the table stored in entity order and larger
+/// than the planner assumes cached ([`crate::dialect::Query::stored_order_settings`]). None
+/// on any doubt: a join, a scope or delta (`source.where`, `source.changed`: the planner
+/// might then reach for another index, which the claim says nothing about), an entity that
+/// is not a plain column, no statistics, or a failed catalog read. Only planner costs
+/// change, never a result.
+pub(super) async fn stored_order(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    job: &Job,
+) -> StoredOrder {
+    let Some(sql) = dialect.stored_order(&job.source.table) else {
+        return StoredOrder::default();
+    };
+    let source = &job.source;
+    let whole_table =
+        source.joins.is_empty() && source.filter.is_none() && source.changed.is_none();
+    let first_key = job.entity.first().map(|e| TableRef::parse(&e.expr));
+    let (Some(Ok(column)), true) = (first_key, whole_table) else {
+        return StoredOrder::default();
+    };
+    let Ok(rows) = session.inspect(&sql).await else {
+        return StoredOrder::default();
+    };
+    stored_order_of(dialect, &job.source.table, column.last_part(), &rows)
+}
+
+/// [`stored_order`]'s decision from the catalog's `(column, correlation, bytes, cached bytes)`
+/// rows for the entity column `written` (as the job spells it).
+fn stored_order_of(
+    dialect: &dyn Dialect,
+    table: &TableRef,
+    written: &str,
+    rows: &[Vec<Value>],
+) -> StoredOrder {
+    let found = rows.iter().find_map(|row| {
+        let name = row.first()?.as_text()?;
+        let correlation = match row.get(1)? {
+            Value::Float(f) => *f,
+            other => other.as_text()?.trim().parse::<f64>().ok()?,
+        };
+        let bytes = u64::try_from(row.get(2)?.as_i64()?).ok()?;
+        let cached = u64::try_from(row.get(3)?.as_i64()?).ok()?;
+        same_column(dialect, written, &name).then_some((correlation, bytes, cached))
+    });
+    let Some((correlation, bytes, cached)) = found else {
+        return StoredOrder::default();
+    };
+    if correlation < STORED_IN_ENTITY_ORDER || bytes <= cached {
+        return StoredOrder::default();
+    }
+    let (set, reset) = dialect.stored_order_settings(bytes);
+    if set.is_empty() {
+        return StoredOrder::default();
+    }
+    let mib = |b: u64| b.div_ceil(1 << 20);
+    StoredOrder {
+        note: Some(format!(
+            "{table} is stored in {written} order (correlation {correlation:.2}) and larger ({} MiB with its indexes) than the planner assumes cached ({} MiB): reading it in entity order is planned as one pass along its index ({})",
+            mib(bytes),
+            mib(cached),
+            set.join("; ")
+        )),
+        set,
+        reset,
+    }
+}
+
 async fn cheaper_attribute_key(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
@@ -495,6 +577,65 @@ target: { table: wide }
         let both = rows(&[("u", "id"), ("u", "val"), ("one", "id")]);
         assert_eq!(proven_key(&Sqlite, &job, &both).as_deref(), Some("one"));
         assert_eq!(proven_key(&Sqlite, &job, &[]), None);
+    }
+
+    /// Settings only for the entity column, stored in its order (correlation ≥ 0.95, as
+    /// the catalog reports it, float or text), and only when the table is larger than the
+    /// cache the planner assumes; the note names the table, the column and the setting.
+    #[test]
+    fn stored_order_needs_the_entity_in_order_and_past_the_cache() {
+        use crate::dialect::Postgres;
+        let table = TableRef::parse("kv").expect("table");
+        let row = |column: &str, correlation: Value, bytes: i64, cached: i64| {
+            vec![
+                Value::Text(column.into()),
+                correlation,
+                Value::Int(bytes),
+                Value::Int(cached),
+            ]
+        };
+        let gib = 1 << 30;
+        let rows = vec![
+            row("attr", Value::Float(0.1), 10 * gib, 4 * gib),
+            row("id", Value::Float(0.999), 10 * gib, 4 * gib),
+        ];
+        let found = stored_order_of(&Postgres, &table, "ID", &rows);
+        assert_eq!(found.set, ["SET effective_cache_size = '10240MB'"]);
+        assert_eq!(found.reset, ["RESET effective_cache_size"]);
+        let note = found.note.expect("note");
+        assert!(note.contains("kv is stored in ID order"), "{note}");
+        assert!(note.contains("correlation 1.00"), "{note}");
+        // As text (the simple protocol's float8), and just at the threshold.
+        let text = vec![row("id", Value::Text("0.95".into()), 10 * gib, 4 * gib)];
+        assert!(!stored_order_of(&Postgres, &table, "id", &text)
+            .set
+            .is_empty());
+        let none = |rows: Vec<Vec<Value>>, written: &str| {
+            assert_eq!(
+                stored_order_of(&Postgres, &table, written, &rows),
+                StoredOrder::default(),
+                "{rows:?}"
+            );
+        };
+        // Not in order, in reverse order, or no statistics.
+        none(vec![row("id", Value::Float(0.94), 10 * gib, 4 * gib)], "id");
+        none(vec![row("id", Value::Float(-1.0), 10 * gib, 4 * gib)], "id");
+        none(vec![row("id", Value::Null, 10 * gib, 4 * gib)], "id");
+        // Already within the assumed cache: the planner prices it as cached anyway.
+        none(vec![row("id", Value::Float(1.0), 4 * gib, 4 * gib)], "id");
+        // Another column in order; a quoted name PostgreSQL does not fold.
+        none(
+            vec![row("attr", Value::Float(1.0), 10 * gib, 4 * gib)],
+            "id",
+        );
+        none(
+            vec![row("id", Value::Float(1.0), 10 * gib, 4 * gib)],
+            "\"ID\"",
+        );
+        none(Vec::new(), "id");
+        // An engine without such settings gets none, whatever the catalog said.
+        let sqlite = stored_order_of(&Sqlite, &table, "id", &rows);
+        assert_eq!(sqlite, StoredOrder::default());
     }
 
     #[test]

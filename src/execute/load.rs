@@ -14,6 +14,7 @@ use crate::report::LoadStats;
 use crate::terms::Aggregate;
 use crate::transform::{SideTable, SideType, Transform};
 
+use super::discover::StoredOrder;
 use super::keys::explain_key_violation;
 use super::session::Session;
 use super::stream::{Pivoter, StreamStats};
@@ -29,6 +30,8 @@ pub struct PivotFill<'a> {
     pub transforms: Vec<Box<dyn Transform>>,
     /// The pushdown's pair counts, known before loading.
     pub source_pairs: Option<PairCounts>,
+    /// Planner settings for the statements that read the source in entity order.
+    pub stored_order: StoredOrder,
     /// Draw the progress bar (when stderr is a terminal).
     pub show_progress: bool,
 }
@@ -60,8 +63,9 @@ impl Fill for PivotFill<'_> {
                 let mut steps = super::progress::Steps::new(targets.len(), show);
                 let keyed =
                     super::discover::keyed_source(session, dialect, job, &plan.source).await;
-                for setting in dialect.pushdown_settings() {
-                    session.change(&setting).await?;
+                let ordered = &self.stored_order;
+                for setting in dialect.pushdown_settings().iter().chain(&ordered.set) {
+                    session.change(setting).await?;
                 }
                 for out in targets {
                     let shape = out.build_shape();
@@ -100,6 +104,9 @@ impl Fill for PivotFill<'_> {
                     inserted.push(rows);
                     steps.finish_one();
                 }
+                for reset in &ordered.reset {
+                    session.change(reset).await?;
+                }
                 if session.dry_run || !dialect.counts_inserted_rows() {
                     inserted.clear();
                 }
@@ -114,7 +121,7 @@ impl Fill for PivotFill<'_> {
                     (job, plan),
                     targets,
                     transforms,
-                    self.show_progress,
+                    (&self.stored_order.set, self.show_progress),
                 )
                 .await
                 .map_err(|e| explain_key_violation(e, dialect, targets, None))?;
@@ -235,7 +242,7 @@ async fn stream(
     (job, plan): (&Job, &Plan),
     targets: &[Table],
     transforms: Vec<Box<dyn Transform>>,
-    show_progress: bool,
+    (read_settings, show_progress): (&[String], bool),
 ) -> Result<(StreamStats, Vec<SideTable>, Vec<serde_json::Value>)> {
     let shapes: Vec<TableShape> = targets.iter().map(Table::build_shape).collect();
     let loads: Vec<LoadTarget> = shapes.iter().map(load_target).collect();
@@ -270,7 +277,12 @@ async fn stream(
         ),
     };
     let loaded = session
-        .stream((&read.0, read.1), &examples, &mut pivoter, &loads)
+        .stream(
+            (&read.0, read.1, read_settings),
+            &examples,
+            &mut pivoter,
+            &loads,
+        )
         .await
         .map_err(|e| match e {
             // The server's errors say what failed, not which source: name it.

@@ -210,12 +210,15 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
         Strategy::Stream => None,
     };
     let conflicts = survey.as_ref().map_or(0, |s| s.conflicts);
+    let stored_order = discover::stored_order(&mut session, source, job).await;
+    plan.notes.extend(stored_order.note.clone());
     let mut fill = load::PivotFill {
         job,
         plan: &plan,
         discovery: &discovery,
         transforms: std::mem::take(&mut transforms),
         source_pairs: survey.map(|s| s.pairs),
+        stored_order,
         show_progress: !options.no_progress,
     };
     let what = format!("job {}", job.name);

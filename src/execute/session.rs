@@ -165,15 +165,19 @@ impl<'a> Session<'a> {
         self.backend.load_rows(target, rows).await
     }
 
-    /// The streaming load; in a dry run, the read query (with `read_note`) and one load
-    /// statement are recorded.
+    /// The streaming load; in a dry run, the read's settings and query (with `read_note`)
+    /// and one load statement are recorded. The settings run on the read's own connection.
     pub async fn stream(
         &mut self,
-        (read_sql, read_note): (&str, &str),
+        (read_sql, read_note, read_settings): (&str, &str, &[String]),
         load_example: &[(String, &'static str)],
         pipeline: &mut dyn RowPipeline,
         targets: &[LoadTarget],
     ) -> Result<Vec<u64>> {
+        for setting in read_settings {
+            let note = "on the connection of the read below";
+            self.record_source(StatementKind::Change, setting, Some(note.into()));
+        }
         self.record_source(StatementKind::Change, read_sql, Some(read_note.into()));
         for (sql, note) in load_example {
             self.record(StatementKind::Change, sql, Some((*note).into()));
@@ -181,13 +185,21 @@ impl<'a> Session<'a> {
         if self.dry_run {
             return Ok(vec![0; targets.len()]);
         }
-        match self.source.as_deref_mut() {
+        // For this read only: the settings describe how it reads the source.
+        self.reader().set_read_settings(read_settings.to_vec())?;
+        let loaded = match self.source.as_deref_mut() {
             None => self.backend.stream_into(read_sql, pipeline, targets).await,
-            Some(source) => {
-                let rows = source.read_ahead(read_sql)?;
-                let batch_rows = crate::backend::flush_rows(targets, self.backend.max_flush_rows());
-                read_ahead::stream(&mut *self.backend, rows, pipeline, targets, batch_rows).await
-            }
-        }
+            Some(source) => match source.read_ahead(read_sql) {
+                Ok(rows) => {
+                    let most = self.backend.max_flush_rows();
+                    let batch_rows = crate::backend::flush_rows(targets, most);
+                    read_ahead::stream(&mut *self.backend, rows, pipeline, targets, batch_rows)
+                        .await
+                }
+                Err(e) => Err(e),
+            },
+        };
+        self.reader().set_read_settings(Vec::new())?;
+        loaded
     }
 }

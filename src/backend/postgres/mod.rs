@@ -47,6 +47,8 @@ pub struct PostgresBackend {
     load_types: HashMap<String, Vec<Type>>,
     /// The lock timeout and backend pid, once [`Backend::set_lock_timeout`] ran.
     session: SessionWatch,
+    /// Planner settings each read connection takes ([`Backend::set_read_settings`]).
+    read_settings: Vec<String>,
 }
 
 pub async fn connect(text: &str, options: &ConnectOptions) -> Result<Box<dyn Backend>> {
@@ -57,6 +59,7 @@ pub async fn connect(text: &str, options: &ConnectOptions) -> Result<Box<dyn Bac
         target,
         load_types: HashMap::new(),
         session: SessionWatch::default(),
+        read_settings: Vec::new(),
     }))
 }
 
@@ -130,6 +133,11 @@ impl Backend for PostgresBackend {
         MAX_FLUSH_ROWS
     }
 
+    fn set_read_settings(&mut self, settings: Vec<String>) -> Result<()> {
+        self.read_settings = settings;
+        Ok(())
+    }
+
     async fn set_lock_timeout(&mut self, timeout: std::time::Duration) -> Result<Vec<String>> {
         self.session = watch::start_session(self, timeout).await?;
         Ok(self.session.statements.clone())
@@ -139,14 +147,15 @@ impl Backend for PostgresBackend {
 impl PostgresBackend {
     /// The ordered read, on a second connection: the first is busy holding the load's
     /// transaction, and a separate task lets the read run while batches load. It waits for
-    /// locks no longer than the first.
+    /// locks no longer than the first, and plans with the settings the run chose for it.
     fn start_read(&self, read_sql: &str) -> ReadAhead {
         let target = self.target.clone();
-        let settings = self
+        let mut settings = self
             .session
             .timeout
             .map(|t| Postgres.lock_timeout(t))
             .unwrap_or_default();
+        settings.extend(self.read_settings.iter().cloned());
         ReadAhead::spawn(read_sql, |sql, mut rows| async move {
             let outcome = read_rows(&target, &settings, &sql, &mut rows).await;
             (rows, outcome)
