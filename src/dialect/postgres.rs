@@ -243,9 +243,11 @@ impl Catalog for Postgres {
     /// ANALYZE's correlation of each column of a plain table (not the partitioned parent's
     /// inherited rows), the table's and its indexes' bytes, and `effective_cache_size`.
     fn stored_order(&self, table: &TableRef) -> Option<String> {
+        // The view filtered by constants (the subquery): joined to pg_class instead, it was
+        // planned as a scan of every statistic, 14-22 ms against 3-5 ms on a new connection.
+        let t = format!("to_regclass({})", self.quote_literal(&table.sql()));
         Some(format!(
-            "SELECT s.attname::text, s.correlation::float8, (pg_relation_size(c.oid) + pg_indexes_size(c.oid))::int8, pg_size_bytes(current_setting('effective_cache_size'))::int8 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = c.relname AND NOT s.inherited WHERE c.oid = to_regclass({}) AND c.relkind IN ('r', 'm')",
-            self.quote_literal(&table.sql())
+            "SELECT s.attname::text, s.correlation::float8, (pg_relation_size({t}) + pg_indexes_size({t}))::int8, pg_size_bytes(current_setting('effective_cache_size'))::int8 FROM pg_stats s WHERE NOT s.inherited AND (s.schemaname, s.tablename) = (SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = {t} AND c.relkind IN ('r', 'm'))"
         ))
     }
 
