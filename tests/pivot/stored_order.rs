@@ -184,6 +184,27 @@ fn a_source_stored_in_entity_order_is_read_along_its_index_on_postgres() {
         assert_eq!(out.report.rows_written, 2000);
         drop_if_exists(conn, &target).await;
 
+        // Into another database: the setting goes to the source's read connection.
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = dir.path().join("cross.yaml");
+        std::fs::write(
+            &job,
+            format!("name: cross\nsource: {{ table: {ordered}, alias: k }}\nentity: [k.id]\nattribute: k.attr\nvalue: k.val\ntarget: {{ table: wide, if_exists: replace }}\n"),
+        )
+        .expect("job file");
+        let sqlite = format!("sqlite:{}", dir.path().join("t.db").display());
+        let job = job.display().to_string();
+        let args = ["run", &job, "--target-connection", &sqlite, "--verbose"];
+        let out = servers::run(&args, &url);
+        let err = servers::stderr(&out);
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains("planned as one pass"), "{err}");
+        assert!(
+            err.contains("each later read's connection runs first:\nSET effective_cache_size"),
+            "{err}"
+        );
+        assert!(err.contains("2000 rows, 10000 non-null cells"), "{err}");
+
         // At the server's own cache size (4 GB by default) this table fits: nothing is set.
         if let Some(mut plain) = db.open().await {
             let target = format!("{p}_w3");
