@@ -600,8 +600,9 @@ pub trait Catalog: Quoting {
     /// Where rows are stored in whatever order they arrived (a heap) and the planner prices
     /// a read in key order by how the table's physical order follows the key: a query giving
     /// one row per column of `table`, `(column, correlation, table and index bytes, bytes the
-    /// planner assumes cached)`, the correlation from the engine's own statistics (1: stored
-    /// exactly in that column's order). None: rows live in key order (a clustered key) or
+    /// planner assumes cached, rows changed since the statistics were taken per row)`, the
+    /// correlation from the engine's own statistics (1: stored exactly in that column's
+    /// order). None: rows live in key order (a clustered key) or
     /// the engine plans such reads well without it ([`Query::stored_order_settings`]).
     fn stored_order(&self, _table: &TableRef) -> Option<String> {
         None

@@ -130,6 +130,9 @@ pub(super) async fn keyed_source(
 /// How closely the table's physical order must follow the entity's (ANALYZE's correlation,
 /// 1 exactly) to count a read along the entity's index as reading each page once, in order.
 const STORED_IN_ENTITY_ORDER: f64 = 0.95;
+/// How much of the table may have been written since its statistics were taken for their
+/// correlation to still stand (autovacuum's own default for analyzing again).
+const STATISTICS_STILL_CURRENT: f64 = 0.1;
 
 /// What [`stored_order`] found: settings for the statements that read the source in entity
 /// order, the reset that ends them, and what the plan says about it.
@@ -143,10 +146,11 @@ pub struct StoredOrder {
 /// The settings under which the engine plans reading the source in entity order as the walk
 /// of its index it is, where the catalog shows the table stored in entity order and larger
 /// than the planner assumes cached ([`crate::dialect::Query::stored_order_settings`]). None
-/// on any doubt: a join, a scope or delta (`source.where`, `source.changed`: the planner
-/// might then reach for another index, which the claim says nothing about), an entity that
-/// is not a plain column, no statistics, or a failed catalog read. Only planner costs
-/// change, never a result.
+/// on any doubt: no statistics, or statistics older than a tenth of the table's rows (a
+/// table rewritten in another order since), a join, a scope or delta (`source.where`,
+/// `source.changed`: the planner might then reach for another index, which the claim says
+/// nothing about), an entity that is not a plain column, or a failed catalog read. Only
+/// planner costs change, never a result.
 pub(super) async fn stored_order(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
@@ -176,32 +180,38 @@ fn stored_order_of(
     written: &str,
     rows: &[Vec<Value>],
 ) -> StoredOrder {
+    let float = |v: &Value| match v {
+        Value::Float(f) => Some(*f),
+        other => other.as_text()?.trim().parse::<f64>().ok(),
+    };
     let found = rows.iter().find_map(|row| {
         let name = row.first()?.as_text()?;
-        let correlation = match row.get(1)? {
-            Value::Float(f) => *f,
-            other => other.as_text()?.trim().parse::<f64>().ok()?,
-        };
+        let correlation = float(row.get(1)?)?;
         let bytes = u64::try_from(row.get(2)?.as_i64()?).ok()?;
         let cached = u64::try_from(row.get(3)?.as_i64()?).ok()?;
-        same_column(dialect, written, &name).then_some((correlation, bytes, cached))
+        let changed = float(row.get(4)?)?;
+        same_column(dialect, written, &name).then_some((correlation, bytes, cached, changed))
     });
-    let Some((correlation, bytes, cached)) = found else {
+    let Some((correlation, bytes, cached, changed)) = found else {
         return StoredOrder::default();
     };
-    if correlation < STORED_IN_ENTITY_ORDER || bytes <= cached {
+    let in_order = correlation >= STORED_IN_ENTITY_ORDER && changed <= STATISTICS_STILL_CURRENT;
+    if !in_order || bytes <= cached {
         return StoredOrder::default();
     }
     let (set, reset) = dialect.stored_order_settings(bytes);
     if set.is_empty() {
         return StoredOrder::default();
     }
-    let mib = |b: u64| b.div_ceil(1 << 20);
+    let size = |b: u64| match b < 1 << 20 {
+        true => format!("{} kB", b.div_ceil(1 << 10)),
+        false => format!("{} MiB", b.div_ceil(1 << 20)),
+    };
     StoredOrder {
         note: Some(format!(
-            "{table} is stored in {written} order (correlation {correlation:.2}) and larger ({} MiB with its indexes) than the planner assumes cached ({} MiB): reading it in entity order is planned as one pass along its index ({})",
-            mib(bytes),
-            mib(cached),
+            "{table} is stored in {written} order (correlation {correlation:.2}) and larger ({} with its indexes) than the planner assumes cached ({}): reading it in entity order is planned as one pass along its index ({})",
+            size(bytes),
+            size(cached),
             set.join("; ")
         )),
         set,
@@ -592,6 +602,7 @@ target: { table: wide }
                 correlation,
                 Value::Int(bytes),
                 Value::Int(cached),
+                Value::Float(0.1),
             ]
         };
         let gib = 1 << 30;
@@ -605,6 +616,8 @@ target: { table: wide }
         let note = found.note.expect("note");
         assert!(note.contains("kv is stored in ID order"), "{note}");
         assert!(note.contains("correlation 1.00"), "{note}");
+        assert!(note.contains("(10240 MiB with its indexes)"), "{note}");
+        assert!(note.contains("assumes cached (4096 MiB)"), "{note}");
         // As text (the simple protocol's float8), and just at the threshold.
         let text = vec![row("id", Value::Text("0.95".into()), 10 * gib, 4 * gib)];
         assert!(!stored_order_of(&Postgres, &table, "id", &text)
@@ -621,6 +634,12 @@ target: { table: wide }
         none(vec![row("id", Value::Float(0.94), 10 * gib, 4 * gib)], "id");
         none(vec![row("id", Value::Float(-1.0), 10 * gib, 4 * gib)], "id");
         none(vec![row("id", Value::Null, 10 * gib, 4 * gib)], "id");
+        // Statistics older than a tenth of the rows, or none on the writes since.
+        let mut stale = row("id", Value::Float(1.0), 10 * gib, 4 * gib);
+        stale[4] = Value::Float(0.11);
+        none(vec![stale.clone()], "id");
+        stale[4] = Value::Null;
+        none(vec![stale], "id");
         // Already within the assumed cache: the planner prices it as cached anyway.
         none(vec![row("id", Value::Float(1.0), 4 * gib, 4 * gib)], "id");
         // Another column in order; a quoted name PostgreSQL does not fold.

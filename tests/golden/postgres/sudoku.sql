@@ -31,7 +31,7 @@ SELECT CASE WHEN to_regclass('SUDOKU_GRID_status') IS NULL THEN 0 ELSE 1 END;
 SELECT count(*) FROM pg_catalog.pg_extension WHERE extname = 'citus';
 
 -- read-only, ran during the dry run:
-SELECT s.attname::text, s.correlation::float8, (pg_relation_size(to_regclass('SUDOKU_GIVENS')) + pg_indexes_size(to_regclass('SUDOKU_GIVENS')))::int8, pg_size_bytes(current_setting('effective_cache_size'))::int8 FROM pg_stats s WHERE NOT s.inherited AND (s.schemaname, s.tablename) = (SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass('SUDOKU_GIVENS') AND c.relkind IN ('r', 'm'));
+SELECT s.attname::text, s.correlation::float8, (pg_relation_size(to_regclass('SUDOKU_GIVENS')) + pg_indexes_size(to_regclass('SUDOKU_GIVENS')))::int8, pg_size_bytes(current_setting('effective_cache_size'))::int8, (SELECT u.n_mod_since_analyze::float8 / GREATEST(u.n_live_tup, 1) FROM pg_stat_all_tables u WHERE u.relid = to_regclass('SUDOKU_GIVENS')) FROM pg_stats s WHERE NOT s.inherited AND (s.schemaname, s.tablename) = (SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass('SUDOKU_GIVENS') AND c.relkind IN ('r', 'm'));
 
 BEGIN;
 
