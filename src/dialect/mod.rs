@@ -602,8 +602,8 @@ pub trait Catalog: Quoting {
     /// one row per column of `table`, `(column, correlation, table and index bytes, bytes the
     /// planner assumes cached, rows changed since the statistics were taken per row)`, the
     /// correlation from the engine's own statistics (1: stored exactly in that column's
-    /// order). None: rows live in key order (a clustered key) or
-    /// the engine plans such reads well without it ([`Query::stored_order_settings`]).
+    /// order). None: rows live in key order (a clustered key), or the engine plans such
+    /// reads well without it ([`Query::stored_order_settings`]).
     fn stored_order(&self, _table: &TableRef) -> Option<String> {
         None
     }

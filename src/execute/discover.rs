@@ -172,8 +172,9 @@ pub(super) async fn stored_order(
     stored_order_of(dialect, &job.source.table, column.last_part(), &rows)
 }
 
-/// [`stored_order`]'s decision from the catalog's `(column, correlation, bytes, cached bytes)`
-/// rows for the entity column `written` (as the job spells it).
+/// [`stored_order`]'s decision from the catalog's `(column, correlation, bytes, cached bytes,
+/// changed since ANALYZE per row)` rows for the entity column `written` (as the job spells
+/// it).
 fn stored_order_of(
     dialect: &dyn Dialect,
     table: &TableRef,
