@@ -187,19 +187,26 @@ impl<'a> Session<'a> {
         }
         // For this read only: the settings describe how it reads the source.
         self.reader().set_read_settings(read_settings.to_vec())?;
-        let loaded = match self.source.as_deref_mut() {
-            None => self.backend.stream_into(read_sql, pipeline, targets).await,
-            Some(source) => match source.read_ahead(read_sql) {
-                Ok(rows) => {
-                    let most = self.backend.max_flush_rows();
-                    let batch_rows = crate::backend::flush_rows(targets, most);
-                    read_ahead::stream(&mut *self.backend, rows, pipeline, targets, batch_rows)
-                        .await
-                }
-                Err(e) => Err(e),
-            },
-        };
+        let loaded = self.stream_rows(read_sql, pipeline, targets).await;
         self.reader().set_read_settings(Vec::new())?;
         loaded
+    }
+
+    /// The read and the load of [`Session::stream`]: on one connection's backend, or read
+    /// from the source database and loaded into the target.
+    async fn stream_rows(
+        &mut self,
+        read_sql: &str,
+        pipeline: &mut dyn RowPipeline,
+        targets: &[LoadTarget],
+    ) -> Result<Vec<u64>> {
+        match self.source.as_deref_mut() {
+            None => self.backend.stream_into(read_sql, pipeline, targets).await,
+            Some(source) => {
+                let rows = source.read_ahead(read_sql)?;
+                let batch_rows = crate::backend::flush_rows(targets, self.backend.max_flush_rows());
+                read_ahead::stream(&mut *self.backend, rows, pipeline, targets, batch_rows).await
+            }
+        }
     }
 }

@@ -78,17 +78,23 @@ async fn pivot_where(
     target: &str,
     how: StrategyName,
 ) -> Outcome {
-    let scope = match scope {
-        "" => String::new(),
-        s => format!(", where: \"{s}\""),
-    };
-    let text = format!(
-        "name: {target}\nsource: {{ table: {source}, alias: k{scope} }}\nentity: [k.id]\nattribute: k.attr\nvalue: k.val\ntarget: {{ table: {target}, if_exists: replace }}\n"
-    );
+    let text = job_text(source, scope, target);
     let job = config::parse_job(&text, std::path::Path::new("j.yaml")).expect("job");
     run_job(&job, db, &options(how))
         .await
         .unwrap_or_else(|e| panic!("{source} by {how:?}: {e}"))
+}
+
+/// The job pivoting `source` (scoped by `scope` as `source.where` when not empty) into
+/// `target`, replacing it.
+fn job_text(source: &str, scope: &str, target: &str) -> String {
+    let scope = match scope {
+        "" => String::new(),
+        s => format!(", where: \"{s}\""),
+    };
+    format!(
+        "name: {target}\nsource: {{ table: {source}, alias: k{scope} }}\nentity: [k.id]\nattribute: k.attr\nvalue: k.val\ntarget: {{ table: {target}, if_exists: replace }}\n"
+    )
 }
 
 /// The plan of the stream's ordered read on `db` as it stands.
@@ -220,11 +226,7 @@ fn a_source_stored_in_entity_order_is_read_along_its_index_on_postgres() {
         // Into another database: the setting goes to the source's read connection.
         let dir = tempfile::tempdir().expect("temp dir");
         let job = dir.path().join("cross.yaml");
-        std::fs::write(
-            &job,
-            format!("name: cross\nsource: {{ table: {ordered}, alias: k }}\nentity: [k.id]\nattribute: k.attr\nvalue: k.val\ntarget: {{ table: wide, if_exists: replace }}\n"),
-        )
-        .expect("job file");
+        std::fs::write(&job, job_text(&ordered, "", "wide")).expect("job file");
         let sqlite = format!("sqlite:{}", dir.path().join("t.db").display());
         let job = job.display().to_string();
         let args = ["run", &job, "--target-connection", &sqlite, "--verbose"];
