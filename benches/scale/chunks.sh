@@ -25,6 +25,7 @@ pause=${CHUNKS_PAUSE:-stream:50}
 kv=${CHUNKS_TABLE:-kv}
 # sql TEXT: one statement's result, unaligned, on the engine under test.
 if [ "${CHUNKS_DB:-}" = postgres ]; then
+  [ -n "${CHUNKS_TABLE:-}" ] || { echo "CHUNKS_DB=postgres needs CHUNKS_TABLE (a scale.py source)" >&2; exit 2; }
   conn=postgres://postgres@127.0.0.1:5432/test
   sql() { psql -X -q -A -t -F '|' -v ON_ERROR_STOP=1 -h 127.0.0.1 -U postgres -d test -c "$1"; }
   columns() { sql "SELECT string_agg(quote_ident(column_name), ',' ORDER BY column_name) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '$1'"; }
