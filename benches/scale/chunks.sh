@@ -2,7 +2,8 @@
 # What exists today for a run that must not restart from zero (docs/resume.md, "Is it needed?"):
 # a first entity range loaded with if_exists: replace, the rest merged range by range with
 # source.changed, one failure in the middle, the loop resumed at the failed range; the result
-# compared cell by cell with one uninterrupted run. SQLite, small, under target/scale/chunks/.
+# compared cell by cell with one uninterrupted run. By default on SQLite, small, generated here
+# (target/scale/chunks/):
 #   benches/scale/chunks.sh [entities] [attrs] [ranges]     (default 20000 10 4)
 # At scale, on a source made by `scale.py gen sqlite <E>x<A>` (same columns; its database file
 # also gets the two wide tables), with every step timed:
