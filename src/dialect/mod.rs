@@ -263,6 +263,16 @@ pub trait Quoting: Send + Sync {
         raw
     }
 
+    /// Whether comparing a column with a constant gives one answer for all the values this
+    /// engine counts as equal (`=`, `GROUP BY`): only the constant is ever converted. Then a
+    /// merge's delta that tests only the entity key against constants ([`crate::plan::delta`])
+    /// selects whole entities by itself ([`query::source_rows`]). False by default: MariaDB
+    /// and SQL Server convert each text value to compare it with a number, and under a `_ci`
+    /// collation `'１'` equals `'1'` but converts to 0, not 1.
+    fn constant_comparisons_respect_equality(&self) -> bool {
+        false
+    }
+
     /// `a` equals `b`, NULL equal to NULL.
     fn null_safe_eq(&self, a: &str, b: &str) -> String {
         format!("(({a} = {b}) OR ({a} IS NULL AND {b} IS NULL))")

@@ -69,6 +69,13 @@ impl Quoting for Postgres {
     fn null_safe_eq(&self, a: &str, b: &str) -> String {
         format!("{a} IS NOT DISTINCT FROM {b}")
     }
+
+    /// A constant takes the column's type (an untyped literal) or the column is promoted
+    /// exactly (integer to numeric); text never meets a number without an error, and every
+    /// collation orders by the same equality it groups by.
+    fn constant_comparisons_respect_equality(&self) -> bool {
+        true
+    }
 }
 
 impl Types for Postgres {

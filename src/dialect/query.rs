@@ -24,6 +24,9 @@ pub struct SourceQuery {
     pub filter: Option<String>,
     /// A merge's delta (`source.changed`): only entities with a row matching it.
     pub changed: Option<String>,
+    /// The delta tests nothing but the entity key against constants
+    /// ([`crate::plan::delta`]): every row of an entity answers it alike.
+    pub changed_by_key: bool,
     /// The attribute key expression when the catalog showed a cheaper one exact for the
     /// attribute column ([`super::Query::attribute_key_of_charset`]); None: the dialect's
     /// [`Quoting::attribute_key`] of `attribute`.
@@ -39,11 +42,24 @@ pub fn source_from(source: &SourceQuery) -> String {
 /// `source.changed` (a merge's delta) only the entities that have a row in the scope
 /// matching it, each with all its rows in the scope: every query of the run (discovery,
 /// both strategies, verification) sees the same rows.
+///
+/// Where the delta tests only the entity key and the engine compares constants by its own
+/// equality ([`Quoting::constant_comparisons_respect_equality`]), the rows it matches are
+/// those entities' rows already: the source is filtered by it directly, which a planner can
+/// turn into a range read of the key's index (the `IN` read all of a PostgreSQL source per
+/// merge). NULL keys stay out, as the `IN` and `EXISTS` leave them out.
 pub fn source_rows<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
-    let rows = source_rows_sql(d, source, source.filter.as_deref());
+    let filter = source.filter.as_deref();
+    let rows = source_rows_sql(d, source, filter, None);
     let Some(changed) = &source.changed else {
         return rows;
     };
+    if source.changed_by_key && d.constant_comparisons_respect_equality() {
+        let keyed: Vec<String> = std::iter::once(format!("({changed})"))
+            .chain(source.entity.iter().map(|e| format!("{e} IS NOT NULL")))
+            .collect();
+        return source_rows_sql(d, source, filter, Some(&keyed.join(" AND ")));
+    }
     let keys: Vec<String> = source
         .entity
         .iter()
@@ -79,7 +95,7 @@ pub fn source_rows_filtered<D: Quoting + ?Sized>(
     source: &SourceQuery,
     filter: Option<&str>,
 ) -> String {
-    source_rows_sql(d, source, filter)
+    source_rows_sql(d, source, filter, None)
 }
 
 /// Distinct attribute names with their row and non-null-value counts, the smallest and
@@ -463,11 +479,13 @@ fn source_from_sql(source: &SourceQuery, filter: Option<&str>, and: Option<&str>
     sql
 }
 
-/// `SELECT e… AS e0…, a, v FROM …` of the job's source with `filter` instead of its scope.
+/// `SELECT e… AS e0…, a, v FROM …` of the job's source with `filter` instead of its scope,
+/// and `and` besides it.
 fn source_rows_sql<D: Quoting + ?Sized>(
     dialect: &D,
     source: &SourceQuery,
     filter: Option<&str>,
+    and: Option<&str>,
 ) -> String {
     let mut cols: Vec<String> = source
         .entity
@@ -484,6 +502,6 @@ fn source_rows_sql<D: Quoting + ?Sized>(
     format!(
         "SELECT {}\n  {}",
         cols.join(", "),
-        source_from_sql(source, filter, None)
+        source_from_sql(source, filter, and)
     )
 }

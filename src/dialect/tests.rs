@@ -124,3 +124,32 @@ fn changed_restricts_the_source_to_whole_entities_in_the_scope() {
         )
     );
 }
+
+/// A delta that tests only the entity key selects whole entities by itself: where the engine
+/// compares constants by its own equality (PostgreSQL) the rows are filtered by it directly,
+/// NULL keys left out as the `IN` leaves them out; elsewhere, and for any other delta, the
+/// `IN`/`EXISTS` stays.
+#[test]
+fn a_delta_on_the_entity_key_alone_filters_the_rows_directly_where_that_is_exact() {
+    let mut by_key = delta_job("[s.id, x.region]");
+    by_key.source.changed = Some("s.id >= 100 AND s.id < 200 AND x.region IN ('eu')".into());
+    let source = super::SourceQuery::from(&by_key);
+    assert!(source.changed_by_key);
+    let direct = query::source_rows(&Postgres, &source);
+    assert!(
+        direct.ends_with("WHERE (s.deleted = 0) AND ((s.id >= 100 AND s.id < 200 AND x.region IN ('eu')) AND s.id IS NOT NULL AND x.region IS NOT NULL)"),
+        "{direct}"
+    );
+    assert!(
+        !direct.contains("EXISTS") && !direct.contains(" r\n"),
+        "{direct}"
+    );
+    for other in [&Sqlite as &dyn Dialect, &MariaDb, &MsSql] {
+        let kept = query::source_rows(other, &source);
+        assert!(kept.contains("WHERE EXISTS (SELECT 1 FROM"), "{kept}");
+    }
+    // The job's own delta names `s.modified`: not the key, so the IN stays on PostgreSQL.
+    let general = super::SourceQuery::from(&delta_job("s.id"));
+    assert!(!general.changed_by_key);
+    assert!(query::source_rows(&Postgres, &general).contains("WHERE r.e0 IN (SELECT"));
+}

@@ -4,6 +4,7 @@
 //! collisions, zero attributes) comes before anything is written.
 
 pub mod capacity;
+pub mod delta;
 pub mod distribute;
 pub mod inspect;
 pub mod naming;

@@ -36,6 +36,10 @@ impl From<&Job> for SourceQuery {
             value: job.value.clone(),
             filter: job.source.filter.clone(),
             changed: job.source.changed.clone(),
+            changed_by_key: job.source.changed.as_deref().is_some_and(|c| {
+                let keys: Vec<String> = job.entity.iter().map(|e| e.expr.clone()).collect();
+                super::delta::tests_only_entity_keys(c, &keys)
+            }),
             attribute_key: None,
         }
     }

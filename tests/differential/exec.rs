@@ -276,6 +276,21 @@ fn yaml_str(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
 }
 
+/// A delta on the entity key alone: `s.<first key> IN (…)`, or a constant false for none.
+fn key_delta(case: &Case, firsts: &std::collections::BTreeSet<K>) -> String {
+    let literals: Vec<String> = firsts
+        .iter()
+        .map(|k| match k {
+            K::I(i) => i.to_string(),
+            K::T(t) => format!("'{}'", t.replace('\'', "''")),
+        })
+        .collect();
+    match (case.keys.first(), literals.is_empty()) {
+        (Some(key), false) => format!("s.{} IN ({})", key.name, literals.join(", ")),
+        _ => "1 = 0".into(),
+    }
+}
+
 /// The job file for `step`.
 pub fn job_yaml(case: &Case, step: &Step, n: &Names) -> String {
     let j = &case.job;
@@ -290,7 +305,10 @@ pub fn job_yaml(case: &Case, step: &Step, n: &Names) -> String {
         source += ", where: \"s.grp >= ${g}\"";
     }
     if step.changed.is_some() {
-        source += ", changed: \"s.modified >= ${since}\"";
+        source += &match step.changed_keys() {
+            Some(firsts) => format!(", changed: {}", yaml_str(&key_delta(case, &firsts))),
+            None => ", changed: \"s.modified >= ${since}\"".into(),
+        };
     }
     let entity: Vec<String> = case.keys.iter().map(|k| format!("s.{}", k.name)).collect();
     let types: Vec<String> = j

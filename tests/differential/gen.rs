@@ -34,14 +34,15 @@ impl Rng {
 
 /// Feature families: `base` always; the others can be switched off while the product
 /// does not implement them yet (`EAVPIVOT_DIFF_FEATURES=base` or a comma list).
-pub const FAMILIES: [&str; 8] = [
+pub const FAMILIES: [&str; 9] = [
     "where_rows",    // merge with a row-level `where` (issue 21 defect 1, the refusal rule)
     "changed",       // source.changed
-    "typed_merge",   // infer / pivot.types merged again (defects 2, 3)
-    "cross_infer",   // infer with --target-connection (defect 5)
-    "types",         // pivot.types overrides (defect 4)
-    "idcase",        // mixed-case table and key names (defect 9)
-    "nulled",        // --json merged[].nulled
+    "changed_key", // source.changed testing the entity key alone (filtered directly on PostgreSQL)
+    "typed_merge", // infer / pivot.types merged again (defects 2, 3)
+    "cross_infer", // infer with --target-connection (defect 5)
+    "types",       // pivot.types overrides (defect 4)
+    "idcase",      // mixed-case table and key names (defect 9)
+    "nulled",      // --json merged[].nulled
     "same_db_guard", // issue 17: --target-connection naming the source's database (named case only)
 ];
 
@@ -296,6 +297,7 @@ pub fn case(seed: u64, f: &Features) -> Case {
     let row_level_grp = f.on("where_rows") && merges > 0 && rng.pct(40);
     let use_where = row_level_grp || rng.pct(35);
     let use_changed = f.on("changed") && merges > 0 && !job.on_missing_delete && rng.pct(40);
+    let changed_by_key = use_changed && f.on("changed_key") && rng.pct(50);
 
     // Attributes: names, kinds; NULL and empty names now and then.
     let mut pool: Vec<&str> = NAMES.to_vec();
@@ -364,6 +366,7 @@ pub fn case(seed: u64, f: &Features) -> Case {
         rows: rows.clone(),
         where_g: where_g(&mut g.rng),
         changed: None,
+        changed_by_key: false,
     }];
     for stamp in 1..=merges as i64 {
         rows = delta(&mut g, rows, &mut attrs, &mut pool, stamp);
@@ -372,6 +375,7 @@ pub fn case(seed: u64, f: &Features) -> Case {
             rows: rows.clone(),
             where_g: where_g(&mut g.rng),
             changed: (use_changed && g.rng.pct(80)).then_some(stamp),
+            changed_by_key,
         });
     }
     if merges > 0 && (job.infer || !job.types.is_empty()) {
@@ -385,6 +389,9 @@ pub fn case(seed: u64, f: &Features) -> Case {
     }
     if steps.iter().any(|s| s.changed.is_some()) {
         uses.insert("changed");
+    }
+    if steps.iter().any(|s| s.changed_keys().is_some()) {
+        uses.insert("changed_key");
     }
     if merges > 0 && f.on("nulled") {
         uses.insert("nulled");

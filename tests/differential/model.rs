@@ -68,6 +68,24 @@ pub struct Step {
     pub where_g: Option<i64>,
     /// `changed: s.modified >= ${since}`
     pub changed: Option<i64>,
+    /// With `changed`: the delta is written as `s.<first key> IN (…)`, the first key part of
+    /// every entity with a row modified since (in the scope or not), instead of the
+    /// `modified` test: a delta on the entity key alone.
+    pub changed_by_key: bool,
+}
+
+impl Step {
+    /// The first key parts a delta on the entity key lists (None: no such delta).
+    pub fn changed_keys(&self) -> Option<BTreeSet<K>> {
+        let since = self.changed.filter(|_| self.changed_by_key)?;
+        Some(
+            self.rows
+                .iter()
+                .filter(|r| r.modified >= since)
+                .filter_map(|r| r.key.first().cloned())
+                .collect(),
+        )
+    }
 }
 
 /// The target as the model sees it: attributes with a column, and the non-null cells.
@@ -118,9 +136,13 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, cross: bool) -> Out
     // with all its rows in scope (the first merge, into no target, reads the whole scope).
     let delta = step.merge && prev.is_some() && step.changed.is_some();
     if let (true, Some(since)) = (delta, step.changed) {
+        let keys = step.changed_keys();
         let named: BTreeSet<Vec<K>> = scope
             .iter()
-            .filter(|r| r.modified >= since)
+            .filter(|r| match &keys {
+                Some(firsts) => r.key.first().is_some_and(|k| firsts.contains(k)),
+                None => r.modified >= since,
+            })
             .map(|r| r.key.clone())
             .collect();
         scope.retain(|r| named.contains(&r.key));

@@ -30,6 +30,7 @@ fn step(merge: bool, rows: Vec<Row>, where_g: Option<i64>, changed: Option<i64>)
         rows,
         where_g,
         changed,
+        changed_by_key: false,
     }
 }
 

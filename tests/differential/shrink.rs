@@ -55,7 +55,7 @@ fn smaller(case: &Case) -> Vec<Case> {
             }));
         }
     }
-    let settings: [&dyn Fn(&mut Case); 9] = [
+    let settings: [&dyn Fn(&mut Case); 10] = [
         &|c| c.join = false,
         &|c| c.job.split = None,
         &|c| c.job.types.clear(),
@@ -64,6 +64,7 @@ fn smaller(case: &Case) -> Vec<Case> {
         &|c| c.job.on_missing_delete = false,
         &|c| c.steps.iter_mut().for_each(|s| s.where_g = None),
         &|c| c.steps.iter_mut().for_each(|s| s.changed = None),
+        &|c| c.steps.iter_mut().for_each(|s| s.changed_by_key = false),
         &|c| {
             c.keys = vec![KeyCol {
                 name: c.keys[0].name.clone(),
@@ -84,10 +85,11 @@ fn smaller(case: &Case) -> Vec<Case> {
             || c.join != case.join
             || c.keys.len() != case.keys.len()
             || c.keys.iter().zip(&case.keys).any(|(a, b)| a.text != b.text)
-            || c.steps
-                .iter()
-                .zip(&case.steps)
-                .any(|(a, b)| a.where_g != b.where_g || a.changed != b.changed)
+            || c.steps.iter().zip(&case.steps).any(|(a, b)| {
+                a.where_g != b.where_g
+                    || a.changed != b.changed
+                    || a.changed_by_key != b.changed_by_key
+            })
         {
             out.push(c);
         }

@@ -34,13 +34,13 @@ fn cells(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn job(dir: &tempfile::TempDir, name: &str, p: &str, delta_key: &str) -> PathBuf {
+fn job(dir: &tempfile::TempDir, name: &str, p: &str, (key, delta): (&str, &str)) -> PathBuf {
     let path = dir.path().join(format!("{name}.yaml"));
     std::fs::write(
         &path,
         format!(
             "name: {name}\n\
-             source:\n  table: {p}_kv\n  alias: s\n  joins: [{{table: {p}_ent, alias: e, on: \"e.id1 = s.id1\"}}]\n  {delta_key}: \"s.modified >= ${{since}}\"\n\
+             source:\n  table: {p}_kv\n  alias: s\n  joins: [{{table: {p}_ent, alias: e, on: \"e.id1 = s.id1\"}}]\n  {key}: \"{delta}\"\n\
              entity: [s.id1, s.id2]\nattribute: s.attr\nvalue: s.val\n\
              target: {{table: {p}_wide, if_exists: merge}}\n"
         ),
@@ -85,8 +85,11 @@ async fn delta_case(db: &Db, strategy: &str) {
         c.execute(&sql).await.expect(&sql);
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let changed = job(&dir, "delta_changed", &p, "changed");
-    let old_pattern = job(&dir, "delta_where", &p, "where");
+    let modified = "s.modified >= ${since}";
+    let changed = job(&dir, "delta_changed", &p, ("changed", modified));
+    let old_pattern = job(&dir, "delta_where", &p, ("where", modified));
+    // A delta on the entity key alone: filtered directly on PostgreSQL (docs/guide.md).
+    let by_key = job(&dir, "delta_key", &p, ("changed", "s.id1 = ${since}"));
     let what = format!("{} {strategy}", db.what);
 
     // The first merge into an absent target creates it from every entity in the scope, even
@@ -186,6 +189,29 @@ async fn delta_case(db: &Db, strategy: &str) {
         want,
         "{what}: empty delta"
     );
+
+    // The delta on the key names entity 2 whatever its rows' `modified`: re-pivoted from all
+    // its rows; a row whose key has a NULL part stays out, as it does through the IN.
+    for sql in [
+        format!("UPDATE {kv} SET val = 'XL' WHERE id1 = 2 AND attr = 'size'"),
+        format!("INSERT INTO {kv} VALUES (2, NULL, 'weight', '9', 1)"),
+    ] {
+        c.execute(&sql).await.expect(&sql);
+    }
+    let r = report(&run_job(db, &by_key, strategy, "2"));
+    let m = &r["merged"][0];
+    assert_eq!(
+        (
+            &m["inserted"],
+            &m["updated"],
+            &m["nulled"],
+            &m["added_columns"]
+        ),
+        (&0.into(), &1.into(), &0.into(), &serde_json::json!([])),
+        "{what}: {r}"
+    );
+    want.insert("2|a".into(), cells(&[("color", "grey"), ("size", "XL")]));
+    assert_eq!(read_wide(c, db.what, &wide).await, want, "{what}: by key");
 
     let left = names(c, &(db.list_staging)(&p)).await;
     assert!(left.is_empty(), "{what}: staging tables left: {left:?}");
