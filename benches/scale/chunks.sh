@@ -14,7 +14,8 @@
 #   CHUNKS_DB=postgres CHUNKS_TABLE=scale_kv_1000000x10 CHUNKS_PAUSE=loaded \
 #     benches/scale/chunks.sh 1000000 10 10
 # CHUNKS_PAUSE: where the killed range dies (EAVPIVOT_FAULT_PAUSE; default stream:50, 50 % of
-# the stream).
+# the stream). CHUNKS_WAIT: seconds the killed range may take to get there (default 600; a
+# PostgreSQL range of 10M rows took 65-70 s before session 13's direct delta).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=${EAVPIVOT_BIN:-target/release/eavpivot}
@@ -23,6 +24,7 @@ dir=target/scale/chunks
 rm -rf "$dir" && mkdir -p "$dir"
 step=$((entities / ranges))
 pause=${CHUNKS_PAUSE:-stream:50}
+wait=${CHUNKS_WAIT:-600}
 kv=${CHUNKS_TABLE:-kv}
 # sql TEXT: one statement's result, unaligned, on the engine under test.
 if [ "${CHUNKS_DB:-}" = postgres ]; then
@@ -82,8 +84,10 @@ while [ $lo -lt $entities ]; do
     EAVPIVOT_FAULT_PAUSE=$pause "$bin" run "$dir/rest.yaml" --connection "$conn" \
       --preview 0 --var lo=$lo --var hi=$hi 2> "$dir/killed.err" &
     pid=$!
-    for _ in $(seq 300); do grep -q "paused at" "$dir/killed.err" && break; sleep 0.1; done
-    grep -q "paused at" "$dir/killed.err" || { echo "the run never reached its pause"; exit 1; }
+    for _ in $(seq $((wait * 10))); do grep -q "paused at" "$dir/killed.err" && break; sleep 0.1; done
+    grep -q "paused at" "$dir/killed.err" || {
+      kill -9 $pid 2>/dev/null
+      echo "range [$lo, $hi) did not reach its pause ($pause) within ${wait} s (CHUNKS_WAIT)"; exit 1; }
     kill -9 $pid; wait $pid; echo "range [$lo, $hi) killed with -9 at $pause: exit $?"
     set -e
     continue   # the loop resumes at the failed range
