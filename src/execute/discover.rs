@@ -148,8 +148,10 @@ pub struct StoredOrder {
 /// than the planner assumes cached ([`crate::dialect::Query::stored_order_settings`]). None
 /// on any doubt: no statistics, or statistics older than a tenth of the table's rows (a
 /// table rewritten in another order since), a join, a scope or delta (`source.where`,
-/// `source.changed`: the planner might then reach for another index, which the claim says
-/// nothing about), an entity that is not a plain column, or a failed catalog read. Only
+/// `source.changed`) that tests anything but the first entity column against constants
+/// ([`crate::plan::delta`]: the planner might then reach for another index, which the claim
+/// says nothing about; a range of the entity, as a merge by ranges reads, is read along the
+/// same index), an entity that is not a plain column, or a failed catalog read. Only
 /// planner costs change, never a result.
 pub(super) async fn stored_order(
     session: &mut Session<'_>,
@@ -160,10 +162,15 @@ pub(super) async fn stored_order(
         return StoredOrder::default();
     };
     let source = &job.source;
-    let whole_table =
-        source.joins.is_empty() && source.filter.is_none() && source.changed.is_none();
+    let first_key: Vec<String> = job.entity.iter().take(1).map(|e| e.expr.clone()).collect();
+    let on_first_key = |test: &Option<String>| {
+        test.as_deref()
+            .is_none_or(|t| crate::plan::delta::tests_only_entity_keys(t, &first_key))
+    };
+    let along_key =
+        source.joins.is_empty() && on_first_key(&source.filter) && on_first_key(&source.changed);
     let first_key = job.entity.first().map(|e| TableRef::parse(&e.expr));
-    let (Some(Ok(column)), true) = (first_key, whole_table) else {
+    let (Some(Ok(column)), true) = (first_key, along_key) else {
         return StoredOrder::default();
     };
     let Ok(rows) = session.inspect(&sql).await else {
