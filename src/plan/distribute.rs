@@ -105,24 +105,30 @@ pub fn decide(job: &Job, facts: &Facts) -> (Option<Distribution>, Option<String>
     )
 }
 
-/// `replace` of a distributed target whose source cannot give the distribution (a local
-/// source, one distributed by another column, another database): the new table is
-/// distributed like the one it replaces — by the same column, co-located with it — so the
-/// replace does not silently turn a distributed table into a local one.
+/// An existing distributed target that the source cannot be co-located with: the run's
+/// tables are distributed like it — by the same column, co-located with it.
+/// - `replace` whose source is local, distributed by another column or in another database:
+///   the replace does not silently turn a distributed table into a local one.
+/// - `merge`/`append` whose source is not co-located with the target as well: their
+///   statements join the staging table with the target, which Citus refuses between a local
+///   and a distributed table (and between two that are not co-located); co-located with the
+///   target they run on the workers, and only the pivot reads the source through the
+///   coordinator.
 fn keep_distributed_target(
     job: &Job,
     facts: &Facts,
 ) -> Option<(Option<Distribution>, Option<String>)> {
     let old = facts.target.as_ref()?;
-    if job.target.if_exists != IfExists::Replace || !facts.target_exists {
+    let kept = matches!(job.target.if_exists, IfExists::Append | IfExists::Merge);
+    if !(kept || job.target.if_exists == IfExists::Replace) || !facts.target_exists {
         return None;
     }
     let source = &job.source.table;
-    let by_source = facts.same_database
-        && facts
-            .source
-            .as_ref()
-            .is_some_and(|spread| job.entity.iter().any(|key| is_column(key, &spread.column)));
+    let by_entity = facts.source.as_ref().filter(|spread| {
+        facts.same_database && job.entity.iter().any(|key| is_column(key, &spread.column))
+    });
+    // A new table only needs the source; one the run meets in joins needs both.
+    let by_source = by_entity.is_some_and(|spread| !kept || spread.colocation == old.colocation);
     if by_source {
         return None; // co-located with the source: the pivot runs on the workers
     }
@@ -137,23 +143,35 @@ fn keep_distributed_target(
                 .position(|key| key.name.eq_ignore_ascii_case(&old.column))
         });
     let Some(entity) = entity else {
+        let local = match kept {
+            true => "the run's tables are local",
+            false => "the new one is a local table",
+        };
         return Some((
             None,
             Some(format!(
-                "target not distributed: the existing target {target} is distributed by {}, which no entity column is; the new {target} is a local table",
+                "target not distributed: the existing target {target} is distributed by {}, which no entity column is; {local}",
                 old.column
             )),
         ));
+    };
+    let why = match kept {
+        true => format!(
+            "the run's tables are distributed by {} and co-located with the existing {target} (the source {source} is not co-located with it): the {} runs on the workers, the pivot reads the source through the coordinator",
+            job.entity[entity].name,
+            if_exists_word(job.target.if_exists)
+        ),
+        false => format!(
+            "target kept distributed by {}, co-located with the existing {target} it replaces (the source {source} is not distributed by an entity column: the pivot reads it through the coordinator)",
+            job.entity[entity].name
+        ),
     };
     Some((
         Some(Distribution {
             entity,
             colocate_with: target.clone(),
         }),
-        Some(format!(
-            "target kept distributed by {}, co-located with the existing {target} it replaces (the source {source} is not distributed by an entity column: the pivot reads it through the coordinator)",
-            job.entity[entity].name
-        )),
+        Some(why),
     ))
 }
 
@@ -251,7 +269,28 @@ mod decide_tests {
             column: "entity".into(),
             colocation: 8,
         });
-        assert_eq!(decide(&merge, &f).0, None, "another colocation group");
+        // Another colocation group, a local source, another database: the run's tables go
+        // with the target, whose joins with them Citus would refuse otherwise.
+        for source in [Some("entity"), None] {
+            for same_database in [true, false] {
+                let f = Facts {
+                    source: source.map(|c| Spread {
+                        column: c.into(),
+                        colocation: 7,
+                    }),
+                    same_database,
+                    ..f.clone()
+                };
+                for kept in [merge.clone(), job("  if_exists: append\n")] {
+                    let (how, note) = decide(&kept, &f);
+                    let how = how.unwrap_or_else(|| panic!("{source:?} {same_database}: {note:?}"));
+                    assert_eq!((how.entity, how.colocate_with.sql()), (0, "wide".into()));
+                    assert!(note
+                        .unwrap_or_default()
+                        .contains("co-located with the existing wide"));
+                }
+            }
+        }
         // replace builds a new table: distributed whatever the old one was.
         f.target = None;
         assert!(decide(&job("  if_exists: replace\n"), &f).0.is_some());

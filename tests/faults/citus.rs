@@ -403,6 +403,63 @@ async fn replace_keeps_a_distributed_target_distributed_when_the_source_is_local
     }
 }
 
+/// A merge into a distributed target that the source is not co-located with (its
+/// own colocation group, or a local source): the run's tables go with the target, so the
+/// statements that join staging and target run (Citus refuses a join of a local and a
+/// distributed table — seen in CI, when the differential harness re-created a source in
+/// another colocation group than its target's), and the values land.
+#[tokio::test(flavor = "current_thread")]
+async fn a_merge_into_a_target_not_co_located_with_the_source_goes_with_the_target() {
+    let Some(mut db) = coordinator().await else {
+        return;
+    };
+    let mut workers = workers(db.as_mut()).await;
+    for strategy in ["pushdown", "stream"] {
+        let fx = fixture(db.as_mut(), &format!("apart{}", &strategy[..2])).await;
+        let job = citus_job(&fx, "merge", "");
+        let job = job.to_str().expect("path");
+        run_ok(&["run", job], "the first merge creates the target");
+        db.execute_script(&format!(
+            "SELECT undistribute_table('{t}'); SELECT create_distributed_table('{t}', 'entity_id', colocate_with => 'none');",
+            t = fx.target
+        ))
+        .await
+        .expect("move the target to a colocation group of its own");
+        let group = colocation(db.as_mut(), &fx.target).await;
+        assert!(group.is_some() && group != colocation(db.as_mut(), &fx.source).await);
+        for (round, local) in [(1, false), (2, true)] {
+            if local {
+                db.execute(&format!("SELECT undistribute_table('{}')", fx.source))
+                    .await
+                    .expect("make the source a local table");
+            }
+            db.execute(&format!(
+                "UPDATE {} SET val = 'new{round}' WHERE entity_id = 3 AND attr = 'a2'",
+                fx.source
+            ))
+            .await
+            .expect("change one value");
+            let what = format!("{strategy}: merge {round} (local source: {local})");
+            let err = run_ok(&["run", job, "--strategy", strategy], &what);
+            assert!(
+                err.contains(&format!("co-located with the existing {}", fx.target)),
+                "{what}: the plan says where the run's tables go: {err}"
+            );
+            assert_eq!(colocation(db.as_mut(), &fx.target).await, group, "{what}");
+            let table = read_table(db.as_mut(), "postgres", &fx.target).await;
+            assert_eq!(table.len(), ENTITIES as usize, "{what}: rows");
+            assert_eq!(
+                table.get(&3).and_then(|c| c.get("a2")).map(String::as_str),
+                Some(format!("new{round}").as_str()),
+                "{what}: the changed cell"
+            );
+        }
+        let left = leftovers(db.as_mut(), &mut workers, &fx.prefix).await;
+        assert!(left.is_empty(), "{strategy}: left behind: {left:?}");
+        fx.drop_tables(db.as_mut()).await;
+    }
+}
+
 /// kill -9 at every fault point of a replace and a merge: the old target stays (or the new
 /// one is committed), no staging table on the coordinator and no staging shard on any worker
 /// survives, and the next run succeeds.

@@ -63,7 +63,8 @@ impl Writes {
         }
         let kept = matches!(job.target.if_exists, IfExists::Append | IfExists::Merge);
         let replaced = job.target.if_exists == IfExists::Replace;
-        if target_exists && (replaced || (facts.source.is_some() && kept)) {
+        // A kept target is read whatever the source: the run's tables meet it in joins.
+        if target_exists && (replaced || kept) {
             facts.target = spread(session, engine, &job.target.table).await?;
         }
         let (how, note) = distribute::decide(job, &facts);
