@@ -54,7 +54,7 @@ pub fn source_rows<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
     let Some(changed) = &source.changed else {
         return rows;
     };
-    if source.changed_by_key && d.constant_comparisons_respect_equality() {
+    if delta_read_directly(d, source) {
         let keyed: Vec<String> = std::iter::once(format!("({changed})"))
             .chain(source.entity.iter().map(|e| format!("{e} IS NOT NULL")))
             .collect();
@@ -86,6 +86,12 @@ pub fn source_rows<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
             matched.join(" AND ")
         )
     }
+}
+
+/// Whether [`source_rows`] filters the source by the delta itself (a delta on the entity key,
+/// on an engine that compares constants by its own equality) rather than through `IN`.
+pub fn delta_read_directly<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> bool {
+    source.changed.is_some() && source.changed_by_key && d.constant_comparisons_respect_equality()
 }
 
 /// The key–value rows of the job's joins with `filter` instead of the scope and no delta:

@@ -143,6 +143,11 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
             job.target.table
         ));
     }
+    if whole_scope.is_none() && query::delta_read_directly(source, &plan.source) {
+        plan.notes.push(
+            "source.changed tests only the entity key: the source is filtered by it directly (its rows are whole entities), not through the entities with a row matching it".into(),
+        );
+    }
     if plan.column_count() == 0 {
         // The delta names no entity (build_plan refuses every other empty plan).
         plan.notes.push(

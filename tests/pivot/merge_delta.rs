@@ -199,6 +199,9 @@ async fn delta_case(db: &Db, strategy: &str) {
         c.execute(&sql).await.expect(&sql);
     }
     let r = report(&run_job(db, &by_key, strategy, "2"));
+    // The plan says when the delta is read directly: PostgreSQL only (docs/guide.md).
+    let direct = r["notes"].to_string().contains("filtered by it directly");
+    assert_eq!(direct, db.what == "postgres", "{what}: {r}");
     let m = &r["merged"][0];
     assert_eq!(
         (
