@@ -162,10 +162,10 @@ pub(super) async fn stored_order(
         return StoredOrder::default();
     };
     let source = &job.source;
-    let first_key: Vec<String> = job.entity.iter().take(1).map(|e| e.expr.clone()).collect();
+    let first_expr: Vec<String> = job.entity.iter().take(1).map(|e| e.expr.clone()).collect();
     let on_first_key = |test: &Option<String>| {
         test.as_deref()
-            .is_none_or(|t| crate::plan::delta::tests_only_entity_keys(t, &first_key))
+            .is_none_or(|t| crate::plan::delta::tests_only_entity_keys(t, &first_expr))
     };
     let along_key =
         source.joins.is_empty() && on_first_key(&source.filter) && on_first_key(&source.changed);
