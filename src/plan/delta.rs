@@ -14,18 +14,18 @@
 //! engine's equality (no value is converted first) is the dialect's to say
 //! ([`crate::dialect::Quoting::constant_comparisons_respect_equality`]).
 
+use crate::table_ref::TableRef;
+
 /// True when `changed` is built only from the `entity` expressions (each a plain, possibly
 /// qualified column) and constants, in the grammar above.
 pub fn tests_only_entity_keys(changed: &str, entity: &[String]) -> bool {
     let Some(found) = tokens(changed) else {
         return false;
     };
-    let keys: Vec<Vec<String>> = entity
+    // The key columns as written; an entity that is an expression is no column to match.
+    let keys: Vec<String> = entity
         .iter()
-        .filter_map(|e| match tokens(e).as_deref() {
-            Some([Token::Name(parts)]) => Some(parts.clone()),
-            _ => None,
-        })
+        .filter_map(|e| TableRef::parse(e).ok().map(|column| column.sql()))
         .collect();
     let mut previous: Option<&Token> = None;
     for (i, token) in found.iter().enumerate() {
@@ -33,7 +33,7 @@ pub fn tests_only_entity_keys(changed: &str, entity: &[String]) -> bool {
             Token::Name(parts) => match keyword(parts) {
                 Some(_) => true,
                 // A column: one of the keys, and not called as a function.
-                None => keys.contains(parts) && found.get(i + 1) != Some(&Token::Open),
+                None => keys.contains(&parts.join(".")) && found.get(i + 1) != Some(&Token::Open),
             },
             // `(` opens a group, or the list of `IN`: never a function's arguments.
             Token::Open => match previous {

@@ -70,8 +70,10 @@ pub fn decide(job: &Job, facts: &Facts) -> (Option<Distribution>, Option<String>
     let name = &job.entity[entity].name;
     let kept = matches!(job.target.if_exists, IfExists::Append | IfExists::Merge);
     if facts.target_exists && kept {
+        // A distributed target the source is not co-located with went with the target
+        // (keep_distributed_target): one here shares the source's colocation group.
         return match &facts.target {
-            Some(t) if t.colocation == spread.colocation => (
+            Some(_) => (
                 Some(Distribution {
                     entity,
                     colocate_with: source.clone(),
@@ -82,10 +84,6 @@ pub fn decide(job: &Job, facts: &Facts) -> (Option<Distribution>, Option<String>
                     if_exists_word(job.target.if_exists)
                 )),
             ),
-            Some(_) => no(format!(
-                "the existing target {} is distributed but not co-located with the source {source}",
-                job.target.table
-            )),
             None => no(format!(
                 "the existing target {} is a local table (distribute it by {name}, colocate_with => '{source}', to run the {} on the workers)",
                 job.target.table,
