@@ -148,8 +148,10 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
             "source.changed tests only the entity key: the source is filtered by it directly (its rows are whole entities), not through the entities with a row matching it".into(),
         );
     }
-    if plan.column_count() == 0 {
-        // The delta names no entity (build_plan refuses every other empty plan).
+    if plan.source_rows == 0 {
+        // The delta names no entity (build_plan refuses every other plan without a column).
+        // One that names entities whose rows all lack an attribute name goes on: those
+        // entities are re-pivoted like any other, to no cell.
         plan.notes.push(
             "source.changed selects no entity: nothing to merge, the target is as it was".into(),
         );

@@ -175,9 +175,11 @@ pub fn build_plan(
         )));
     }
     let (attributes, excluded) = select_attributes(job, discovery);
-    // A merge's delta that names no entity is a run with nothing to do, not an error.
-    let empty_delta = job.source.changed.is_some() && discovery.attributes.is_empty();
-    if attributes.is_empty() && !empty_delta {
+    // A merge's delta may leave no column: it names no entity (nothing to do), or only
+    // entities whose rows have no name or an excluded one (re-pivoted to no cell, as a whole
+    // merge would). Neither is an error; a whole run with no column is.
+    let delta = job.source.changed.is_some();
+    if attributes.is_empty() && !delta {
         return Err(Error::Job(format!(
             "no attributes to pivot: discovery found {} distinct names in {}{}",
             discovery.attributes.len(),

@@ -148,6 +148,27 @@ pub fn named() -> Vec<(&'static str, Case)> {
             ),
         ));
     }
+    for (pushdown, others) in [(true, false), (false, true)] {
+        // Seeds 13053 and 77194: the only entity the delta names has lost its attribute names.
+        let mut next = vec![row(20, "", "+5", 2, 3)];
+        let mut first = vec![row(20, "a1", "x", 0, 1)];
+        if others {
+            first.push(row(21, "a1", "y", 0, 1));
+            next.push(row(21, "a1", "y", 0, 1));
+        }
+        cases.push((
+            "a delta naming an entity whose rows all lack an attribute name sets its cells to NULL",
+            case(
+                job(false, pushdown),
+                vec![
+                    step(true, first, None, Some(9)),
+                    step(true, next, None, Some(3)),
+                ],
+                None,
+                &["changed"],
+            ),
+        ));
+    }
     for cross in [(2, 0), (0, 1), (1, 2)] {
         cases.push((
             "issue 21 defect 5: --target-connection with column_type: infer",

@@ -216,6 +216,47 @@ async fn delta_case(db: &Db, strategy: &str) {
     want.insert("2|a".into(), cells(&[("color", "grey"), ("size", "XL")]));
     assert_eq!(read_wide(c, db.what, &wide).await, want, "{what}: by key");
 
+    // An entity the delta names whose every row lost its attribute name is re-pivoted like
+    // any other, to no cell (as a whole merge does), even when it is the only one named: its
+    // old cell is counted as set to NULL, not kept.
+    c.execute(&format!(
+        "UPDATE {kv} SET attr = '', modified = 4 WHERE id1 = 3"
+    ))
+    .await
+    .expect("unname");
+    let r = report(&run_job(db, &changed, strategy, "4"));
+    let m = &r["merged"][0];
+    assert_eq!(
+        (&m["inserted"], &m["updated"], &m["nulled"]),
+        (&0.into(), &1.into(), &1.into()),
+        "{what}: {r}"
+    );
+    assert_eq!(r["skipped_empty_names"], 1, "{what}: {r}");
+    want.insert("3|a".into(), cells(&[]));
+    assert_eq!(read_wide(c, db.what, &wide).await, want, "{what}: unnamed");
+
+    // The same when every row of the named entity has an excluded name: no column, not an
+    // error. Entity 3|a gets its color back, then has only `secret`.
+    let excluding = job(&dir, "delta_excluding", &p, ("changed", modified));
+    let text = std::fs::read_to_string(&excluding).expect("read job");
+    std::fs::write(&excluding, text + "pivot: {exclude: [secret]}\n").expect("write job");
+    for (attr, since) in [("color", "5"), ("secret", "6")] {
+        c.execute(&format!(
+            "UPDATE {kv} SET attr = '{attr}', modified = {since} WHERE id1 = 3"
+        ))
+        .await
+        .expect("rename");
+        let r = report(&run_job(db, &excluding, strategy, since));
+        let m = &r["merged"][0];
+        let nulled = if attr == "secret" { 1 } else { 0 };
+        assert_eq!(
+            (&m["updated"], &m["nulled"]),
+            (&1.into(), &nulled.into()),
+            "{what} {attr}: {r}"
+        );
+    }
+    assert_eq!(read_wide(c, db.what, &wide).await, want, "{what}: excluded");
+
     let left = names(c, &(db.list_staging)(&p)).await;
     assert!(left.is_empty(), "{what}: staging tables left: {left:?}");
     for t in [&kv, &ent, &wide] {
