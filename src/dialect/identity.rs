@@ -126,11 +126,12 @@ impl Identity for MsSql {
     }
 
     /// Babelfish's `sys.sql_expression_dependencies` is empty: there the swap's DROP fails
-    /// on the dependent view instead (exit 1, rolled back).
+    /// on the dependent view instead (exit 1, rolled back). Names as NVARCHAR, as in
+    /// `table_columns`.
     fn view_reads(&self, view: &TableRef) -> Option<String> {
         Some(format!(
-            "SELECT COALESCE(d.referenced_schema_name, OBJECT_SCHEMA_NAME(d.referencing_id)), \
-             d.referenced_entity_name FROM sys.sql_expression_dependencies d \
+            "SELECT CAST(COALESCE(d.referenced_schema_name, OBJECT_SCHEMA_NAME(d.referencing_id)) AS NVARCHAR(128)), \
+             CAST(d.referenced_entity_name AS NVARCHAR(128)) FROM sys.sql_expression_dependencies d \
              WHERE d.referencing_id = OBJECT_ID({}) AND d.referenced_database_name IS NULL \
              AND d.referenced_entity_name IS NOT NULL",
             self.quote_literal(&view.sql())

@@ -250,9 +250,12 @@ impl Schema for MsSql {
 }
 
 impl Catalog for MsSql {
+    /// Names are cast to NVARCHAR: `sysname` is NVARCHAR on SQL Server but VARCHAR on
+    /// Babelfish, whose replies then carry a name in the server's code page ('☃' as '?'), so
+    /// a merge took an existing column for a new one.
     fn table_columns(&self, table: &TableRef) -> String {
         format!(
-            "SELECT name FROM sys.columns WHERE object_id = OBJECT_ID({}) ORDER BY column_id",
+            "SELECT CAST(name AS NVARCHAR(128)) FROM sys.columns WHERE object_id = OBJECT_ID({}) ORDER BY column_id",
             self.quote_literal(&table.sql())
         )
     }
@@ -260,7 +263,7 @@ impl Catalog for MsSql {
     /// Lengths, precision and scale spelled out as `CREATE TABLE` declares them.
     fn column_types(&self, table: &TableRef) -> String {
         format!(
-            "SELECT c.name, CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id WHERE c.object_id = OBJECT_ID({}) ORDER BY c.column_id",
+            "SELECT CAST(c.name AS NVARCHAR(128)), CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id WHERE c.object_id = OBJECT_ID({}) ORDER BY c.column_id",
             self.quote_literal(&table.sql())
         )
     }
