@@ -450,6 +450,11 @@ async fn catalog_columns(
             "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = {} ORDER BY ordinal_position",
             literal(what, &table.to_lowercase())
         ),
+        // NVARCHAR: Babelfish's sysname is VARCHAR and would lose characters outside its
+        // code page (SQL Server's is NVARCHAR already).
+        "mssql" => format!(
+            "SELECT CAST(name AS NVARCHAR(128)) FROM sys.columns WHERE object_id = OBJECT_ID({t}) ORDER BY column_id"
+        ),
         _ => format!(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND LOWER(table_name) = LOWER({t}) ORDER BY ordinal_position"
         ),
@@ -500,18 +505,22 @@ pub async fn read_target(
             .filter(|(_, (t, _))| t.eq_ignore_ascii_case(table))
             .map(|(a, (_, c))| (c.as_str(), a.as_str()))
             .collect();
-        // Babelfish's sys.columns lower-cases names and loses characters outside its code
-        // page, so on SQL Server only the mapped columns are read (no check for extra ones).
-        let present = match what {
-            "mssql" => by_column.keys().map(|c| c.to_string()).collect(),
-            _ => catalog_columns(db, what, table).await?,
-        };
+        let present = catalog_columns(db, what, table).await?;
         let mut attrs = Vec::new();
         for c in &present {
             if keys.contains(&c.to_lowercase()) {
                 continue;
             }
-            match by_column.get(c.as_str()) {
+            // SQL Server names are case-insensitive (and Babelfish's catalog lower-cases
+            // them), so there a column is matched to the report's map without case.
+            let mapped = match what {
+                "mssql" => by_column
+                    .iter()
+                    .find(|(m, _)| m.to_lowercase() == c.to_lowercase())
+                    .map(|(_, a)| *a),
+                _ => by_column.get(c.as_str()).copied(),
+            };
+            match mapped {
                 Some(a) => attrs.push((c.clone(), a.to_string())),
                 None => {
                     return Err(format!(

@@ -169,6 +169,27 @@ pub fn named() -> Vec<(&'static str, Case)> {
             ),
         ));
     }
+    for pushdown in [true, false] {
+        // Seed 1796466716: Babelfish's catalog returned '☃' as '?', so the merge took the
+        // existing column for a new one and failed adding it again.
+        cases.push((
+            "a merge finds its existing non-Latin-1 column (SQL Server catalog names as NVARCHAR)",
+            case(
+                job(false, pushdown),
+                vec![
+                    step(false, vec![row(1, "naïve ☃", "a", 0, 0)], None, None),
+                    step(
+                        true,
+                        vec![row(1, "naïve ☃", "b", 0, 0), row(2, "naïve ☃", "c", 0, 0)],
+                        None,
+                        None,
+                    ),
+                ],
+                None,
+                &[],
+            ),
+        ));
+    }
     for cross in [(2, 0), (0, 1), (1, 2)] {
         cases.push((
             "issue 21 defect 5: --target-connection with column_type: infer",

@@ -34,7 +34,14 @@ fn cells(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn job(dir: &tempfile::TempDir, name: &str, p: &str, (key, delta): (&str, &str)) -> PathBuf {
+/// The delta job; `extra` is appended as it is (e.g. a `pivot:` line).
+fn job(
+    dir: &tempfile::TempDir,
+    name: &str,
+    p: &str,
+    (key, delta): (&str, &str),
+    extra: &str,
+) -> PathBuf {
     let path = dir.path().join(format!("{name}.yaml"));
     std::fs::write(
         &path,
@@ -42,7 +49,7 @@ fn job(dir: &tempfile::TempDir, name: &str, p: &str, (key, delta): (&str, &str))
             "name: {name}\n\
              source:\n  table: {p}_kv\n  alias: s\n  joins: [{{table: {p}_ent, alias: e, on: \"e.id1 = s.id1\"}}]\n  {key}: \"{delta}\"\n\
              entity: [s.id1, s.id2]\nattribute: s.attr\nvalue: s.val\n\
-             target: {{table: {p}_wide, if_exists: merge}}\n"
+             target: {{table: {p}_wide, if_exists: merge}}\n{extra}"
         ),
     )
     .expect("write job");
@@ -56,6 +63,16 @@ fn run_job(db: &Db, job: &std::path::Path, strategy: &str, since: &str) -> std::
         &["run", &job, "--strategy", strategy, "--json", "--var", &var],
         &db.url,
     )
+}
+
+/// The first target's (inserted, updated, nulled) in a `--json` report.
+fn merged(r: &serde_json::Value) -> (u64, u64, u64) {
+    let m = &r["merged"][0];
+    let n = |k: &str| {
+        m[k].as_u64()
+            .unwrap_or_else(|| panic!("no merged[0].{k} in {r}"))
+    };
+    (n("inserted"), n("updated"), n("nulled"))
 }
 
 fn report(out: &std::process::Output) -> serde_json::Value {
@@ -86,10 +103,10 @@ async fn delta_case(db: &Db, strategy: &str) {
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let modified = "s.modified >= ${since}";
-    let changed = job(&dir, "delta_changed", &p, ("changed", modified));
-    let old_pattern = job(&dir, "delta_where", &p, ("where", modified));
+    let changed = job(&dir, "delta_changed", &p, ("changed", modified), "");
+    let old_pattern = job(&dir, "delta_where", &p, ("where", modified), "");
     // A delta on the entity key alone: filtered directly on PostgreSQL (docs/guide.md).
-    let by_key = job(&dir, "delta_key", &p, ("changed", "s.id1 = ${since}"));
+    let by_key = job(&dir, "delta_key", &p, ("changed", "s.id1 = ${since}"), "");
     let what = format!("{} {strategy}", db.what);
 
     // The first merge into an absent target creates it from every entity in the scope, even
@@ -113,13 +130,8 @@ async fn delta_case(db: &Db, strategy: &str) {
         c.execute(&sql).await.expect(&sql);
     }
     let r = report(&run_job(db, &changed, strategy, "2"));
-    let m = &r["merged"][0];
-    assert_eq!(
-        (&m["inserted"], &m["updated"], &m["nulled"]),
-        (&1.into(), &1.into(), &1.into()),
-        "{what}: {r}"
-    );
-    let sample = &m["nulled_sample"][0];
+    assert_eq!(merged(&r), (1, 1, 1), "{what}: {r}");
+    let sample = &r["merged"][0]["nulled_sample"][0];
     assert_eq!(
         sample["entity"],
         serde_json::json!(["1", "a"]),
@@ -178,12 +190,7 @@ async fn delta_case(db: &Db, strategy: &str) {
 
     // A delta that names no entity is a day without changes: exit 0, nothing merged.
     let r = report(&run_job(db, &changed, strategy, "99"));
-    let m = &r["merged"][0];
-    assert_eq!(
-        (&m["inserted"], &m["updated"], &m["nulled"]),
-        (&0.into(), &0.into(), &0.into()),
-        "{what}: {r}"
-    );
+    assert_eq!(merged(&r), (0, 0, 0), "{what}: {r}");
     assert_eq!(
         read_wide(c, db.what, &wide).await,
         want,
@@ -202,15 +209,10 @@ async fn delta_case(db: &Db, strategy: &str) {
     // The plan says when the delta is read directly: PostgreSQL only (docs/guide.md).
     let direct = r["notes"].to_string().contains("filtered by it directly");
     assert_eq!(direct, db.what == "postgres", "{what}: {r}");
-    let m = &r["merged"][0];
+    assert_eq!(merged(&r), (0, 1, 0), "{what}: {r}");
     assert_eq!(
-        (
-            &m["inserted"],
-            &m["updated"],
-            &m["nulled"],
-            &m["added_columns"]
-        ),
-        (&0.into(), &1.into(), &0.into(), &serde_json::json!([])),
+        r["merged"][0]["added_columns"],
+        serde_json::json!([]),
         "{what}: {r}"
     );
     want.insert("2|a".into(), cells(&[("color", "grey"), ("size", "XL")]));
@@ -225,21 +227,20 @@ async fn delta_case(db: &Db, strategy: &str) {
     .await
     .expect("unname");
     let r = report(&run_job(db, &changed, strategy, "4"));
-    let m = &r["merged"][0];
-    assert_eq!(
-        (&m["inserted"], &m["updated"], &m["nulled"]),
-        (&0.into(), &1.into(), &1.into()),
-        "{what}: {r}"
-    );
+    assert_eq!(merged(&r), (0, 1, 1), "{what}: {r}");
     assert_eq!(r["skipped_empty_names"], 1, "{what}: {r}");
     want.insert("3|a".into(), cells(&[]));
     assert_eq!(read_wide(c, db.what, &wide).await, want, "{what}: unnamed");
 
     // The same when every row of the named entity has an excluded name: no column, not an
     // error. Entity 3|a gets its color back, then has only `secret`.
-    let excluding = job(&dir, "delta_excluding", &p, ("changed", modified));
-    let text = std::fs::read_to_string(&excluding).expect("read job");
-    std::fs::write(&excluding, text + "pivot: {exclude: [secret]}\n").expect("write job");
+    let excluding = job(
+        &dir,
+        "delta_excluding",
+        &p,
+        ("changed", modified),
+        "pivot: {exclude: [secret]}\n",
+    );
     for (attr, since) in [("color", "5"), ("secret", "6")] {
         c.execute(&format!(
             "UPDATE {kv} SET attr = '{attr}', modified = {since} WHERE id1 = 3"
@@ -247,13 +248,8 @@ async fn delta_case(db: &Db, strategy: &str) {
         .await
         .expect("rename");
         let r = report(&run_job(db, &excluding, strategy, since));
-        let m = &r["merged"][0];
         let nulled = if attr == "secret" { 1 } else { 0 };
-        assert_eq!(
-            (&m["updated"], &m["nulled"]),
-            (&1.into(), &nulled.into()),
-            "{what} {attr}: {r}"
-        );
+        assert_eq!(merged(&r), (0, 1, nulled), "{what} {attr}: {r}");
     }
     assert_eq!(read_wide(c, db.what, &wide).await, want, "{what}: excluded");
 
