@@ -38,19 +38,82 @@ pub struct Distribution {
     pub colocate_with: TableRef,
 }
 
-/// The decision and the plan's note saying why (None: nothing to say, no engine).
-pub fn decide(job: &Job, facts: &Facts) -> (Option<Distribution>, Option<String>) {
+/// How the run's tables are distributed (None: not at all), and the plan's note saying why
+/// (None: nothing to say, no engine).
+pub type Decision = (Option<Distribution>, Option<String>);
+
+/// The decision, or why
+/// the run cannot work with the existing target at all.
+pub fn decide(job: &Job, facts: &Facts) -> Result<Decision, String> {
     if !facts.installed {
-        return (None, None);
+        return Ok((None, None));
     }
-    let source = &job.source.table;
-    let no = |why: String| (None, Some(format!("target not distributed: {why}")));
     if job.target.distribute == Distribute::Off {
-        return no("target.distribute: off".into());
+        return off(job, facts);
     }
-    if let Some(kept) = keep_distributed_target(job, facts) {
-        return kept;
+    if let Some(kept) = keep_distributed_target(job, facts)? {
+        return Ok(kept);
     }
+    Ok(by_source(job, facts))
+}
+
+fn no(why: String) -> Decision {
+    (None, Some(format!("target not distributed: {why}")))
+}
+
+/// `target.distribute: off` keeps the tables a run creates local, except where the run must
+/// join them with an existing distributed target (`merge`, `append`): Citus refuses to join a
+/// local table with a distributed one, so those go with the target, and the note says so.
+fn off(job: &Job, facts: &Facts) -> Result<Decision, String> {
+    let kept = matches!(job.target.if_exists, IfExists::Append | IfExists::Merge);
+    let Some(old) = facts
+        .target
+        .as_ref()
+        .filter(|_| kept && facts.target_exists)
+    else {
+        return Ok(no("target.distribute: off".into()));
+    };
+    let target = &job.target.table;
+    let entity = entity_named(job, &old.column).ok_or_else(|| not_joinable(job, &old.column))?;
+    Ok((
+        Some(Distribution {
+            entity,
+            colocate_with: target.clone(),
+        }),
+        Some(format!(
+            "target.distribute: off, but the existing target {target} is distributed by {}: the run's tables are distributed like it and co-located with it, since the {} joins them with it",
+            job.entity[entity].name,
+            if_exists_word(job.target.if_exists)
+        )),
+    ))
+}
+
+/// The job's entity key whose name is `column` (exactly, else ignoring ASCII case).
+fn entity_named(job: &Job, column: &str) -> Option<usize> {
+    job.entity
+        .iter()
+        .position(|key| key.name == column)
+        .or_else(|| {
+            job.entity
+                .iter()
+                .position(|key| key.name.eq_ignore_ascii_case(column))
+        })
+}
+
+/// A `merge`/`append` into a target distributed by a column that is no entity key: its
+/// statements join the run's rows with the target by the entity, which Citus runs only on
+/// the distribution column; refused before anything is written.
+fn not_joinable(job: &Job, column: &str) -> String {
+    let target = &job.target.table;
+    format!(
+        "cannot {} into {target}: it is distributed by {column}, which no entity column is, and Citus joins the run's rows with it only by its distribution column; distribute {target} by an entity column (undistribute_table, then create_distributed_table), or load it with if_exists: replace",
+        if_exists_word(job.target.if_exists)
+    )
+}
+
+/// No existing distributed target decides: the source's own distribution does.
+fn by_source(job: &Job, facts: &Facts) -> Decision {
+    let source = &job.source.table;
     if !facts.same_database {
         return no("the source is in another database (target.connection)".into());
     }
@@ -112,14 +175,13 @@ pub fn decide(job: &Job, facts: &Facts) -> (Option<Distribution>, Option<String>
 ///   and a distributed table (and between two that are not co-located); co-located with the
 ///   target they run on the workers, and only the pivot reads the source through the
 ///   coordinator.
-fn keep_distributed_target(
-    job: &Job,
-    facts: &Facts,
-) -> Option<(Option<Distribution>, Option<String>)> {
-    let old = facts.target.as_ref()?;
+fn keep_distributed_target(job: &Job, facts: &Facts) -> Result<Option<Decision>, String> {
+    let Some(old) = facts.target.as_ref() else {
+        return Ok(None);
+    };
     let kept = matches!(job.target.if_exists, IfExists::Append | IfExists::Merge);
     if !(kept || job.target.if_exists == IfExists::Replace) || !facts.target_exists {
-        return None;
+        return Ok(None);
     }
     let source = &job.source.table;
     let by_entity = facts.source.as_ref().filter(|spread| {
@@ -128,30 +190,17 @@ fn keep_distributed_target(
     // A new table only needs the source; one the run meets in joins needs both.
     let by_source = by_entity.is_some_and(|spread| !kept || spread.colocation == old.colocation);
     if by_source {
-        return None; // co-located with the source: the pivot runs on the workers
+        return Ok(None); // co-located with the source: the pivot runs on the workers
     }
     let target = &job.target.table;
-    let entity = job
-        .entity
-        .iter()
-        .position(|key| key.name == old.column)
-        .or_else(|| {
-            job.entity
-                .iter()
-                .position(|key| key.name.eq_ignore_ascii_case(&old.column))
-        });
-    let Some(entity) = entity else {
-        let local = match kept {
-            true => "the run's tables are local",
-            false => "the new one is a local table",
-        };
-        return Some((
-            None,
-            Some(format!(
-                "target not distributed: the existing target {target} is distributed by {}, which no entity column is; {local}",
-                old.column
-            )),
-        ));
+    let Some(entity) = entity_named(job, &old.column) else {
+        if kept {
+            return Err(not_joinable(job, &old.column));
+        }
+        return Ok(Some(no(format!(
+            "the existing target {target} is distributed by {}, which no entity column is; the new one is a local table",
+            old.column
+        ))));
     };
     let why = match kept {
         true => format!(
@@ -164,13 +213,13 @@ fn keep_distributed_target(
             job.entity[entity].name
         ),
     };
-    Some((
+    Ok(Some((
         Some(Distribution {
             entity,
             colocate_with: target.clone(),
         }),
         Some(why),
-    ))
+    )))
 }
 
 fn if_exists_word(if_exists: IfExists) -> &'static str {
@@ -235,21 +284,22 @@ mod decide_tests {
 
     #[test]
     fn a_source_distributed_by_the_entity_distributes_the_target_unless_off() {
-        let (how, note) = decide(&job(""), &facts(Some("entity")));
+        let (how, note) = decide(&job(""), &facts(Some("entity"))).expect("decided");
         assert_eq!(how.map(|d| d.entity), Some(0));
         assert!(note.unwrap_or_default().contains("runs on the workers"));
-        let (how, note) = decide(&job("  distribute: off\n"), &facts(Some("entity")));
+        let (how, note) =
+            decide(&job("  distribute: off\n"), &facts(Some("entity"))).expect("decided");
         assert_eq!(how, None);
         assert!(note.unwrap_or_default().contains("target.distribute: off"));
-        let (how, note) = decide(&job(""), &facts(Some("other")));
+        let (how, note) = decide(&job(""), &facts(Some("other"))).expect("decided");
         assert_eq!(how, None);
         assert!(note.unwrap_or_default().contains("distributed by other"));
-        assert_eq!(decide(&job(""), &facts(None)).0, None);
+        assert_eq!(decide(&job(""), &facts(None)).expect("decided").0, None);
         let plain = Facts {
             installed: false,
             ..facts(Some("entity"))
         };
-        assert_eq!(decide(&job(""), &plain), (None, None));
+        assert_eq!(decide(&job(""), &plain).expect("decided"), (None, None));
     }
 
     #[test]
@@ -257,12 +307,16 @@ mod decide_tests {
         let merge = job("  if_exists: merge\n");
         let mut f = facts(Some("entity"));
         f.target_exists = true;
-        assert_eq!(decide(&merge, &f).0, None, "a local target");
+        assert_eq!(
+            decide(&merge, &f).expect("decided").0,
+            None,
+            "a local target"
+        );
         f.target = Some(Spread {
             column: "entity".into(),
             colocation: 7,
         });
-        assert!(decide(&merge, &f).0.is_some());
+        assert!(decide(&merge, &f).expect("decided").0.is_some());
         f.target = Some(Spread {
             column: "entity".into(),
             colocation: 8,
@@ -280,7 +334,7 @@ mod decide_tests {
                     ..f.clone()
                 };
                 for kept in [merge.clone(), job("  if_exists: append\n")] {
-                    let (how, note) = decide(&kept, &f);
+                    let (how, note) = decide(&kept, &f).expect("decided");
                     let how = how.unwrap_or_else(|| panic!("{source:?} {same_database}: {note:?}"));
                     assert_eq!((how.entity, how.colocate_with.sql()), (0, "wide".into()));
                     assert!(note
@@ -291,7 +345,10 @@ mod decide_tests {
         }
         // replace builds a new table: distributed whatever the old one was.
         f.target = None;
-        assert!(decide(&job("  if_exists: replace\n"), &f).0.is_some());
+        assert!(decide(&job("  if_exists: replace\n"), &f)
+            .expect("decided")
+            .0
+            .is_some());
     }
 
     #[test]
@@ -299,12 +356,16 @@ mod decide_tests {
         let replace = job("  if_exists: replace\n");
         let mut f = facts(None);
         f.target_exists = true;
-        assert_eq!(decide(&replace, &f).0, None, "a local target stays local");
+        assert_eq!(
+            decide(&replace, &f).expect("decided").0,
+            None,
+            "a local target stays local"
+        );
         f.target = Some(Spread {
             column: "entity".into(),
             colocation: 9,
         });
-        let (how, note) = decide(&replace, &f);
+        let (how, note) = decide(&replace, &f).expect("decided");
         let how = how.expect("kept distributed");
         assert_eq!((how.entity, how.colocate_with.sql()), (0, "wide".into()));
         assert!(note
@@ -315,23 +376,92 @@ mod decide_tests {
             column: "entity".into(),
             colocation: 7,
         });
-        let how = decide(&replace, &f).0.expect("distributed");
+        let how = decide(&replace, &f)
+            .expect("decided")
+            .0
+            .expect("distributed");
         assert_eq!(how.colocate_with.sql(), "kv");
         // Another database: the target's own distribution is all there is.
         f.same_database = false;
-        let how = decide(&replace, &f).0.expect("kept distributed");
+        let how = decide(&replace, &f)
+            .expect("decided")
+            .0
+            .expect("kept distributed");
         assert_eq!(how.colocate_with.sql(), "wide");
         // Distributed by a column that no entity is: said, not guessed.
         f.target = Some(Spread {
             column: "other".into(),
             colocation: 9,
         });
-        let (how, note) = decide(&replace, &f);
+        let (how, note) = decide(&replace, &f).expect("decided");
         assert_eq!(how, None);
         assert!(note.unwrap_or_default().contains("distributed by other"));
         assert_eq!(
-            decide(&job("  if_exists: replace\n  distribute: off\n"), &f).0,
+            decide(&job("  if_exists: replace\n  distribute: off\n"), &f)
+                .expect("decided")
+                .0,
             None
         );
+    }
+    #[test]
+    fn off_leaves_new_tables_local_but_a_kept_distributed_target_is_joined_like_itself() {
+        let mut f = facts(Some("entity"));
+        f.target_exists = true;
+        f.target = Some(Spread {
+            column: "entity".into(),
+            colocation: 7,
+        });
+        for kept in ["merge", "append"] {
+            let job = job(&format!("  if_exists: {kept}\n  distribute: off\n"));
+            let (how, note) = decide(&job, &f).expect("decided");
+            let how = how.expect("the run's tables go with the target");
+            assert_eq!((how.entity, how.colocate_with.sql()), (0, "wide".into()));
+            let note = note.unwrap_or_default();
+            assert!(note.contains("target.distribute: off, but"), "{note}");
+            assert!(note.contains(&format!("the {kept} joins them")), "{note}");
+        }
+        // replace makes a new table: off keeps it local.
+        let replace = job("  if_exists: replace\n  distribute: off\n");
+        assert_eq!(decide(&replace, &f).expect("decided").0, None);
+        // No target yet: nothing to join.
+        f.target_exists = false;
+        let merge = job("  if_exists: merge\n  distribute: off\n");
+        assert_eq!(decide(&merge, &f).expect("decided").0, None);
+    }
+
+    #[test]
+    fn a_kept_target_distributed_by_no_entity_column_is_refused_before_any_write() {
+        let other = Spread {
+            column: "tenant".into(),
+            colocation: 9,
+        };
+        for (source, extra) in [
+            (Some("entity"), ""),
+            (None, ""),
+            (None, "  distribute: off\n"),
+        ] {
+            let f = Facts {
+                target_exists: true,
+                target: Some(other.clone()),
+                ..facts(source)
+            };
+            let err =
+                decide(&job(&format!("  if_exists: merge\n{extra}")), &f).expect_err("refused");
+            for part in [
+                "cannot merge into wide",
+                "distributed by tenant",
+                "if_exists: replace",
+            ] {
+                assert!(err.contains(part), "{part:?} not in {err}");
+            }
+            // replace builds a new table: local unless the source is distributed by entity.
+            if source.is_some() {
+                continue;
+            }
+            let (how, note) =
+                decide(&job(&format!("  if_exists: replace\n{extra}")), &f).expect("decided");
+            assert_eq!(how, None);
+            assert!(note.unwrap_or_default().contains("not distributed"));
+        }
     }
 }

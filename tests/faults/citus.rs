@@ -454,6 +454,68 @@ async fn a_merge_into_a_target_not_co_located_with_the_source_goes_with_the_targ
                 "{what}: the changed cell"
             );
         }
+        // `distribute: off` is about the tables a run makes: a merge into a distributed
+        // target still joins with it, so its tables go with the target (this failed at the
+        // join before, rolled back).
+        let off = citus_job(&fx, "merge", "");
+        let text = std::fs::read_to_string(&off).expect("job");
+        let off_text = text.replace("if_exists: merge}", "if_exists: merge, distribute: off}");
+        assert_ne!(off_text, text, "the job names its if_exists as expected");
+        std::fs::write(&off, off_text).expect("job");
+        let off = off.to_str().expect("path");
+        db.execute(&format!(
+            "UPDATE {} SET val = 'new3' WHERE entity_id = 3 AND attr = 'a2'",
+            fx.source
+        ))
+        .await
+        .expect("change one value");
+        let what = format!("{strategy}: merge with distribute: off");
+        let err = run_ok(&["run", off, "--strategy", strategy], &what);
+        assert!(err.contains("target.distribute: off, but"), "{what}: {err}");
+        assert_eq!(colocation(db.as_mut(), &fx.target).await, group, "{what}");
+        let table = read_table(db.as_mut(), "postgres", &fx.target).await;
+        assert_eq!(
+            table.get(&3).and_then(|c| c.get("a2")).map(String::as_str),
+            Some("new3"),
+            "{what}: the changed cell"
+        );
+        // A target distributed by a column no entity is (Citus then refuses a primary key on
+        // the entity) cannot be joined by entity: refused before anything is written, saying
+        // what to do.
+        db.execute_script(&format!(
+            "SELECT undistribute_table('{t}'); \
+             DO $$ DECLARE c text; BEGIN \
+               SELECT conname INTO c FROM pg_constraint WHERE conrelid = '{t}'::regclass AND contype = 'p'; \
+               EXECUTE format('ALTER TABLE {t} DROP CONSTRAINT %I', c); END $$; \
+             SELECT create_distributed_table('{t}', 'a2');",
+            t = fx.target
+        ))
+        .await
+        .expect("distribute the target by an attribute column");
+        db.execute(&format!(
+            "UPDATE {} SET val = 'new4' WHERE entity_id = 3 AND attr = 'a2'",
+            fx.source
+        ))
+        .await
+        .expect("change one value");
+        for job in [job, off] {
+            let (url, _) = url();
+            let out = run(&["run", job, "--strategy", strategy], &url);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{strategy}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "cannot merge into {}: it is distributed by a2",
+                    fx.target
+                )),
+                "{strategy}: {err}"
+            );
+            assert_eq!(
+                read_table(db.as_mut(), "postgres", &fx.target).await,
+                table,
+                "{strategy}: the refused merge changed the target"
+            );
+        }
         let left = leftovers(db.as_mut(), &mut workers, &fx.prefix).await;
         assert!(left.is_empty(), "{strategy}: left behind: {left:?}");
         fx.drop_tables(db.as_mut()).await;

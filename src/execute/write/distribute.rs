@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::config::{IfExists, Job, TableRef};
 use crate::dialect::ScaleOut;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::plan::distribute::{self, Distribution, Facts, Spread};
 use crate::value::Value;
 
@@ -67,7 +67,7 @@ impl Writes {
         if target_exists && (replaced || kept) {
             facts.target = spread(session, engine, &job.target.table).await?;
         }
-        let (how, note) = distribute::decide(job, &facts);
+        let (how, note) = distribute::decide(job, &facts).map_err(Error::Job)?;
         self.scaled_out = Some(ScaledOut {
             engine,
             how,
