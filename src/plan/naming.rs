@@ -18,6 +18,30 @@ pub struct Renamed {
     pub reason: String,
 }
 
+/// What each attribute's column is called before any problem or collision is resolved: the
+/// job's `pivot.prefix`, its `pivot.rename` or the attribute itself, and `pivot.suffix`.
+#[derive(Debug, Clone, Default)]
+pub struct NaturalNames {
+    prefix: String,
+    rename: std::collections::BTreeMap<String, String>,
+    suffix: String,
+}
+
+impl NaturalNames {
+    pub fn of(job: &Job) -> NaturalNames {
+        NaturalNames {
+            prefix: job.pivot.prefix.clone(),
+            rename: job.pivot.rename.clone(),
+            suffix: job.pivot.suffix.clone(),
+        }
+    }
+
+    pub fn name(&self, attribute: &str) -> String {
+        let own = self.rename.get(attribute).map_or(attribute, String::as_str);
+        format!("{}{own}{}", self.prefix, self.suffix)
+    }
+}
+
 /// Name every attribute's column, in the order given.
 pub fn name_columns(
     job: &Job,
@@ -32,13 +56,9 @@ pub fn name_columns(
         .collect();
     let mut columns = Vec::with_capacity(attributes.len());
     let mut renamed = Vec::new();
+    let natural = NaturalNames::of(job);
     for attribute in attributes {
-        let base = format!(
-            "{}{}{}",
-            job.pivot.prefix,
-            job.pivot.rename.get(attribute).unwrap_or(attribute),
-            job.pivot.suffix
-        );
+        let base = natural.name(attribute);
         let problem = if let Some(p) = dialect.column_name_problem(&base) {
             Some(p.to_string())
         } else if !limit.fits(&base) {
@@ -130,7 +150,7 @@ pub fn match_existing_columns(
     dialect: &dyn Dialect,
     shape: &mut TableShape,
     existing: &[String],
-    on_collision: OnCollision,
+    (natural, on_collision): (&NaturalNames, OnCollision),
 ) -> Result<Vec<Renamed>> {
     let key = |c: &str| dialect.ident_key(c);
     let same = |a: &str, b: &str| match dialect.catalog_keeps_case() {
@@ -140,7 +160,10 @@ pub fn match_existing_columns(
     let owned = |c: &str| existing.iter().any(|e| same(e, c));
     let mut renamed = Vec::new();
     // First the columns the target already has: the planned name, or the name before this
-    // run's own collisions (`color` planned as `color~…` beside `Color` takes `color`).
+    // run's own collisions (`color` planned as `color~…` beside `Color` takes `color`). Only
+    // the attribute's own natural name: the stem of a name made legal (`a ` on MariaDB or
+    // SQL Server, planned `a~…`, has the stem `a`; so has a NUL replaced, or a long name cut)
+    // is another attribute's column.
     let mut claimed = vec![false; shape.columns.len()];
     for (i, claim) in claimed.iter_mut().enumerate() {
         let planned = shape.columns[i].column.clone();
@@ -150,7 +173,8 @@ pub fn match_existing_columns(
         }
         let stem = strip_tag(&planned, &shape.columns[i].attribute).to_string();
         let free = !shape.columns.iter().any(|c| same(&c.column, &stem));
-        if stem != planned && owned(&stem) && free {
+        let own_name = stem == natural.name(&shape.columns[i].attribute);
+        if stem != planned && own_name && owned(&stem) && free {
             *claim = true;
             shape.columns[i].column = stem;
         }

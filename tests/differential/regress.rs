@@ -190,6 +190,22 @@ pub fn named() -> Vec<(&'static str, Case)> {
             ),
         ));
     }
+    for pushdown in [true, false] {
+        // Seed 1796474477: on MariaDB (and SQL Server) `a ` is planned `a~…`, whose stem `a`
+        // the merge took for its own, so `a ` shared the existing column of `a`.
+        cases.push((
+            "a merge never puts an attribute renamed for a trailing space into the column of the name without it",
+            case(
+                job(false, pushdown),
+                vec![
+                    step(false, vec![row(1, "a", "12.5", 1, 0)], None, None),
+                    step(true, vec![row(2, "a ", "5", 2, 2)], None, None),
+                ],
+                None,
+                &[],
+            ),
+        ));
+    }
     for cross in [(2, 0), (0, 1), (1, 2)] {
         cases.push((
             "issue 21 defect 5: --target-connection with column_type: infer",

@@ -21,7 +21,7 @@ use crate::dialect::merge::{self, MergeColumns};
 use crate::dialect::SourceQuery;
 use crate::dialect::{Dialect, PivotColumn, TableShape};
 use crate::error::{Error, Result};
-use crate::plan::naming::{match_existing_columns, Renamed};
+use crate::plan::naming::{match_existing_columns, NaturalNames, Renamed};
 use crate::report::MergeStats;
 use crate::value::Value;
 
@@ -68,7 +68,7 @@ impl MergePlan {
         shape: &mut TableShape,
         on_new: OnNewAttributes,
         on_missing: OnMissing,
-        on_collision: OnCollision,
+        naming: (&NaturalNames, OnCollision),
         (copy, copy_tag): (TableRef, String),
     ) -> Result<MergePlan> {
         let rows = session
@@ -94,7 +94,7 @@ impl MergePlan {
         }
         let is_key = |c: &str| keys.iter().any(|k| key_of(k) == key_of(c));
         let existing: Vec<String> = columns.into_iter().filter(|c| !is_key(c)).collect();
-        let renamed = match_existing_columns(dialect, shape, &existing, on_collision)?;
+        let renamed = match_existing_columns(dialect, shape, &existing, naming)?;
         let shape = &*shape;
         let in_target = |c: &PivotColumn| existing.iter().any(|e| key_of(e) == key_of(&c.column));
         let new: Vec<&PivotColumn> = shape.columns.iter().filter(|c| !in_target(c)).collect();

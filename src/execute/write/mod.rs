@@ -28,6 +28,7 @@ use async_trait::async_trait;
 use crate::config::{IfExists, Job, OnCollision, OnMissing, OnNewAttributes, TableRef};
 use crate::dialect::{Dialect, TableShape, UnquotedCase};
 use crate::error::{Error, Result};
+use crate::plan::naming::NaturalNames;
 use crate::report::MergeStats;
 
 use super::fault;
@@ -87,7 +88,7 @@ impl Table {
 
 /// What a run does with tables that exist: the job's `if_exists` and, for a merge, its
 /// `on_missing` and `on_new_attributes`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Policy {
     pub if_exists: IfExists,
     pub on_missing: OnMissing,
@@ -95,6 +96,9 @@ pub struct Policy {
     /// A merged attribute whose column is another attribute's existing column as an
     /// identifier: renamed, or refused under `error`.
     pub on_collision: OnCollision,
+    /// The column each attribute would get as it is: a merge takes an existing column for an
+    /// attribute renamed in this run only when it is that name.
+    pub natural: NaturalNames,
 }
 
 impl Policy {
@@ -104,6 +108,7 @@ impl Policy {
             on_missing: job.target.on_missing,
             on_new_attributes: job.pivot.on_new_attributes,
             on_collision: job.pivot.on_collision,
+            natural: NaturalNames::of(job),
         }
     }
 
@@ -114,6 +119,7 @@ impl Policy {
             on_missing: OnMissing::Keep,
             on_new_attributes: OnNewAttributes::Add,
             on_collision: OnCollision::Rename,
+            natural: NaturalNames::default(),
         }
     }
 }
@@ -216,7 +222,7 @@ impl Writes {
                 let copy_tag = run.tag(index + (1 << 20));
                 let copy = run.staging_name(dialect, &table.shape.table, &copy_tag);
                 let (on_new, on_missing) = (policy.on_new_attributes, policy.on_missing);
-                let on_collision = policy.on_collision;
+                let naming = (&policy.natural, policy.on_collision);
                 let copy = (copy, copy_tag);
                 let plan = merge::MergePlan::read(
                     session,
@@ -224,7 +230,7 @@ impl Writes {
                     &mut table.shape,
                     on_new,
                     on_missing,
-                    on_collision,
+                    naming,
                     copy,
                 )
                 .await?;

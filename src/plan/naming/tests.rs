@@ -136,3 +136,74 @@ fn the_name_hash_is_fnv1a_64() {
     assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
     assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
 }
+
+/// A merge takes an existing column for an attribute renamed in this run only when that
+/// column is the attribute's own natural name (renamed only because of another planned
+/// column). A name made legal (trailing space trimmed, NUL replaced, cut to the limit) has a
+/// stem that is another attribute's column: seed 1796474477 put `a ` into `a` on MariaDB.
+#[test]
+fn a_merge_never_takes_the_stem_of_a_name_made_legal() {
+    let long = "x".repeat(80);
+    let cut = &long[..56]; // PostgreSQL: 63 bytes less the `~` and six hex digits
+    let cases: [(&dyn Dialect, &str, &str, &str); 4] = [
+        (&MariaDb, "", "a ", "a"),
+        (&MsSql, "", "a ", "a"),
+        (&Postgres, "", "x\0y", "x_y"),
+        (&Postgres, "", &long, cut),
+    ];
+    for (dialect, extra, attribute, other) in cases {
+        let j = job(extra);
+        let attrs = vec![attribute.to_string()];
+        let (columns, _) = name_columns(&j, dialect, &attrs).expect("named");
+        let planned = columns[0].column.clone();
+        assert_eq!(strip_tag(&planned, attribute), other, "{attribute:?}");
+        let mut shape = TableShape {
+            table: crate::config::TableRef::parse("W").expect("table"),
+            entity: vec![crate::dialect::EntityColumn {
+                name: "id".into(),
+                sql_type: None,
+            }],
+            columns,
+            column_type: "text".into(),
+            primary_key: true,
+        };
+        let existing = vec![other.to_string()];
+        let natural = NaturalNames::of(&j);
+        match_existing_columns(
+            dialect,
+            &mut shape,
+            &existing,
+            (&natural, j.pivot.on_collision),
+        )
+        .expect("matched");
+        assert_eq!(
+            shape.columns[0].column,
+            planned,
+            "{} {attribute:?}: must keep its own column, not take {other:?}",
+            dialect.name()
+        );
+    }
+    // The case it is for still holds: `color`, planned `color~…` beside `Color` in this run,
+    // takes the target's `color` that an earlier run made for it.
+    let j = job("");
+    let attrs = vec!["Color".to_string(), "color".to_string()];
+    let (columns, _) = name_columns(&j, &MariaDb, &attrs).expect("named");
+    assert!(columns[1].column.starts_with("color~"), "{columns:?}");
+    let mut shape = TableShape {
+        table: crate::config::TableRef::parse("W").expect("table"),
+        entity: Vec::new(),
+        columns,
+        column_type: "text".into(),
+        primary_key: true,
+    };
+    let natural = NaturalNames::of(&j);
+    let existing = vec!["color".to_string()];
+    match_existing_columns(
+        &MariaDb,
+        &mut shape,
+        &existing,
+        (&natural, j.pivot.on_collision),
+    )
+    .expect("matched");
+    assert_eq!(shape.columns[1].column, "color");
+}
