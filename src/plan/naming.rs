@@ -230,6 +230,38 @@ pub fn match_existing_columns(
     Ok(renamed)
 }
 
+/// The columns that `unplanned` attributes (ones this run did not read, so did not name) have
+/// in a merge's target: named after the run's own columns exactly as a run that read them
+/// would name them ([`name_columns`], then [`match_existing_columns`] with the target's
+/// columns `existing`), in the order given. A renamed attribute (`a ` on MariaDB is `a~…`, a
+/// case twin, a name cut to the limit) is found in its own column, not under its name.
+pub fn columns_of_unplanned(
+    job: &Job,
+    dialect: &dyn Dialect,
+    shape: &TableShape,
+    existing: &[String],
+    unplanned: &[String],
+) -> Result<Vec<String>> {
+    // Renamed, never refused: this names columns that exist, it creates none.
+    let mut job = job.clone();
+    job.pivot.on_collision = OnCollision::Rename;
+    let mut attributes: Vec<String> = shape.columns.iter().map(|c| c.attribute.clone()).collect();
+    attributes.extend(unplanned.iter().cloned());
+    let (columns, _) = name_columns(&job, dialect, &attributes)?;
+    let mut all = TableShape {
+        columns,
+        ..shape.clone()
+    };
+    let natural = NaturalNames::of(&job);
+    match_existing_columns(dialect, &mut all, existing, (&natural, OnCollision::Rename))?;
+    Ok(all
+        .columns
+        .split_off(shape.columns.len())
+        .into_iter()
+        .map(|c| c.column)
+        .collect())
+}
+
 /// A planned column without the `~hash` [`disambiguate`] gave it, to disambiguate again.
 fn strip_tag<'a>(column: &'a str, attribute: &str) -> &'a str {
     let tag = format!("~{:016x}", fnv1a(attribute.as_bytes()));

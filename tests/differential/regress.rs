@@ -206,6 +206,28 @@ pub fn named() -> Vec<(&'static str, Case)> {
             ),
         ));
     }
+    for pushdown in [true, false] {
+        // Seed 1796475657: the `where` guard looked for an attribute it did not read under
+        // its name, `a `, not under its column `a~…` (MariaDB, SQL Server), and let the merge
+        // NULL a cell the source still held outside `where`.
+        cases.push((
+            "issue 21 defect 1 with a renamed column: the where guard finds `a ` in its column `a~…` (refuse)",
+            case(
+                job(false, pushdown),
+                vec![
+                    step(false, vec![row(1, "a ", "2024-02-29", 1, 0)], Some(0), None),
+                    step(
+                        true,
+                        vec![row(1, "a ", "1999-12-31", 1, 2), row(1, "a1", "12.50", 2, 2)],
+                        Some(2),
+                        None,
+                    ),
+                ],
+                None,
+                &["where_rows"],
+            ),
+        ));
+    }
     for cross in [(2, 0), (0, 1), (1, 2)] {
         cases.push((
             "issue 21 defect 5: --target-connection with column_type: infer",

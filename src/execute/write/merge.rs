@@ -179,6 +179,11 @@ impl MergePlan {
     }
 
     /// Every attribute column the merged table has, in order.
+    /// The target's attribute columns as the merge found them.
+    pub(super) fn existing(&self) -> &[String] {
+        &self.existing
+    }
+
     fn all_columns(&self) -> Vec<String> {
         self.existing
             .iter()
@@ -277,14 +282,8 @@ pub async fn merge(
         )
         .await?
         .map(|r| row_counts(&r));
-    let (nulled, nulled_sample) = nulled::nulled(
-        session,
-        dialect,
-        (into, staging),
-        plan,
-        &table.shape.columns,
-    )
-    .await?;
+    let (nulled, nulled_sample) =
+        nulled::nulled(session, dialect, (into, staging), plan, &table.shape).await?;
     for sql in merge::upsert(dialect, into, staging, &cols) {
         session.change(&sql).await?;
     }

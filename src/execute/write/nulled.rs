@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use crate::config::{Job, TableRef};
 use crate::dialect::merge;
 use crate::dialect::SourceQuery;
-use crate::dialect::{Dialect, PivotColumn};
+use crate::dialect::{Dialect, TableShape};
 use crate::error::{Error, Result};
+use crate::plan::naming::columns_of_unplanned;
 use crate::report::{NulledCell, NULLED_SAMPLE};
 
 use super::super::session::Session;
@@ -24,7 +25,7 @@ pub(super) async fn nulled(
     dialect: &dyn Dialect,
     (into, staging): (&TableRef, &TableRef),
     plan: &MergePlan,
-    table_columns: &[PivotColumn],
+    shape: &TableShape,
 ) -> Result<(u64, Vec<NulledCell>)> {
     let columns = plan.nulled_columns(dialect);
     if columns.is_empty() {
@@ -43,7 +44,9 @@ pub(super) async fn nulled(
         return Ok((0, Vec::new()));
     }
     let held = match &plan.scope_guard {
-        Some((job, scope)) => outside_scope(session, dialect, (job, scope), table_columns).await?,
+        Some((job, scope)) => {
+            outside_scope(session, dialect, (job, scope), shape, plan.existing()).await?
+        }
         None => HashMap::new(),
     };
     let mut sample = Vec::new();
@@ -96,7 +99,8 @@ async fn outside_scope(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
     (job, scope): (&Job, &SourceQuery),
-    planned: &[PivotColumn],
+    shape: &TableShape,
+    existing: &[String],
 ) -> Result<HashMap<(String, String), (String, String)>> {
     let source = session.source_dialect();
     let rows = session
@@ -107,7 +111,7 @@ async fn outside_scope(
         .await?
         .unwrap_or_default();
     let keys = scope.entity.len();
-    let mut held = HashMap::new();
+    let mut cells = Vec::new();
     for row in rows {
         let texts: Vec<String> = row
             .iter()
@@ -120,23 +124,29 @@ async fn outside_scope(
         let Ok(Some(attribute)) = crate::plan::attribute_name(source, raw.clone()) else {
             continue;
         };
-        let attribute = &attribute;
-        // An attribute the scope has for other entities has its planned column; one it
-        // lacks entirely would have been named as the plan names any.
-        let column = match planned.iter().find(|c| c.attribute == *attribute) {
+        cells.push((texts[..keys].join("\u{1f}"), attribute, value.clone()));
+    }
+    // An attribute the scope has for other entities has its planned column; one it lacks
+    // entirely has the column a run that read it would give it in this target.
+    let planned = |a: &str| shape.columns.iter().find(|c| c.attribute == a);
+    let mut unplanned: Vec<String> = cells
+        .iter()
+        .filter(|(_, a, _)| planned(a).is_none())
+        .map(|(_, a, _)| a.clone())
+        .collect();
+    unplanned.sort();
+    unplanned.dedup();
+    let named = columns_of_unplanned(job, dialect, shape, existing, &unplanned)?;
+    let mut held = HashMap::new();
+    for (entity, attribute, value) in cells {
+        let column = match planned(&attribute) {
             Some(c) => c.column.clone(),
-            None => format!(
-                "{}{}{}",
-                job.pivot.prefix,
-                job.pivot.rename.get(attribute).unwrap_or(attribute),
-                job.pivot.suffix
-            ),
+            None => match unplanned.binary_search(&attribute) {
+                Ok(i) => named[i].clone(),
+                Err(_) => continue, // every unplanned attribute was named above
+            },
         };
-        let entity = texts[..keys].join("\u{1f}");
-        held.insert(
-            (entity, dialect.ident_key(&column)),
-            (attribute.clone(), value.clone()),
-        );
+        held.insert((entity, dialect.ident_key(&column)), (attribute, value));
     }
     Ok(held)
 }

@@ -207,3 +207,33 @@ fn a_merge_never_takes_the_stem_of_a_name_made_legal() {
     .expect("matched");
     assert_eq!(shape.columns[1].column, "color");
 }
+
+/// The merge's `where` guard finds an attribute the run did not read in the column a run
+/// that read it would use: `a ` on MariaDB in `a~…`, not in `a` (seed 1796475657).
+#[test]
+fn an_unplanned_attribute_is_found_in_its_own_column() {
+    let j = job("");
+    let planned = vec!["a1".to_string()];
+    let (columns, _) = name_columns(&j, &MariaDb, &planned).expect("named");
+    let shape = TableShape {
+        table: crate::config::TableRef::parse("W").expect("table"),
+        entity: Vec::new(),
+        columns,
+        column_type: "text".into(),
+        primary_key: true,
+    };
+    let trailing = names(&j, &MariaDb, &["a "])[0].clone();
+    assert!(trailing.starts_with("a~"), "{trailing}");
+    let existing: Vec<String> = ["a", trailing.as_str(), "a1"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let unplanned = vec!["a ".to_string(), "a".to_string()];
+    let got = columns_of_unplanned(&j, &MariaDb, &shape, &existing, &unplanned).expect("named");
+    assert_eq!(got, [trailing, "a".to_string()]);
+    // Under on_collision: error too: it names columns that exist, it refuses nothing.
+    let strict = job("pivot: {on_collision: error}\n");
+    let got =
+        columns_of_unplanned(&strict, &MariaDb, &shape, &existing, &unplanned[..1]).expect("named");
+    assert!(got[0].starts_with("a~"), "{got:?}");
+}
