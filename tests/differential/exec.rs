@@ -209,7 +209,7 @@ fn create_source(case: &Case, step: &Step, n: &Names, what: &str) -> Vec<String>
     let attr_col = if case.join {
         "aid INT".to_string()
     } else {
-        format!("attr {n_}VARCHAR(100)")
+        format!("attr {n_}VARCHAR(200)")
     };
     let mut sql = vec![format!(
         "CREATE TABLE {} ({}, {attr_col}, val {n_}VARCHAR(200), grp INT, modified INT)",
@@ -223,7 +223,7 @@ fn create_source(case: &Case, step: &Step, n: &Names, what: &str) -> Vec<String>
     };
     if case.join {
         sql.push(format!(
-            "CREATE TABLE {} (aid INT, name {n_}VARCHAR(100))",
+            "CREATE TABLE {} (aid INT, name {n_}VARCHAR(200))",
             n.attrs
         ));
         let values: Vec<String> = ids

@@ -104,7 +104,7 @@ impl Case {
 }
 
 /// Attribute names that need quoting, collide as identifiers or are skipped.
-const NAMES: [&str; 16] = [
+const NAMES: [&str; 17] = [
     "color",
     "Color",
     "size",
@@ -121,6 +121,8 @@ const NAMES: [&str; 16] = [
     "-- c",
     "Weight (kg)",
     "n2",
+    // 130 characters: cut to fit on PostgreSQL (63 bytes), MariaDB (64) and SQL Server (128).
+    "long attribute name long attribute name long attribute name long attribute name long attribute name long attribute name 0123456789",
 ];
 const TEXTS: [&str; 14] = [
     "red",
