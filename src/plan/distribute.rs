@@ -65,7 +65,7 @@ fn no(why: String) -> Decision {
 /// join them with an existing distributed target (`merge`, `append`): Citus refuses to join a
 /// local table with a distributed one, so those go with the target, and the note says so.
 fn off(job: &Job, facts: &Facts) -> Result<Decision, String> {
-    let kept = matches!(job.target.if_exists, IfExists::Append | IfExists::Merge);
+    let kept = keeps_target(job);
     let Some(old) = facts
         .target
         .as_ref()
@@ -131,7 +131,7 @@ fn by_source(job: &Job, facts: &Facts) -> Decision {
         ));
     };
     let name = &job.entity[entity].name;
-    let kept = matches!(job.target.if_exists, IfExists::Append | IfExists::Merge);
+    let kept = keeps_target(job);
     if facts.target_exists && kept {
         // A distributed target the source is not co-located with went with the target
         // (keep_distributed_target): one here shares the source's colocation group.
@@ -179,7 +179,7 @@ fn keep_distributed_target(job: &Job, facts: &Facts) -> Result<Option<Decision>,
     let Some(old) = facts.target.as_ref() else {
         return Ok(None);
     };
-    let kept = matches!(job.target.if_exists, IfExists::Append | IfExists::Merge);
+    let kept = keeps_target(job);
     if !(kept || job.target.if_exists == IfExists::Replace) || !facts.target_exists {
         return Ok(None);
     }
@@ -220,6 +220,11 @@ fn keep_distributed_target(job: &Job, facts: &Facts) -> Result<Option<Decision>,
         }),
         Some(why),
     )))
+}
+
+/// `merge` and `append` keep the existing target and join the run's tables with it.
+fn keeps_target(job: &Job) -> bool {
+    matches!(job.target.if_exists, IfExists::Append | IfExists::Merge)
 }
 
 fn if_exists_word(if_exists: IfExists) -> &'static str {

@@ -403,6 +403,16 @@ async fn replace_keeps_a_distributed_target_distributed_when_the_source_is_local
     }
 }
 
+/// The one source value the merge tests change: attribute a2 of entity 3.
+async fn change_a2_of_entity_3(db: &mut dyn Backend, fx: &Fixture, value: &str) {
+    db.execute(&format!(
+        "UPDATE {} SET val = '{value}' WHERE entity_id = 3 AND attr = 'a2'",
+        fx.source
+    ))
+    .await
+    .expect("change one value");
+}
+
 /// A merge into a distributed target that the source is not co-located with (its
 /// own colocation group, or a local source): the run's tables go with the target, so the
 /// statements that join staging and target run (Citus refuses a join of a local and a
@@ -433,12 +443,7 @@ async fn a_merge_into_a_target_not_co_located_with_the_source_goes_with_the_targ
                     .await
                     .expect("make the source a local table");
             }
-            db.execute(&format!(
-                "UPDATE {} SET val = 'new{round}' WHERE entity_id = 3 AND attr = 'a2'",
-                fx.source
-            ))
-            .await
-            .expect("change one value");
+            change_a2_of_entity_3(db.as_mut(), &fx, &format!("new{round}")).await;
             let what = format!("{strategy}: merge {round} (local source: {local})");
             let err = run_ok(&["run", job, "--strategy", strategy], &what);
             assert!(
@@ -463,12 +468,7 @@ async fn a_merge_into_a_target_not_co_located_with_the_source_goes_with_the_targ
         assert_ne!(off_text, text, "the job names its if_exists as expected");
         std::fs::write(&off, off_text).expect("job");
         let off = off.to_str().expect("path");
-        db.execute(&format!(
-            "UPDATE {} SET val = 'new3' WHERE entity_id = 3 AND attr = 'a2'",
-            fx.source
-        ))
-        .await
-        .expect("change one value");
+        change_a2_of_entity_3(db.as_mut(), &fx, "new3").await;
         let what = format!("{strategy}: merge with distribute: off");
         let err = run_ok(&["run", off, "--strategy", strategy], &what);
         assert!(err.contains("target.distribute: off, but"), "{what}: {err}");
@@ -492,12 +492,7 @@ async fn a_merge_into_a_target_not_co_located_with_the_source_goes_with_the_targ
         ))
         .await
         .expect("distribute the target by an attribute column");
-        db.execute(&format!(
-            "UPDATE {} SET val = 'new4' WHERE entity_id = 3 AND attr = 'a2'",
-            fx.source
-        ))
-        .await
-        .expect("change one value");
+        change_a2_of_entity_3(db.as_mut(), &fx, "new4").await;
         for job in [job, off] {
             let (url, _) = url();
             let out = run(&["run", job, "--strategy", strategy], &url);

@@ -137,6 +137,23 @@ fn the_name_hash_is_fnv1a_64() {
     assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
 }
 
+/// Target `W` with entity columns `entity` and the planned `columns`.
+fn table_w(entity: &[&str], columns: Vec<crate::dialect::PivotColumn>) -> TableShape {
+    TableShape {
+        table: crate::config::TableRef::parse("W").expect("table"),
+        entity: entity
+            .iter()
+            .map(|name| crate::dialect::EntityColumn {
+                name: name.to_string(),
+                sql_type: None,
+            })
+            .collect(),
+        columns,
+        column_type: "text".into(),
+        primary_key: true,
+    }
+}
+
 /// A merge takes an existing column for an attribute renamed in this run only when that
 /// column is the attribute's own natural name (renamed only because of another planned
 /// column). A name made legal (trailing space trimmed, NUL replaced, cut to the limit) has a
@@ -157,16 +174,7 @@ fn a_merge_never_takes_the_stem_of_a_name_made_legal() {
         let (columns, _) = name_columns(&j, dialect, &attrs).expect("named");
         let planned = columns[0].column.clone();
         assert_eq!(strip_tag(&planned, attribute), other, "{attribute:?}");
-        let mut shape = TableShape {
-            table: crate::config::TableRef::parse("W").expect("table"),
-            entity: vec![crate::dialect::EntityColumn {
-                name: "id".into(),
-                sql_type: None,
-            }],
-            columns,
-            column_type: "text".into(),
-            primary_key: true,
-        };
+        let mut shape = table_w(&["id"], columns);
         let existing = vec![other.to_string()];
         let natural = NaturalNames::of(&j);
         match_existing_columns(
@@ -189,13 +197,7 @@ fn a_merge_never_takes_the_stem_of_a_name_made_legal() {
     let attrs = vec!["Color".to_string(), "color".to_string()];
     let (columns, _) = name_columns(&j, &MariaDb, &attrs).expect("named");
     assert!(columns[1].column.starts_with("color~"), "{columns:?}");
-    let mut shape = TableShape {
-        table: crate::config::TableRef::parse("W").expect("table"),
-        entity: Vec::new(),
-        columns,
-        column_type: "text".into(),
-        primary_key: true,
-    };
+    let mut shape = table_w(&[], columns);
     let natural = NaturalNames::of(&j);
     let existing = vec!["color".to_string()];
     match_existing_columns(
@@ -215,13 +217,7 @@ fn an_unplanned_attribute_is_found_in_its_own_column() {
     let j = job("");
     let planned = vec!["a1".to_string()];
     let (columns, _) = name_columns(&j, &MariaDb, &planned).expect("named");
-    let shape = TableShape {
-        table: crate::config::TableRef::parse("W").expect("table"),
-        entity: Vec::new(),
-        columns,
-        column_type: "text".into(),
-        primary_key: true,
-    };
+    let shape = table_w(&[], columns);
     let trailing = names(&j, &MariaDb, &["a "])[0].clone();
     assert!(trailing.starts_with("a~"), "{trailing}");
     let existing: Vec<String> = ["a", trailing.as_str(), "a1"]
