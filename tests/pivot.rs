@@ -19,6 +19,8 @@ mod servers;
 mod conformance;
 #[path = "pivot/cross_database.rs"]
 mod cross_database;
+#[path = "pivot/entity_key_twins.rs"]
+mod entity_key_twins;
 #[path = "pivot/merge.rs"]
 mod merge;
 #[path = "pivot/merge_delta.rs"]

@@ -407,6 +407,10 @@ impl Catalog for MariaDb {
 }
 
 impl Query for MariaDb {
+    fn text_equality(&self) -> super::TextEquality {
+        super::TextEquality::Collation
+    }
+
     fn column_charset_query(&self, table: &TableRef, column: &str) -> Option<String> {
         Some(format!(
             "SELECT character_set_name FROM information_schema.columns WHERE table_schema = {} AND table_name = BINARY {} AND column_name = {}",

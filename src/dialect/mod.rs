@@ -121,6 +121,21 @@ pub struct EntityColumn {
     pub sql_type: Option<String>,
 }
 
+/// How an engine compares text keys ([`Query::text_equality`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextEquality {
+    /// Equal only when the bytes are: PostgreSQL's deterministic collations (the only kind
+    /// it makes unless told otherwise).
+    Bytes,
+    /// By the column's collation, which may count different bytes as one: MariaDB's `_ci`
+    /// and PAD SPACE collations, SQL Server's (every one ignores trailing spaces).
+    Collation,
+    /// By bytes unless a `COLLATE` clause says otherwise: the query's one number counts the
+    /// schema objects that carry one (SQLite: BINARY unless a column or view declares
+    /// NOCASE or RTRIM).
+    BytesUnlessDeclared(&'static str),
+}
+
 /// One attribute → one column of the target.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct PivotColumn {
@@ -651,6 +666,13 @@ pub trait Query: Types {
     /// faster on SQLite than its sorter over a million rows.
     fn groups_by_sorting(&self) -> bool {
         false
+    }
+
+    /// Whether `GROUP BY` and `=` on text keys here can count keys that differ in bytes as
+    /// one (case, accents, trailing spaces): the pushdown, which groups by the entity, would
+    /// then make them one row ([`crate::dialect::query::keys_one_under_collation`]).
+    fn text_equality(&self) -> TextEquality {
+        TextEquality::Bytes
     }
 
     /// A query with no rows selecting the entity keys, so the backend can report their types.

@@ -304,6 +304,10 @@ impl Query for MsSql {
     fn counts_inserted_rows(&self) -> bool {
         false
     }
+
+    fn text_equality(&self) -> super::TextEquality {
+        super::TextEquality::Collation
+    }
 }
 
 impl Script for MsSql {

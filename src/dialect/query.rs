@@ -191,6 +191,36 @@ pub fn pairs_per_attribute<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> 
     )
 }
 
+/// Groups of entity keys the engine counts as one key ([`super::Query::text_equality`])
+/// although their bytes differ (`k`, `K`, `k `): for each entity column, the smallest and
+/// largest spelling in the group — by [`Quoting::attribute_key`], which keeps every byte, for
+/// the columns `text` marks, the group's own key for the rest. Only groups with more than one
+/// spelling, so no row means the pushdown's `GROUP BY` makes one row per distinct key.
+pub fn keys_one_under_collation<D: Quoting + ?Sized>(
+    d: &D,
+    source: &SourceQuery,
+    text: &[bool],
+) -> String {
+    let exact = |i: usize| d.attribute_key(&format!("s.e{i}"));
+    let spellings: Vec<String> = (0..source.entity.len())
+        .map(|i| match text.get(i).copied().unwrap_or(true) {
+            true => format!("MIN({k}), MAX({k})", k = exact(i)),
+            false => format!("s.e{i}, s.e{i}"),
+        })
+        .collect();
+    let differ: Vec<String> = (0..source.entity.len())
+        .filter(|&i| text.get(i).copied().unwrap_or(true))
+        .map(|i| format!("MIN({k}) <> MAX({k})", k = exact(i)))
+        .collect();
+    format!(
+        "SELECT {}\nFROM ({}) s\nGROUP BY {}\nHAVING {}",
+        spellings.join(", "),
+        source_rows(d, source),
+        entity_refs(source, "s"),
+        differ.join(" OR ")
+    )
+}
+
 /// Entity/attribute pairs that carry more than one distinct value (the first ten are
 /// listed when `aggregate: error` refuses a job).
 pub fn conflicts<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {

@@ -198,6 +198,12 @@ impl Query for Sqlite {
     fn groups_by_sorting(&self) -> bool {
         true
     }
+
+    fn text_equality(&self) -> super::TextEquality {
+        super::TextEquality::BytesUnlessDeclared(
+            "SELECT COUNT(*) FROM sqlite_master WHERE sql LIKE '%collate%'",
+        )
+    }
 }
 
 impl Script for Sqlite {

@@ -3,9 +3,11 @@
 //! key columns (the database's own words follow), known by the error's kind, not its text.
 
 use super::write::Table;
-use crate::dialect::ddl;
-use crate::dialect::Dialect;
-use crate::error::{Error, Result};
+use super::Session;
+use crate::dialect::query::{self, SourceQuery};
+use crate::dialect::{ddl, portable, Dialect, TextEquality};
+use crate::error::{shown, Error, Result};
+use crate::value::first_int;
 
 /// A keyed table cannot take a NULL entity key: say so before anything is written, naming
 /// the table and the column, rather than letting the constraint fail mid-load.
@@ -70,4 +72,78 @@ pub(super) fn explain_key_violation(
         columns.join(", "),
         text.lines().next().unwrap_or_default()
     ))
+}
+
+/// The pushdown groups by the entity key as the source's engine compares it, so keys whose
+/// bytes differ but which its collation counts as one (`k`, `K`, `k `) would become one row
+/// holding all their cells, with no error and no conflict to show for it (the stream's
+/// ordered read sees two keys and its load refuses the repeat). Refuse before anything is
+/// written, naming the first ten such groups. Asked only where it can happen: a text key (or
+/// one of unknown type), on an engine that compares text by collation
+/// ([`crate::dialect::Query::text_equality`]).
+pub(super) async fn refuse_keys_one_under_collation(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    source: &SourceQuery,
+    entity_types: &[Option<String>],
+) -> Result<()> {
+    let text: Vec<bool> = (0..source.entity.len())
+        .map(|i| {
+            let kind = entity_types.get(i).cloned().flatten();
+            kind.as_deref()
+                .and_then(portable::parse)
+                .is_none_or(|k| k.is_text())
+        })
+        .collect();
+    if !text.contains(&true) {
+        return Ok(());
+    }
+    let collated = match dialect.text_equality() {
+        TextEquality::Bytes => false,
+        TextEquality::Collation => true,
+        TextEquality::BytesUnlessDeclared(declared) => {
+            query::source_rows(dialect, source)
+                .to_ascii_lowercase()
+                .contains("collate")
+                || first_int(&session.inspect(declared).await?) > 0
+        }
+    };
+    if !collated {
+        return Ok(());
+    }
+    let groups = session
+        .inspect(&dialect.limit(&query::keys_one_under_collation(dialect, source, &text), 10))
+        .await
+        .map_err(|e| e.with_context("looking for entity keys the collation counts as one"))?;
+    if groups.is_empty() {
+        return Ok(());
+    }
+    let spelled = |row: &[crate::value::Value], side: usize| -> String {
+        let key: Vec<String> = (0..source.entity.len())
+            .map(|i| {
+                let cell = row.get(2 * i + side);
+                match (text[i], cell.and_then(crate::value::Value::as_text)) {
+                    (true, Some(t)) => shown(&dialect.decode_attribute_key(t)),
+                    _ => cell.map(ToString::to_string).unwrap_or_default(),
+                }
+            })
+            .collect();
+        match key.len() {
+            1 => key.concat(),
+            _ => format!("({})", key.join(", ")),
+        }
+    };
+    let samples: Vec<String> = groups
+        .iter()
+        .map(|row| format!("{} and {}", spelled(row, 0), spelled(row, 1)))
+        .collect();
+    Err(Error::Job(format!(
+        "the source has entity keys that differ in bytes but are one key to the database's collation (case, accents or trailing spaces), \
+         so grouping by entity would make one row of them: {} ({} group{}{}); nothing was written: give each entity one spelling \
+         (an entity expression such as UPPER(TRIM(key))), or compare the key by a binary collation",
+        samples.join("; "),
+        samples.len(),
+        if samples.len() == 1 { "" } else { "s" },
+        if samples.len() == 10 { ", the first ten" } else { "" },
+    )))
 }

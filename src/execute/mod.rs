@@ -169,6 +169,10 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
             "transforms need strategy: stream (or auto); pushdown cannot run them".into(),
         ));
     }
+    if plan.strategy == Strategy::Pushdown {
+        keys::refuse_keys_one_under_collation(&mut session, dialect, &plan.source, &entity_types)
+            .await?;
+    }
     let companions = transforms
         .iter()
         .flat_map(|t| t.side_table_shapes())

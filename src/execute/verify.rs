@@ -109,7 +109,7 @@ pub fn check_runs(proof: &StreamProof, distinct_entities: u64) -> Result<()> {
         return Ok(());
     }
     Err(Error::Job(format!(
-        "verification failed: the stream read {} entities but the source has {distinct_entities} distinct entities (rows were lost, or the ordered read returned an entity's rows in more than one run)",
+        "verification failed: the stream read {} entities but the source has {distinct_entities} distinct entities (rows were lost, the ordered read returned an entity's rows in more than one run, or keys that differ in bytes are one key to the source's collation: case, accents, trailing spaces)",
         proof.runs
     )))
 }

@@ -1,0 +1,150 @@
+//! Entity keys that differ in bytes but that the source's collation counts as one (`k`, `K`;
+//! `x`, `x ` under PAD SPACE). The pushdown groups by the key as the engine compares it, so
+//! it used to make one row of them, silently (a `replace` and a `merge` alike); now it
+//! refuses before any write and names them, and the stream refuses too (its load sees the
+//! key repeated). Where the engine compares keys by bytes (PostgreSQL, SQLite's default
+//! collation) both strategies keep every key as its own row.
+
+use crate::servers;
+
+use eavpivot::backend::Backend;
+use servers::*;
+
+/// id → `a`, `b` cells (`-` for NULL), in byte order of the key; none if there is no table.
+async fn rows(db: &mut dyn Backend, what: &str, table: &str) -> Vec<(String, Vec<String>)> {
+    if !exists(db, table).await {
+        return Vec::new();
+    }
+    let mut rows: Vec<_> = read_keyed(db, what, table, 1)
+        .await
+        .into_iter()
+        .map(|(key, cells)| {
+            let cell = |c: &str| cells.get(c).cloned().unwrap_or_else(|| "-".into());
+            (
+                key[0].as_text().unwrap_or_default(),
+                vec![cell("a"), cell("b")],
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn job(dir: &std::path::Path, p: &str, if_exists: &str) -> String {
+    let path = dir.join(format!("{p}_{if_exists}.yaml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name: {p}\nsource: {{table: {p}_src, alias: s}}\nentity: [s.id]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {p}_wide, if_exists: {if_exists}}}\n"
+        ),
+    )
+    .expect("write job");
+    path.display().to_string()
+}
+
+/// `key_type` is the source's key column as created: a collation that ignores case, or not.
+/// `twins`: whether that collation makes `k` and `K` one key.
+async fn key_twins(db: Db, key_type: &str, twins: bool) {
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    for strategy in ["pushdown", "stream"] {
+        let p = format!("ektw{}_{strategy}_{}", std::process::id(), db.what);
+        let (source, target) = (format!("{p}_src"), format!("{p}_wide"));
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+        let create = format!(
+            "CREATE TABLE {source} (id {key_type} NOT NULL, attr VARCHAR(10) NOT NULL, val VARCHAR(10))"
+        );
+        conn.execute(&create).await.expect("create source");
+        let insert = format!("INSERT INTO {source} (id, attr, val) VALUES ('j', 'a', '1')");
+        conn.execute(&insert).await.expect("load source");
+        let what = format!("{} {strategy}", db.what);
+
+        // A first load without twins, then `K` arrives beside `k` and both are merged.
+        let out = run(
+            &[
+                "run",
+                &job(dir.path(), &p, "replace"),
+                "--strategy",
+                strategy,
+            ],
+            &db.url,
+        );
+        assert!(out.status.success(), "{what}: first load: {}", stderr(&out));
+        let twin_rows =
+            format!("INSERT INTO {source} (id, attr, val) VALUES ('k', 'a', '2'), ('K', 'b', '3')");
+        conn.execute(&twin_rows).await.expect("add the twins");
+        let before = rows(conn.as_mut(), db.what, &target).await;
+        for if_exists in ["merge", "replace"] {
+            let out = run(
+                &[
+                    "run",
+                    &job(dir.path(), &p, if_exists),
+                    "--strategy",
+                    strategy,
+                ],
+                &db.url,
+            );
+            let err = stderr(&out);
+            let now = rows(conn.as_mut(), db.what, &target).await;
+            if !twins {
+                assert!(out.status.success(), "{what} {if_exists}: {err}");
+                let want = [("K", ["-", "3"]), ("j", ["1", "-"]), ("k", ["2", "-"])]
+                    .map(|(k, c)| (k.to_string(), c.map(str::to_string).to_vec()));
+                assert_eq!(now, want, "{what} {if_exists}: every key its own row");
+                continue;
+            }
+            assert!(
+                !out.status.success(),
+                "{what} {if_exists}: made one row of k and K: {now:?}"
+            );
+            assert_eq!(now, before, "{what} {if_exists}: the target changed: {err}");
+            if strategy == "pushdown" {
+                assert!(
+                    err.contains("one key to the database's collation")
+                        && err.contains("'K' and 'k'")
+                        && err.contains("nothing was written"),
+                    "{what} {if_exists}: {err}"
+                );
+            } else {
+                assert!(
+                    err.contains("nothing was written"),
+                    "{what} {if_exists}: {err}"
+                );
+            }
+        }
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn sqlite_keys_one_under_nocase_are_refused() {
+    key_twins(sqlite(), "TEXT COLLATE NOCASE", true).await;
+}
+
+#[tokio::test]
+async fn sqlite_keys_by_bytes_stay_apart() {
+    key_twins(sqlite(), "TEXT", false).await;
+}
+
+#[tokio::test]
+async fn postgres_keys_by_bytes_stay_apart() {
+    key_twins(postgres(), "VARCHAR(10)", false).await;
+}
+
+#[tokio::test]
+async fn mariadb_keys_one_under_a_ci_collation_are_refused() {
+    key_twins(mariadb(), "VARCHAR(10)", true).await;
+}
+
+#[tokio::test]
+async fn mssql_keys_one_under_a_ci_collation_are_refused() {
+    if let Some(db) = mssql() {
+        key_twins(db, "VARCHAR(10)", true).await;
+    }
+}
