@@ -214,6 +214,14 @@ fn guards(d: &MariaDb, plan: &ScriptPlan) -> String {
         keys.concat(),
         fail_if("bad IS NOT NULL", "CONCAT('eavpivot: several attributes (or a key column) become the column ''', LEFT(bad, 100), ''', the same identifier to MariaDB (column names ignore case); rename or exclude them in the job')"),
     );
+    // The key's type is not known here: every key column is compared by its bytes.
+    out.push_str(&fail_if(
+        &format!(
+            "EXISTS ({})",
+            query::keys_one_under_collation(d, &plan.source, &[])
+        ),
+        &lit(super::script::KEYS_ONE_UNDER_COLLATION),
+    ));
     if plan.if_exists == IfExists::Fail {
         out.push_str(&fail_if(
             &format!("({}) > 0", d.table_exists(&plan.target)),

@@ -186,6 +186,11 @@ fn guards(d: &MsSql, plan: &ScriptPlan) -> String {
         entity = plan.entity.len(),
         max = MAX_COLUMNS_PER_TABLE,
         keys = entity_names.join(" UNION ALL "),
+    ) + &format!(
+        // The key's type is not known here: every key column is compared by its bytes.
+        "  IF EXISTS ({})\n    RAISERROR(N'{}', 16, 1);\n",
+        super::query::keys_one_under_collation(d, &plan.source, &[]),
+        raise_text(super::script::KEYS_ONE_UNDER_COLLATION),
     )
 }
 

@@ -130,6 +130,9 @@ pub fn one_line(text: &str) -> String {
     text.replace(['\n', '\r'], " ")
 }
 
+/// Why a script refuses a source whose entity keys differ in bytes but not to the collation.
+pub const KEYS_ONE_UNDER_COLLATION: &str = "eavpivot: the source has entity keys that differ in bytes but are one key to the collation (case, accents or trailing spaces), so grouping by entity would make one row of them; nothing was written: give each entity one spelling, or compare the key by a binary collation";
+
 /// Text placed inside a RAISERROR or RAISE format string literal: quotes doubled, `%`
 /// escaped, on one line.
 pub fn raise_text(text: &str) -> String {

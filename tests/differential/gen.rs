@@ -34,7 +34,7 @@ impl Rng {
 
 /// Feature families: `base` always; the others can be switched off while the product
 /// does not implement them yet (`EAVPIVOT_DIFF_FEATURES=base` or a comma list).
-pub const FAMILIES: [&str; 9] = [
+pub const FAMILIES: [&str; 10] = [
     "where_rows",    // merge with a row-level `where` (issue 21 defect 1, the refusal rule)
     "changed",       // source.changed
     "changed_key", // source.changed testing the entity key alone (filtered directly on PostgreSQL)
@@ -43,6 +43,7 @@ pub const FAMILIES: [&str; 9] = [
     "types",       // pivot.types overrides (defect 4)
     "idcase",      // mixed-case table and key names (defect 9)
     "nulled",      // --json merged[].nulled
+    "key_twins",   // entity keys one under a case-insensitive, PAD SPACE collation ('k', 'K', 'k ')
     "same_db_guard", // issue 17: --target-connection naming the source's database (named case only)
 ];
 
@@ -100,6 +101,13 @@ impl Case {
             .iter()
             .flat_map(|s| &s.rows)
             .any(|r| r.attr.as_deref().is_some_and(|a| a.contains(c)))
+    }
+
+    pub fn has_attribute_longer_than(&self, bytes: usize) -> bool {
+        self.steps
+            .iter()
+            .flat_map(|s| &s.rows)
+            .any(|r| r.attr.as_deref().is_some_and(|a| a.len() > bytes))
     }
 }
 
@@ -398,15 +406,57 @@ pub fn case(seed: u64, f: &Features) -> Case {
     if merges > 0 && f.on("nulled") {
         uses.insert("nulled");
     }
+    // Drawn after everything else, so a seed's case without twins is the case it always was.
+    let join = g.rng.pct(25);
+    let twins =
+        f.on("key_twins") && keys.iter().any(|k| k.text) && !changed_by_key && g.rng.pct(20);
+    if twins {
+        let at = g.rng.below(steps.len());
+        add_key_twins(&mut g, &mut steps[at], &attrs, at as i64);
+        uses.insert("key_twins");
+    }
     Case {
         seed,
         keys,
-        join: g.rng.pct(25),
+        join,
         job,
         steps,
         cross,
         uses,
     }
+}
+
+/// Two entities in one step only whose keys differ in the first text part by case or a
+/// trailing space and in nothing else, rows alike: one key to MariaDB's and SQL Server's
+/// default collations, two to PostgreSQL and SQLite. The step's `where` and `changed` see
+/// both alike (same `grp` and `modified`), so the run reads both or neither.
+fn add_key_twins(g: &mut Gen, step: &mut Step, attrs: &[Option<String>], stamp: i64) {
+    let key = g.entity();
+    let trailing_space = g.rng.pct(40);
+    let mut twinned = false;
+    let twin: Vec<K> = key
+        .iter()
+        .map(|k| match k {
+            K::T(t) if !twinned => {
+                twinned = true;
+                K::T(match trailing_space {
+                    true => format!("{t} "),
+                    false => t.to_uppercase(),
+                })
+            }
+            other => other.clone(),
+        })
+        .collect();
+    let rows = g.entity_rows(&key, attrs, stamp);
+    let copies: Vec<Row> = rows
+        .iter()
+        .map(|r| Row {
+            key: twin.clone(),
+            ..r.clone()
+        })
+        .collect();
+    step.rows.extend(rows);
+    step.rows.extend(copies);
 }
 
 /// The next snapshot: values changed, rows and entities deleted, new attributes and
@@ -418,10 +468,19 @@ fn delta(
     pool: &mut Vec<&str>,
     stamp: i64,
 ) -> Vec<Row> {
+    // A pair's second row keeps a conflict text one every collation orders alike (SAFE).
+    let mut pairs: BTreeMap<(Vec<K>, Option<String>), usize> = BTreeMap::new();
+    for r in &rows {
+        *pairs.entry((r.key.clone(), r.attr.clone())).or_default() += 1;
+    }
     for r in rows.iter_mut() {
         if r.val.is_some() && g.rng.pct(25) {
             let kind = g.kinds.get(&r.attr).copied().unwrap_or(Kind::Text);
-            r.val = Some(value(&mut g.rng, kind));
+            let conflicting = pairs[&(r.key.clone(), r.attr.clone())] > 1;
+            r.val = Some(match (kind, conflicting) {
+                (Kind::Text, true) => g.rng.pick(&SAFE).to_string(),
+                _ => value(&mut g.rng, kind),
+            });
             r.modified = stamp;
             if g.row_level_grp {
                 r.grp = g.rng.below(3) as i64;

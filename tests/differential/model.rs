@@ -122,8 +122,15 @@ pub enum Outcome {
     WrittenOrRefused(Target),
 }
 
-/// What `step` must do to `prev` (None: no target yet); `cross`: two databases.
-pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, cross: bool) -> Outcome {
+/// What `step` must do to `prev` (None: no target yet); `cross`: two databases; `collates`:
+/// the source's or the target's database counts text keys that differ only in case or
+/// trailing spaces as one (MariaDB's and SQL Server's default collations).
+pub fn expect(
+    job: &Job,
+    step: &Step,
+    prev: Option<&Target>,
+    (cross, collates): (bool, bool),
+) -> Outcome {
     if cross && job.pushdown {
         return Outcome::Refused("a forced pushdown cannot cross databases (exit 2)".into());
     }
@@ -146,6 +153,11 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, cross: bool) -> Out
             .map(|r| r.key.clone())
             .collect();
         scope.retain(|r| named.contains(&r.key));
+    }
+    if let Some((a, b)) = twins(&scope).filter(|_| collates) {
+        return Outcome::Refused(format!(
+            "entity keys {a:?} and {b:?} are one key to the collation"
+        ));
     }
     let pivot = pivot(&scope, job.aggregate);
     if pivot.attrs.is_empty() && !delta {
@@ -225,6 +237,33 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, cross: bool) -> Out
         conflicts: Some(pivot.conflicts),
         nulled: Some(nulled),
     }
+}
+
+/// Whether the database `leg` names compares text keys by a case-insensitive, PAD SPACE
+/// collation (its default; the harness's tables keep it).
+pub fn collates(leg: &str) -> bool {
+    matches!(leg, "mariadb" | "mssql")
+}
+
+/// Two distinct keys read by the run that a case-insensitive, PAD SPACE collation counts
+/// as one.
+fn twins(scope: &[&Row]) -> Option<(Vec<K>, Vec<K>)> {
+    let folded = |key: &[K]| -> Vec<String> {
+        key.iter()
+            .map(|k| k.to_string().trim_end_matches(' ').to_lowercase())
+            .collect()
+    };
+    let mut seen: BTreeMap<Vec<String>, &Vec<K>> = BTreeMap::new();
+    for r in scope {
+        match seen.get(&folded(&r.key)) {
+            Some(&other) if *other != r.key => return Some((other.clone(), r.key.clone())),
+            Some(_) => {}
+            None => {
+                seen.insert(folded(&r.key), &r.key);
+            }
+        }
+    }
+    None
 }
 
 /// Whether a typed merge must succeed: every value it writes into an existing column is

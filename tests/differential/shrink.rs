@@ -180,7 +180,8 @@ pub fn reproduction(
             "$ eavpivot {}",
             args.iter().map(|a| shell(a)).collect::<Vec<_>>().join(" ")
         );
-        let outcome = model::expect(&case.job, step, prev.as_ref(), s != t);
+        let collates = model::collates(legs[s]) || model::collates(legs[t]);
+        let outcome = model::expect(&case.job, step, prev.as_ref(), (s != t, collates));
         let _ = writeln!(out, "-- expected: {}", describe(&outcome));
         if let model::Outcome::Written { target, .. } | model::Outcome::WrittenOrRefused(target) =
             outcome

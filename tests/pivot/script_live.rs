@@ -328,6 +328,36 @@ async fn mariadb_script_matches_run_and_refuses_what_mariadb_cannot_tell_apart()
     )
     .await;
     keeps_a_table_named_like_its_staging_table(db.as_mut(), &url).await;
+    refuses_keys_one_under_the_collation(db.as_mut(), &url).await;
+}
+
+/// `k` and `K` are one key to MariaDB's default collation: the script refuses, as `eavpivot
+/// run` does, instead of making one row of them, and no target or staging table is left.
+async fn refuses_keys_one_under_the_collation(db: &mut dyn Backend, url: &str) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tables = Tables::new("twins");
+    tables.drop_all(db).await;
+    db.execute(&format!(
+        "CREATE TABLE {} (id VARCHAR(10) NOT NULL, attr VARCHAR(10), val VARCHAR(10))",
+        tables.source
+    ))
+    .await
+    .expect("create source");
+    db.execute(&format!(
+        "INSERT INTO {} VALUES ('k', 'a', '1'), ('K', 'b', '2'), ('j', 'a', '3')",
+        tables.source
+    ))
+    .await
+    .expect("insert source");
+    let scripted = job(dir.path(), &tables.source, &tables.wide);
+    let said = run_script(db, Client::Mariadb, url, dir.path(), &scripted);
+    let left = db
+        .query(&format!("SELECT COUNT(*) FROM {}", tables.wide))
+        .await;
+    tables.drop_all(db).await;
+    let err = said.expect_err("the script must refuse k and K");
+    assert!(err.contains("one key to the collation"), "{err}");
+    assert!(left.is_err(), "the refused script left a target");
 }
 
 /// A user's table named `<target>__eavpivot_new` is refused, never dropped (issue 10 defect 4,

@@ -69,6 +69,16 @@ BEGIN NOT ATOMIC
     SET msg = LEFT(CONCAT('eavpivot: several attributes (or a key column) become the column ''', LEFT(bad, 100), ''', the same identifier to MariaDB (column names ignore case); rename or exclude them in the job'), 500);
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END IF;
+  IF EXISTS (SELECT MIN(CAST(CONVERT(s.e0 USING utf8mb4) AS BINARY)), MAX(CAST(CONVERT(s.e0 USING utf8mb4) AS BINARY))
+FROM (SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING utf8mb4) AS BINARY) AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s
+GROUP BY s.e0
+HAVING MIN(CAST(CONVERT(s.e0 USING utf8mb4) AS BINARY)) <> MAX(CAST(CONVERT(s.e0 USING utf8mb4) AS BINARY))) THEN
+    SET msg = LEFT('eavpivot: the source has entity keys that differ in bytes but are one key to the collation (case, accents or trailing spaces), so grouping by entity would make one row of them; nothing was written: give each entity one spelling, or compare the key by a binary collation', 500);
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+  END IF;
   SELECT
     GROUP_CONCAT(CONCAT('ADD COLUMN ', CONCAT('`', REPLACE(col, '`', '``'), '`'), ' ', 'LONGTEXT') ORDER BY ord SEPARATOR ', '),
     GROUP_CONCAT(CONCAT('`', REPLACE(col, '`', '``'), '`') ORDER BY ord SEPARATOR ', '),

@@ -36,6 +36,14 @@ BEGIN TRY
   SET @bad = (SELECT TOP (1) LEFT(c, 100) FROM (SELECT col COLLATE DATABASE_DEFAULT AS c FROM @attrs UNION ALL SELECT N'ITEM_ID') names GROUP BY c HAVING COUNT(*) > 1);
   IF @bad IS NOT NULL
     RAISERROR(N'eavpivot: several attributes (or a key column) become the column ''%s'', the same identifier to SQL Server (case and trailing spaces ignored); rename or exclude them in the job', 16, 1, @bad);
+  IF EXISTS (SELECT MIN((CAST(s.e0 AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2), MAX((CAST(s.e0 AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2)
+FROM (SELECT ID.ITEM_ID AS e0, (CAST(AE.ELEMENT_DESC AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2 AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s
+GROUP BY s.e0
+HAVING MIN((CAST(s.e0 AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2) <> MAX((CAST(s.e0 AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2))
+    RAISERROR(N'eavpivot: the source has entity keys that differ in bytes but are one key to the collation (case, accents or trailing spaces), so grouping by entity would make one row of them; nothing was written: give each entity one spelling, or compare the key by a binary collation', 16, 1);
   SET @ord = (SELECT MIN(ord) FROM @attrs);
   WHILE @ord IS NOT NULL
   BEGIN
