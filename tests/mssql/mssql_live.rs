@@ -424,3 +424,33 @@ async fn script_keeps_key_types_without_identity() {
         );
     }
 }
+
+/// `k` and `K` (and `x`, `x `) are one key to the default collation: the script refuses, as
+/// `eavpivot run` does, instead of making one row of each pair, and writes no table.
+#[tokio::test]
+async fn script_refuses_keys_one_under_the_collation() {
+    let Some(url) = server() else { return };
+    let job = config::parse_job(
+        "name: script_twins\nsource: { table: twins_kv, alias: k }\nentity: [k.CODE]\nattribute: k.NAME\nvalue: k.VAL\ntarget: { table: twins_wide, if_exists: replace }\n",
+        std::path::Path::new("script_twins.yaml"),
+    )
+    .expect("job");
+    let scratch = Scratch::new(&url).await;
+    let conn = with_database(&url, &scratch.name);
+    let mut db = connect(&conn).await;
+    db.execute_script(
+        "CREATE TABLE twins_kv (CODE NVARCHAR(40) NOT NULL, NAME NVARCHAR(50) NULL, VAL NVARCHAR(100) NULL);\n\
+         INSERT INTO twins_kv (CODE, NAME, VAL) VALUES (N'k', N'colour', N'red'), (N'K', N'size', N'L'), (N'j', N'size', N'M');\n",
+    )
+    .await
+    .expect("source loads");
+    let script = mssql_script::render(&eavpivot::plan::script_plan(&job), Aggregation::Ordered)
+        .expect("script");
+    let result = db.execute_script(&script).await.map_err(|e| e.to_string());
+    let left = db.query("SELECT COUNT(*) FROM twins_wide").await;
+    drop(db);
+    scratch.drop_now().await;
+    let err = result.expect_err("the script must refuse k and K");
+    assert!(err.contains("one key to the collation"), "{err}");
+    assert!(left.is_err(), "the refused script left a target");
+}
