@@ -250,7 +250,10 @@ pub fn collates(leg: &str) -> bool {
 fn twins(scope: &[&Row]) -> Option<(Vec<K>, Vec<K>)> {
     let folded = |key: &[K]| -> Vec<String> {
         key.iter()
-            .map(|k| k.to_string().trim_end_matches(' ').to_lowercase())
+            .map(|k| match k {
+                K::T(t) => t.trim_end_matches(' ').to_lowercase(),
+                K::I(i) => i.to_string(),
+            })
             .collect()
     };
     let mut seen: BTreeMap<Vec<String>, &Vec<K>> = BTreeMap::new();
