@@ -193,24 +193,28 @@ pub fn pairs_per_attribute<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> 
 
 /// Groups of entity keys the engine counts as one key ([`super::Query::text_equality`])
 /// although their bytes differ (`k`, `K`, `k `): for each entity column, the smallest and
-/// largest spelling in the group — by [`Quoting::attribute_key`], which keeps every byte, for
-/// the columns `text` marks, the group's own key for the rest. Only groups with more than one
+/// largest spelling in the group by its exact key in `exact` (an expression over `s.e0`…; the
+/// general [`Quoting::attribute_key`] where `exact` has none), or the group's own key where
+/// `exact` says the column needs none (None: not text). Only groups with more than one
 /// spelling, so no row means the pushdown's `GROUP BY` makes one row per distinct key.
 pub fn keys_one_under_collation<D: Quoting + ?Sized>(
     d: &D,
     source: &SourceQuery,
-    text: &[bool],
+    exact: &[Option<String>],
 ) -> String {
-    let exact = |i: usize| d.attribute_key(&format!("s.e{i}"));
+    let key = |i: usize| match exact.get(i) {
+        Some(Some(k)) => Some(k.clone()),
+        Some(None) => None,
+        None => Some(d.attribute_key(&format!("s.e{i}"))),
+    };
     let spellings: Vec<String> = (0..source.entity.len())
-        .map(|i| match text.get(i).copied().unwrap_or(true) {
-            true => format!("MIN({k}), MAX({k})", k = exact(i)),
-            false => format!("s.e{i}, s.e{i}"),
+        .map(|i| match key(i) {
+            Some(k) => format!("MIN({k}), MAX({k})"),
+            None => format!("s.e{i}, s.e{i}"),
         })
         .collect();
     let differ: Vec<String> = (0..source.entity.len())
-        .filter(|&i| text.get(i).copied().unwrap_or(true))
-        .map(|i| format!("MIN({k}) <> MAX({k})", k = exact(i)))
+        .filter_map(|i| key(i).map(|k| format!("MIN({k}) <> MAX({k})")))
         .collect();
     format!(
         "SELECT {}\nFROM ({}) s\nGROUP BY {}\nHAVING {}",

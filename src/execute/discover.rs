@@ -122,7 +122,8 @@ pub(super) async fn keyed_source(
 ) -> query::SourceQuery {
     let mut source = planned.clone();
     if job.source.joins.is_empty() {
-        source.attribute_key = cheaper_attribute_key(session, dialect, job).await;
+        source.attribute_key =
+            cheaper_exact_key(session, dialect, job, &job.attribute, &job.attribute).await;
     }
     source
 }
@@ -227,19 +228,25 @@ fn stored_order_of(
     }
 }
 
-async fn cheaper_attribute_key(
+/// A key for `wrapped` as exact as [`crate::dialect::Quoting::attribute_key`] and cheaper,
+/// where `column` names a plain column of the source table whose character set the catalog
+/// gives and the dialect has one for ([`crate::dialect::Query::attribute_key_of_charset`]).
+/// None: use the general key. The caller rules out joins (the column may be another table's).
+pub(super) async fn cheaper_exact_key(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
     job: &Job,
+    column: &str,
+    wrapped: &str,
 ) -> Option<String> {
-    let column = TableRef::parse(&job.attribute).ok()?.name();
+    let column = TableRef::parse(column).ok()?.name();
     let sql = dialect.column_charset_query(&job.source.table, &column)?;
     let rows = session.inspect(&sql).await.ok()?;
     let [row] = rows.as_slice() else {
         return None;
     };
     let charset = row.first()?.as_text()?;
-    dialect.attribute_key_of_charset(&job.attribute, &charset)
+    dialect.attribute_key_of_charset(wrapped, &charset)
 }
 
 /// The first key (`key_name, column_name` rows) whose columns are all among `columns` (the

@@ -170,8 +170,13 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
         ));
     }
     if plan.strategy == Strategy::Pushdown {
-        keys::refuse_keys_one_under_collation(&mut session, dialect, &plan.source, &entity_types)
-            .await?;
+        keys::refuse_keys_one_under_collation(
+            &mut session,
+            dialect,
+            (job, &plan.source),
+            &entity_types,
+        )
+        .await?;
     }
     let companions = transforms
         .iter()
