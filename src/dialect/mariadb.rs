@@ -411,6 +411,13 @@ impl Query for MariaDb {
         super::TextEquality::Collation
     }
 
+    /// `_ci` collations order `it's` before `NULL`; `utf8mb4_nopad_bin` orders UTF-8 by
+    /// code point, trailing spaces included.
+    fn value_in_byte_order(&self, v: &str, declared: Option<&str>) -> Option<String> {
+        super::declared_text(declared)
+            .then(|| format!("CONVERT({v} USING utf8mb4) COLLATE utf8mb4_nopad_bin"))
+    }
+
     fn column_charset_query(&self, table: &TableRef, column: &str) -> Option<String> {
         Some(format!(
             "SELECT character_set_name FROM information_schema.columns WHERE table_schema = {} AND table_name = BINARY {} AND column_name = {}",

@@ -121,6 +121,13 @@ pub struct EntityColumn {
     pub sql_type: Option<String>,
 }
 
+/// A declared type that holds text (None: the engine did not say, so not known to).
+fn declared_text(declared: Option<&str>) -> bool {
+    declared
+        .and_then(portable::parse)
+        .is_some_and(|kind| kind.is_text())
+}
+
 /// How an engine compares text keys ([`Query::text_equality`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextEquality {
@@ -679,6 +686,20 @@ pub trait Query: Types {
     /// The backend runs it as given through [`crate::backend::Backend::column_types`].
     fn describe_entity(&self, source: &SourceQuery) -> String {
         entity_probe_query(self, source)
+    }
+
+    /// The same for the value ([`crate::dialect::query::value_probe_query`]).
+    fn describe_value(&self, source: &SourceQuery) -> String {
+        query::value_probe_query(self, source)
+    }
+
+    /// `v`, a value of declared type `declared` (None: the engine did not say), as an
+    /// expression whose `MAX`/`MIN` order texts by their bytes (UTF-8 bytes, which is code
+    /// point order): the order the stream keeps (`execute::stream`), so that both strategies
+    /// keep the same value of a conflicting pair. None where the engine's own order of this
+    /// value already is that, or where it is not text (numbers compare by value on both).
+    fn value_in_byte_order(&self, _v: &str, _declared: Option<&str>) -> Option<String> {
+        None
     }
 
     /// Whether an `INSERT … SELECT`'s reported row count is the rows it inserted, so the

@@ -293,6 +293,10 @@ impl Query for MsSql {
         self.describe_first_result_set(&super::entity_probe_query(self, source))
     }
 
+    fn describe_value(&self, source: &super::SourceQuery) -> String {
+        self.describe_first_result_set(&super::query::value_probe_query(self, source))
+    }
+
     /// Unmeasured on a real server: keep the pushdown up to a conservative width (its
     /// per-row CASE cost grows with width).
     fn stream_above_columns(&self) -> usize {
@@ -307,6 +311,28 @@ impl Query for MsSql {
 
     fn text_equality(&self) -> super::TextEquality {
         super::TextEquality::Collation
+    }
+
+    /// A `_CI` collation orders `it's` before `NULL`; a BIN2 collation orders by code point
+    /// (trailing spaces are still ignored: `a` and `a ` tie, as in every SQL Server
+    /// comparison). A VARCHAR goes to NVARCHAR of its length first, so that the collation
+    /// changes no character (its code page may not be Latin1's).
+    fn value_in_byte_order(&self, v: &str, declared: Option<&str>) -> Option<String> {
+        let declared = declared?.to_ascii_uppercase();
+        let as_unicode = match declared.split('(').next().unwrap_or_default().trim() {
+            "NVARCHAR" | "NCHAR" => v.to_string(),
+            "VARCHAR" | "CHAR" => {
+                // NVARCHAR(n) holds at most 4,000 characters.
+                let length = declared
+                    .split_once('(')
+                    .and_then(|(_, rest)| rest.trim_end_matches(')').trim().parse::<u32>().ok())
+                    .filter(|&n| n <= 4000)
+                    .map_or("MAX".to_string(), |n| n.to_string());
+                format!("CAST({v} AS NVARCHAR({length}))")
+            }
+            _ => return None,
+        };
+        Some(format!("{as_unicode} COLLATE {BINARY_COLLATION}"))
     }
 }
 

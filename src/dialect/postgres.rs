@@ -269,6 +269,12 @@ impl Catalog for Postgres {
 }
 
 impl Query for Postgres {
+    /// A text value under the database's collation may order linguistically (en_US puts
+    /// `a` before `B`); `"C"` orders by bytes.
+    fn value_in_byte_order(&self, v: &str, declared: Option<&str>) -> Option<String> {
+        super::declared_text(declared).then(|| format!("{v} COLLATE \"C\""))
+    }
+
     /// `OFFSET 0` keeps the planner from flattening the subquery and testing the outer
     /// conditions (the check's CASTs) on rows the job's `where` leaves out.
     fn fenced_source_rows(&self, source: &super::SourceQuery) -> String {

@@ -31,6 +31,17 @@ pub struct SourceQuery {
     /// attribute column ([`super::Query::attribute_key_of_charset`]); None: the dialect's
     /// [`Quoting::attribute_key`] of `attribute`.
     pub attribute_key: Option<String>,
+    /// What the pushdown's `MAX`/`MIN` and its conflict survey compare in place of `s.v`,
+    /// where the engine's own order of the value is not the byte order the stream keeps
+    /// ([`super::Query::value_in_byte_order`]); None: `s.v`.
+    pub value_order: Option<String>,
+}
+
+impl SourceQuery {
+    /// The value as the aggregates compare it: `s.v`, or [`SourceQuery::value_order`].
+    fn compared_value(&self) -> &str {
+        self.value_order.as_deref().unwrap_or("s.v")
+    }
 }
 
 /// `FROM t AS a JOIN … WHERE …` of the job's source: its scope (`source.where`).
@@ -185,9 +196,10 @@ pub fn count_cells_per_attribute<D: Quoting + ?Sized>(d: &D, source: &SourceQuer
 pub fn pairs_per_attribute<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
     let entity = entity_refs(source, "s");
     format!(
-        "SELECT p.a, COUNT(*) AS pairs, SUM(CASE WHEN p.lo <> p.hi THEN 1 ELSE 0 END) AS conflicting\nFROM (SELECT {entity}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL AND {} GROUP BY {entity}, s.a) p\nGROUP BY p.a",
+        "SELECT p.a, COUNT(*) AS pairs, SUM(CASE WHEN p.lo <> p.hi THEN 1 ELSE 0 END) AS conflicting\nFROM (SELECT {entity}, s.a, MIN({v}) AS lo, MAX({v}) AS hi FROM ({}) s WHERE s.v IS NOT NULL AND {} GROUP BY {entity}, s.a) p\nGROUP BY p.a",
         source_rows(d, source),
         named_attribute(d),
+        v = source.compared_value(),
     )
 }
 
@@ -229,11 +241,12 @@ pub fn keys_one_under_collation<D: Quoting + ?Sized>(
 /// listed when `aggregate: error` refuses a job).
 pub fn conflicts<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
     format!(
-        "SELECT {}, s.a, MIN(s.v) AS lo, MAX(s.v) AS hi FROM ({}) s WHERE s.v IS NOT NULL AND {} GROUP BY {}, s.a HAVING MIN(s.v) <> MAX(s.v)",
+        "SELECT {}, s.a, MIN({v}) AS lo, MAX({v}) AS hi FROM ({}) s WHERE s.v IS NOT NULL AND {} GROUP BY {}, s.a HAVING MIN({v}) <> MAX({v})",
         entity_refs(source, "s"),
         source_rows(d, source),
         named_attribute(d),
         entity_refs(source, "s"),
+        v = source.compared_value(),
     )
 }
 
@@ -321,8 +334,9 @@ fn pivot_select<D: Types + ?Sized>(
     };
     let picked = |c: &super::PivotColumn| {
         format!(
-            "{agg}(CASE WHEN s.a = {} THEN s.v END)",
-            d.attribute_key_literal(&c.attribute)
+            "{agg}(CASE WHEN s.a = {} THEN {} END)",
+            d.attribute_key_literal(&c.attribute),
+            source.compared_value()
         )
     };
     let derived = shape
@@ -486,6 +500,14 @@ pub fn entity_probe_query<D: Quoting + ?Sized>(dialect: &D, source: &SourceQuery
     format!(
         "SELECT {} FROM ({}) s WHERE 1 = 0",
         entity_refs(source, "s"),
+        source_rows(dialect, source)
+    )
+}
+
+/// A query with no rows selecting the value, so the backend can report its type.
+pub fn value_probe_query<D: Quoting + ?Sized>(dialect: &D, source: &SourceQuery) -> String {
+    format!(
+        "SELECT s.v FROM ({}) s WHERE 1 = 0",
         source_rows(dialect, source)
     )
 }

@@ -199,6 +199,12 @@ impl Query for Sqlite {
         true
     }
 
+    /// A value column declared `COLLATE NOCASE` orders `a` and `B` case-blind; BINARY is
+    /// the bytes, and leaves numbers to compare as numbers.
+    fn value_in_byte_order(&self, v: &str, _declared: Option<&str>) -> Option<String> {
+        Some(format!("{v} COLLATE BINARY"))
+    }
+
     fn text_equality(&self) -> super::TextEquality {
         super::TextEquality::BytesUnlessDeclared(
             "SELECT COUNT(*) FROM sqlite_master WHERE sql LIKE '%collate%'",

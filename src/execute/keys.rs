@@ -237,6 +237,7 @@ mod tests {
             changed: None,
             changed_by_key: false,
             attribute_key: None,
+            value_order: None,
         };
         let exact = [Some("BINARY s.e0".to_string()), None];
         let sql = query::keys_one_under_collation(d, &source, &exact);

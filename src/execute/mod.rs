@@ -177,6 +177,12 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
             &entity_types,
         )
         .await?;
+        // The pushdown's MAX/MIN keep what the stream keeps: texts by their bytes.
+        let value_type = session
+            .inspect_types(&dialect.describe_value(&plan.source))
+            .await?;
+        let declared = value_type.first().cloned().flatten();
+        plan.source.value_order = dialect.value_in_byte_order("s.v", declared.as_deref());
     }
     let companions = transforms
         .iter()

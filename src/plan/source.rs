@@ -41,6 +41,7 @@ impl From<&Job> for SourceQuery {
                 super::delta::tests_only_entity_keys(c, &keys)
             }),
             attribute_key: None,
+            value_order: None,
         }
     }
 }

@@ -24,6 +24,12 @@ EXEC sp_describe_first_result_set @tsql = N'SELECT s.e0 FROM (SELECT ID.ITEM_ID 
   LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s WHERE 1 = 0';
 
 -- read-only, ran during the dry run:
+EXEC sp_describe_first_result_set @tsql = N'SELECT s.v FROM (SELECT ID.ITEM_ID AS e0, (CAST(AE.ELEMENT_DESC AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s WHERE 1 = 0';
+
+-- read-only, ran during the dry run:
 SELECT CASE WHEN OBJECT_ID(N'ITEM_WIDE', N'U') IS NULL THEN 0 ELSE 1 END;
 
 -- read-only, ran during the dry run:
