@@ -137,9 +137,9 @@ pub enum TextEquality {
     /// By the column's collation, which may count different bytes as one: MariaDB's `_ci`
     /// and PAD SPACE collations, SQL Server's (every one ignores trailing spaces).
     Collation,
-    /// By bytes unless a `COLLATE` clause says otherwise: the query's one number counts the
-    /// schema objects that carry one (SQLite: BINARY unless a column or view declares
-    /// NOCASE or RTRIM).
+    /// By bytes unless a `COLLATE` clause says otherwise, and ordered as compared: the
+    /// query's one number counts the schema objects that carry one (SQLite: BINARY unless a
+    /// column or view declares NOCASE or RTRIM).
     BytesUnlessDeclared(&'static str),
 }
 

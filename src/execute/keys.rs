@@ -80,8 +80,7 @@ pub(super) fn explain_key_violation(
 /// holding all their cells, with no error and no conflict to show for it (the stream's
 /// ordered read sees two keys and its load refuses the repeat). Refuse before anything is
 /// written, naming the first ten such groups. Asked only where it can happen: a text key (or
-/// one of unknown type), on an engine that compares text by collation
-/// ([`crate::dialect::Query::text_equality`]).
+/// one of unknown type), on a source that [`may_collate`].
 pub(super) async fn refuse_keys_one_under_collation(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
@@ -91,7 +90,7 @@ pub(super) async fn refuse_keys_one_under_collation(
     let text: Vec<bool> = (0..source.entity.len())
         .map(|i| is_text(entity_types.get(i).cloned().flatten().as_deref()))
         .collect();
-    if !text.contains(&true) || !may_collate(session, dialect, source).await? {
+    if !text.contains(&true) {
         return Ok(());
     }
     let exact = exact_keys(session, dialect, job, &text).await;
@@ -115,8 +114,9 @@ fn is_text(declared: Option<&str>) -> bool {
         .is_none_or(|kind| kind.is_text())
 }
 
-/// Whether the engine may count text keys that differ in bytes as one here.
-async fn may_collate(
+/// Whether the engine may count texts that differ in bytes as one here
+/// ([`crate::dialect::Query::text_equality`]); SQLite asks its schema and the job's SQL.
+pub(super) async fn may_collate(
     session: &mut Session<'_>,
     dialect: &dyn Dialect,
     source: &SourceQuery,

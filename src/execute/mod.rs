@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use crate::backend::Backend;
 use crate::config::{Aggregate, Job, StrategyName};
-use crate::dialect::{Dialect, SourceQuery};
+use crate::dialect::{Dialect, SourceQuery, TextEquality};
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, PlanOptions, Strategy};
 use crate::report::{Preview, Report};
@@ -170,19 +170,29 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
         ));
     }
     if plan.strategy == Strategy::Pushdown {
-        keys::refuse_keys_one_under_collation(
-            &mut session,
-            dialect,
-            (job, &plan.source),
-            &entity_types,
-        )
-        .await?;
-        // The pushdown's MAX/MIN keep what the stream keeps: texts by their bytes.
-        let value_type = session
-            .inspect_types(&dialect.describe_value(&plan.source))
+        let collates = keys::may_collate(&mut session, dialect, &plan.source).await?;
+        if collates {
+            keys::refuse_keys_one_under_collation(
+                &mut session,
+                dialect,
+                (job, &plan.source),
+                &entity_types,
+            )
             .await?;
-        let declared = value_type.first().cloned().flatten();
-        plan.source.value_order = dialect.value_in_byte_order("s.v", declared.as_deref());
+        }
+        // The pushdown's MAX/MIN keep what the stream keeps: texts by their bytes. An engine
+        // that orders text as it compares it needs saying so only where it may collate.
+        let ordered_as_compared = matches!(
+            dialect.text_equality(),
+            TextEquality::BytesUnlessDeclared(_)
+        );
+        if collates || !ordered_as_compared {
+            let value_type = session
+                .inspect_types(&dialect.describe_value(&plan.source))
+                .await?;
+            let declared = value_type.first().cloned().flatten();
+            plan.source.value_order = dialect.value_in_byte_order("s.v", declared.as_deref());
+        }
     }
     let companions = transforms
         .iter()
