@@ -25,6 +25,9 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
             s if s.starts_with("SET LOCK_TIMEOUT") => "lock_timeout",
             "SELECT @@SPID" => "session id",
             s if s.contains("AS n_rows") => "discover",
+            s if s.starts_with("EXEC sp_describe_first_result_set @tsql = N'SELECT s.v ") => {
+                "describe value"
+            }
             s if s.starts_with("EXEC sp_describe_first_result_set") => "describe keys",
             s if s.contains("OBJECT_ID(N'dbo.WIDE', N'U')") => "target exists?",
             "SELECT OBJECT_ID(N'dbo.WIDE')" => "target identity",
@@ -47,6 +50,8 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
             "session id",
             "discover",
             "describe keys",
+            // Whether MAX/MIN must be told to compare texts by their bytes.
+            "describe value",
             "target exists?",
             // Read before any write, so that a COMMIT whose outcome is unknown can be checked.
             "target identity",
@@ -59,7 +64,7 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
             "COMMIT"
         ]
     );
-    let create = &sent[8];
+    let create = &sent[9];
     assert!(
         create.contains("[item_id] INT"),
         "entity keeps its source type: {create}"
@@ -88,12 +93,13 @@ fn dry_run_sends_only_read_only_statements() {
         "{all:#?}"
     );
     let sent = &all[2..];
-    assert_eq!(sent.len(), 4, "{sent:#?}");
+    assert_eq!(sent.len(), 5, "{sent:#?}");
     assert!(sent[0].contains("AS n_rows"));
     assert!(sent[1].starts_with("EXEC sp_describe_first_result_set"));
-    assert!(sent[2].contains("OBJECT_ID("));
+    assert!(sent[2].starts_with("EXEC sp_describe_first_result_set @tsql = N'SELECT s.v "));
+    assert!(sent[3].contains("OBJECT_ID("));
     // The pushdown's survey is read-only: a dry run makes it, as the real run would.
-    assert!(sent[3].starts_with("SELECT p.a, COUNT(*) AS pairs"));
+    assert!(sent[4].starts_with("SELECT p.a, COUNT(*) AS pairs"));
     let printed = String::from_utf8_lossy(&out.stdout);
     for would in [
         "SET XACT_ABORT ON; BEGIN TRANSACTION",
