@@ -137,9 +137,9 @@ pub enum TextEquality {
     /// By the column's collation, which may count different bytes as one: MariaDB's `_ci`
     /// and PAD SPACE collations, SQL Server's (every one ignores trailing spaces).
     Collation,
-    /// By bytes unless a `COLLATE` clause says otherwise, and ordered as compared: the
-    /// query's one number counts the schema objects that carry one (SQLite: BINARY unless a
-    /// column or view declares NOCASE or RTRIM).
+    /// By bytes unless the schema says otherwise: the query's one number counts what could
+    /// (SQLite: BINARY unless a column or view declares NOCASE or RTRIM; PostgreSQL: a
+    /// nondeterministic collation, or the `citext` type, in the database).
     BytesUnlessDeclared(&'static str),
 }
 
@@ -680,6 +680,22 @@ pub trait Query: Types {
     /// then make them one row ([`crate::dialect::query::keys_one_under_collation`]).
     fn text_equality(&self) -> TextEquality {
         TextEquality::Bytes
+    }
+
+    /// Where [`Quoting::attribute_key`] keeps texts apart only because the engine's own
+    /// equality is by bytes (PostgreSQL's deterministic collations), a key over `expr` that
+    /// does so under any collation or type: discovery and the pivot use it for the attribute,
+    /// the key check for the entity, when the source [`may collate`](TextEquality). None:
+    /// the attribute key is exact already.
+    fn exact_text_key(&self, _expr: &str) -> Option<String> {
+        None
+    }
+
+    /// Whether `MAX`/`MIN` order text by the same equality `=` uses, so that a source that
+    /// cannot collate needs no byte order for its values (SQLite: BINARY unless declared).
+    /// False: the engine's order is its collation's, never assumed to be the bytes'.
+    fn orders_text_as_it_compares(&self) -> bool {
+        false
     }
 
     /// A query with no rows selecting the entity keys, so the backend can report their types.

@@ -269,6 +269,21 @@ impl Catalog for Postgres {
 }
 
 impl Query for Postgres {
+    /// Equality is by bytes under every deterministic collation, the only kind PostgreSQL
+    /// makes unless told otherwise; a nondeterministic one (ICU, `deterministic = false`)
+    /// or `citext` counts `k` and `K` as one.
+    fn text_equality(&self) -> super::TextEquality {
+        super::TextEquality::BytesUnlessDeclared(
+            "SELECT (SELECT COUNT(*) FROM pg_collation WHERE NOT collisdeterministic) \
+             + (SELECT COUNT(*) FROM pg_type WHERE typname = 'citext')",
+        )
+    }
+
+    /// Any text-like type (`citext`, a domain) as `text`, compared by bytes.
+    fn exact_text_key(&self, expr: &str) -> Option<String> {
+        Some(format!("CAST({expr} AS TEXT) COLLATE \"C\""))
+    }
+
     /// A text value under the database's collation may order linguistically (en_US puts
     /// `a` before `B`); `"C"` orders by bytes.
     fn value_in_byte_order(&self, v: &str, declared: Option<&str>) -> Option<String> {

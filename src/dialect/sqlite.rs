@@ -210,6 +210,10 @@ impl Query for Sqlite {
             "SELECT COUNT(*) FROM sqlite_master WHERE sql LIKE '%collate%'",
         )
     }
+
+    fn orders_text_as_it_compares(&self) -> bool {
+        true
+    }
 }
 
 impl Script for Sqlite {

@@ -122,8 +122,12 @@ pub(super) async fn keyed_source(
 ) -> query::SourceQuery {
     let mut source = planned.clone();
     if job.source.joins.is_empty() {
-        source.attribute_key =
-            cheaper_exact_key(session, dialect, job, &job.attribute, &job.attribute).await;
+        // Never back to the general key: the plan's may be the one any collation needs.
+        if let Some(key) =
+            cheaper_exact_key(session, dialect, job, &job.attribute, &job.attribute).await
+        {
+            source.attribute_key = Some(key);
+        }
     }
     source
 }

@@ -152,7 +152,12 @@ async fn exact_keys(
             true => discover::cheaper_exact_key(session, dialect, job, &key.expr, &derived).await,
             false => None,
         };
-        exact.push(text.then(|| cheaper.unwrap_or_else(|| dialect.attribute_key(&derived))));
+        let general = || {
+            dialect
+                .exact_text_key(&derived)
+                .unwrap_or_else(|| dialect.attribute_key(&derived))
+        };
+        exact.push(text.then(|| cheaper.unwrap_or_else(general)));
     }
     exact
 }

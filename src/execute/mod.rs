@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use crate::backend::Backend;
 use crate::config::{Aggregate, Job, StrategyName};
-use crate::dialect::{Dialect, SourceQuery, TextEquality};
+use crate::dialect::{Dialect, SourceQuery};
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, PlanOptions, Strategy};
 use crate::report::{Preview, Report};
@@ -105,7 +105,17 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     let mut transforms = transform::build(job)?;
 
     // The reads before the plan share one source query; the plan keeps its own (`plan.source`).
-    let source_query = plan::source_query(job);
+    let mut source_query = plan::source_query(job);
+    // An engine whose attribute key is exact only under byte equality is asked before
+    // discovery whether the source may collate; the others only by the pushdown, below.
+    let mut collates = None;
+    if let Some(exact) = source.exact_text_key(&job.attribute) {
+        let may = keys::may_collate(&mut session, source, &source_query).await?;
+        if may {
+            source_query.attribute_key = Some(exact);
+        }
+        collates = Some(may);
+    }
     let mut discovery =
         discover::discover(&mut session, source, (job, &source_query), &transforms).await?;
     let source_types = session
@@ -136,6 +146,9 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
         plan_options.link = link::measure(&mut *session.backend, job, &discovery).await;
     }
     let mut plan = plan::build_plan(job, dialect, &discovery, &entity_types, plan_options)?;
+    plan.source
+        .attribute_key
+        .clone_from(&source_query.attribute_key);
     plan.notes.extend(type_notes);
     if whole_scope.is_some() {
         plan.notes.push(format!(
@@ -170,7 +183,10 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
         ));
     }
     if plan.strategy == Strategy::Pushdown {
-        let collates = keys::may_collate(&mut session, dialect, &plan.source).await?;
+        let collates = match collates {
+            Some(known) => known,
+            None => keys::may_collate(&mut session, dialect, &plan.source).await?,
+        };
         if collates {
             keys::refuse_keys_one_under_collation(
                 &mut session,
@@ -182,11 +198,7 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
         }
         // The pushdown's MAX/MIN keep what the stream keeps: texts by their bytes. An engine
         // that orders text as it compares it needs saying so only where it may collate.
-        let ordered_as_compared = matches!(
-            dialect.text_equality(),
-            TextEquality::BytesUnlessDeclared(_)
-        );
-        if collates || !ordered_as_compared {
+        if collates || !dialect.orders_text_as_it_compares() {
             let value_type = session
                 .inspect_types(&dialect.describe_value(&plan.source))
                 .await?;

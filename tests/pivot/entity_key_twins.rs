@@ -3,7 +3,9 @@
 //! it used to make one row of them, silently (a `replace` and a `merge` alike); now it
 //! refuses before any write and names them, and the stream refuses too (its load sees the
 //! key repeated). Where the engine compares keys by bytes (PostgreSQL, SQLite's default
-//! collation) both strategies keep every key as its own row.
+//! collation) both strategies keep every key as its own row. PostgreSQL compares by bytes
+//! only under deterministic collations: a nondeterministic one or `citext` joins keys, and
+//! attribute names (`Color`, `color`) too, which discovery then made one column of.
 
 use crate::servers;
 
@@ -147,5 +149,132 @@ async fn mariadb_keys_one_under_a_ci_collation_are_refused() {
 async fn mssql_keys_one_under_a_ci_collation_are_refused() {
     if let Some(db) = mssql() {
         key_twins(db, "VARCHAR(10)", true).await;
+    }
+}
+
+/// A PostgreSQL database of the test's own holding `setup` (a collation, an extension), so
+/// that nothing it declares reaches the shared database; dropped when the guard is.
+struct ScratchPostgres {
+    admin_url: String,
+    name: String,
+}
+
+impl ScratchPostgres {
+    async fn create(tag: &str, setup: &[&str]) -> Option<(ScratchPostgres, Db)> {
+        let admin = postgres();
+        let mut conn = admin.open().await?;
+        let name = format!("ektw_{tag}_{}", std::process::id());
+        let scratch = ScratchPostgres {
+            admin_url: admin.url.clone(),
+            name: name.clone(),
+        };
+        let _ = conn
+            .execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .await;
+        conn.execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("create the scratch database");
+        let (base, _) = admin.url.rsplit_once('/').expect("database in the URL");
+        let db = Db {
+            url: format!("{base}/{name}"),
+            ..postgres()
+        };
+        let mut own = db.open().await.expect("open the scratch database");
+        for sql in setup {
+            own.execute(sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        Some((scratch, db))
+    }
+}
+
+impl Drop for ScratchPostgres {
+    fn drop(&mut self) {
+        let (url, name) = (self.admin_url.clone(), self.name.clone());
+        // Its own runtime on its own thread: a drop cannot await the test's.
+        let _ = std::thread::spawn(move || {
+            runtime().block_on(async {
+                if let Some(mut conn) = connect_or_skip("postgres", &url).await {
+                    let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                    let _ = conn.execute(&sql).await;
+                }
+            })
+        })
+        .join();
+    }
+}
+
+const CASE_INSENSITIVE: &str =
+    "CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)";
+
+#[tokio::test]
+async fn postgres_keys_one_under_a_nondeterministic_collation_are_refused() {
+    if let Some((_scratch, db)) = ScratchPostgres::create("ndkey", &[CASE_INSENSITIVE]).await {
+        key_twins(db, "TEXT COLLATE ci", true).await;
+    }
+}
+
+#[tokio::test]
+async fn postgres_citext_keys_are_refused() {
+    let setup = ["CREATE EXTENSION IF NOT EXISTS citext"];
+    if let Some((_scratch, db)) = ScratchPostgres::create("citextkey", &setup).await {
+        key_twins(db, "citext", true).await;
+    }
+}
+
+/// Attribute names one under the collation (`Color`, `color`, `COLOR`) are three attributes,
+/// three columns, in both strategies, replaced and merged: discovery used to group them
+/// into one, and both strategies then kept one name's cells and dropped the others'.
+#[tokio::test]
+async fn postgres_attribute_names_one_under_the_collation_stay_apart() {
+    let setup = [CASE_INSENSITIVE, "CREATE EXTENSION IF NOT EXISTS citext"];
+    let Some((_scratch, db)) = ScratchPostgres::create("ndattr", &setup).await else {
+        return;
+    };
+    let mut conn = db.open().await.expect("open");
+    let dir = tempfile::tempdir().expect("temp dir");
+    for attr_type in ["TEXT COLLATE ci", "citext"] {
+        for strategy in ["pushdown", "stream"] {
+            let p = format!("ndattr_{}_{strategy}", attr_type.len());
+            let (source, target) = (format!("{p}_src"), format!("{p}_wide"));
+            let create = format!(
+                "CREATE TABLE {source} (id INT NOT NULL, attr {attr_type} NOT NULL, val TEXT)"
+            );
+            conn.execute(&create).await.expect("create source");
+            let insert = format!(
+                "INSERT INTO {source} VALUES (1, 'Color', 'red'), (1, 'color', 'blue'), (2, 'COLOR', 'x')"
+            );
+            conn.execute(&insert).await.expect("load source");
+            let what = format!("{attr_type} {strategy}");
+            let cells = |rows: Vec<(Vec<eavpivot::value::Value>, Cells)>| {
+                let mut all: Vec<String> = rows
+                    .into_iter()
+                    .flat_map(|(key, cells)| {
+                        let id = key[0].to_string();
+                        cells.into_iter().map(move |(c, v)| format!("{id}.{c}={v}"))
+                    })
+                    .collect();
+                all.sort();
+                all
+            };
+            let replace = job(dir.path(), &p, "replace");
+            let out = run(&["run", &replace, "--strategy", strategy], &db.url);
+            assert!(out.status.success(), "{what}: {}", stderr(&out));
+            let got = cells(read_keyed(conn.as_mut(), "postgres", &target, 1).await);
+            assert_eq!(got, ["1.Color=red", "1.color=blue", "2.COLOR=x"], "{what}");
+
+            let change = format!("UPDATE {source} SET val = 'green' WHERE CAST(attr AS TEXT) COLLATE \"C\" = 'color'");
+            conn.execute(&change).await.expect("change one cell");
+            let merge = job(dir.path(), &p, "merge");
+            let out = run(&["run", &merge, "--strategy", strategy], &db.url);
+            assert!(out.status.success(), "{what} merge: {}", stderr(&out));
+            let got = cells(read_keyed(conn.as_mut(), "postgres", &target, 1).await);
+            assert_eq!(
+                got,
+                ["1.Color=red", "1.color=green", "2.COLOR=x"],
+                "{what} merge"
+            );
+        }
     }
 }

@@ -13,6 +13,9 @@
 --   10 -> 10 (MINESWEEPER_VIEW)
 
 -- read-only, ran during the dry run:
+SELECT (SELECT COUNT(*) FROM pg_collation WHERE NOT collisdeterministic) + (SELECT COUNT(*) FROM pg_type WHERE typname = 'citext');
+
+-- read-only, ran during the dry run:
 SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(octet_length((s.v)::text)) AS min_bytes, MAX(octet_length((s.v)::text)) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0
 FROM (SELECT y AS e0, x AS a, state AS v
   FROM MINESWEEPER_BOARD) s
