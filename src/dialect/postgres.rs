@@ -285,8 +285,12 @@ impl Query for Postgres {
     }
 
     /// A text value under the database's collation may order linguistically (en_US puts
-    /// `a` before `B`); `"C"` orders by bytes.
+    /// `a` before `B`); `"C"` orders by bytes. `citext` compares `Red` and `red` as one under
+    /// any collation (so the pushdown saw no conflict where the stream saw one): as `text`.
     fn value_in_byte_order(&self, v: &str, declared: Option<&str>) -> Option<String> {
+        if declared.is_some_and(|t| t.eq_ignore_ascii_case("citext")) {
+            return self.exact_text_key(v);
+        }
         super::declared_text(declared).then(|| format!("{v} COLLATE \"C\""))
     }
 

@@ -113,3 +113,19 @@ async fn mssql_keeps_the_same_value_by_bytes() {
         kept(db, "VARCHAR(10)", "v").await;
     }
 }
+
+/// `citext` compares `b` and `B` as one whatever the collation: the pushdown counted no
+/// conflict there (so `aggregate: error` let it through) and kept another value than the
+/// stream. A nondeterministic collation on the value column is the other way to the same.
+#[tokio::test]
+async fn postgres_keeps_the_same_value_by_bytes_under_citext_and_a_ci_collation() {
+    let setup = [CASE_INSENSITIVE_COLLATION, CITEXT];
+    if let Some((_scratch, db)) = ScratchPostgres::create("cford", &setup).await {
+        let again = Db {
+            url: db.url.clone(),
+            ..postgres()
+        };
+        kept(db, "citext", "citext").await;
+        kept(again, "TEXT COLLATE ci", "ci").await;
+    }
+}

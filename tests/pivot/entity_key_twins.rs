@@ -152,72 +152,18 @@ async fn mssql_keys_one_under_a_ci_collation_are_refused() {
     }
 }
 
-/// A PostgreSQL database of the test's own holding `setup` (a collation, an extension), so
-/// that nothing it declares reaches the shared database; dropped when the guard is.
-struct ScratchPostgres {
-    admin_url: String,
-    name: String,
-}
-
-impl ScratchPostgres {
-    async fn create(tag: &str, setup: &[&str]) -> Option<(ScratchPostgres, Db)> {
-        let admin = postgres();
-        let mut conn = admin.open().await?;
-        let name = format!("ektw_{tag}_{}", std::process::id());
-        let scratch = ScratchPostgres {
-            admin_url: admin.url.clone(),
-            name: name.clone(),
-        };
-        let _ = conn
-            .execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-            .await;
-        conn.execute(&format!("CREATE DATABASE {name}"))
-            .await
-            .expect("create the scratch database");
-        let (base, _) = admin.url.rsplit_once('/').expect("database in the URL");
-        let db = Db {
-            url: format!("{base}/{name}"),
-            ..postgres()
-        };
-        let mut own = db.open().await.expect("open the scratch database");
-        for sql in setup {
-            own.execute(sql)
-                .await
-                .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        }
-        Some((scratch, db))
-    }
-}
-
-impl Drop for ScratchPostgres {
-    fn drop(&mut self) {
-        let (url, name) = (self.admin_url.clone(), self.name.clone());
-        // Its own runtime on its own thread: a drop cannot await the test's.
-        let _ = std::thread::spawn(move || {
-            runtime().block_on(async {
-                if let Some(mut conn) = connect_or_skip("postgres", &url).await {
-                    let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
-                    let _ = conn.execute(&sql).await;
-                }
-            })
-        })
-        .join();
-    }
-}
-
-const CASE_INSENSITIVE: &str =
-    "CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)";
-
 #[tokio::test]
 async fn postgres_keys_one_under_a_nondeterministic_collation_are_refused() {
-    if let Some((_scratch, db)) = ScratchPostgres::create("ndkey", &[CASE_INSENSITIVE]).await {
+    if let Some((_scratch, db)) =
+        ScratchPostgres::create("ndkey", &[CASE_INSENSITIVE_COLLATION]).await
+    {
         key_twins(db, "TEXT COLLATE ci", true).await;
     }
 }
 
 #[tokio::test]
 async fn postgres_citext_keys_are_refused() {
-    let setup = ["CREATE EXTENSION IF NOT EXISTS citext"];
+    let setup = [CITEXT];
     if let Some((_scratch, db)) = ScratchPostgres::create("citextkey", &setup).await {
         key_twins(db, "citext", true).await;
     }
@@ -228,7 +174,7 @@ async fn postgres_citext_keys_are_refused() {
 /// into one, and both strategies then kept one name's cells and dropped the others'.
 #[tokio::test]
 async fn postgres_attribute_names_one_under_the_collation_stay_apart() {
-    let setup = [CASE_INSENSITIVE, "CREATE EXTENSION IF NOT EXISTS citext"];
+    let setup = [CASE_INSENSITIVE_COLLATION, CITEXT];
     let Some((_scratch, db)) = ScratchPostgres::create("ndattr", &setup).await else {
         return;
     };

@@ -413,3 +413,62 @@ pub async fn printed(
     }
     out
 }
+
+/// A PostgreSQL database of the test's own holding `setup` (a collation, an extension), so
+/// that nothing it declares reaches the shared database; dropped when the guard is.
+pub struct ScratchPostgres {
+    admin_url: String,
+    name: String,
+}
+
+impl ScratchPostgres {
+    pub async fn create(tag: &str, setup: &[&str]) -> Option<(ScratchPostgres, Db)> {
+        let admin = postgres();
+        let mut conn = admin.open().await?;
+        let name = format!("eavpivot_scratch_{tag}_{}", std::process::id());
+        let scratch = ScratchPostgres {
+            admin_url: admin.url.clone(),
+            name: name.clone(),
+        };
+        let _ = conn
+            .execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .await;
+        conn.execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("create the scratch database");
+        let (base, _) = admin.url.rsplit_once('/').expect("database in the URL");
+        let db = Db {
+            url: format!("{base}/{name}"),
+            ..postgres()
+        };
+        let mut own = db.open().await.expect("open the scratch database");
+        for sql in setup {
+            own.execute(sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        Some((scratch, db))
+    }
+}
+
+impl Drop for ScratchPostgres {
+    fn drop(&mut self) {
+        let (url, name) = (self.admin_url.clone(), self.name.clone());
+        // Its own runtime on its own thread: a drop cannot await the test's.
+        let _ = std::thread::spawn(move || {
+            runtime().block_on(async {
+                if let Some(mut conn) = connect_or_skip("postgres", &url).await {
+                    let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                    let _ = conn.execute(&sql).await;
+                }
+            })
+        })
+        .join();
+    }
+}
+
+/// For [`ScratchPostgres`]: a collation under which `k` and `K` are one (ICU, level 2).
+pub const CASE_INSENSITIVE_COLLATION: &str =
+    "CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)";
+/// For [`ScratchPostgres`]: the case-insensitive text type.
+pub const CITEXT: &str = "CREATE EXTENSION IF NOT EXISTS citext";
