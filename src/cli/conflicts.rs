@@ -17,11 +17,22 @@ use crate::value::Value;
 /// (how many distinct values), then `value_1` … `value_N`. Returns the number of pairs.
 pub async fn export(backend: &mut dyn Backend, job: &Job, path: &Path) -> Result<usize> {
     let dialect = backend.dialect();
+    // Names and values compared as the run compares them: by their bytes, whatever the
+    // collation (a listing: the exact key's cost does not matter here).
+    let mut source = crate::plan::source_query(job);
+    if let Some(exact) = dialect.exact_text_key(&job.attribute) {
+        source.attribute_key = Some(exact);
+    }
+    let declared = backend
+        .column_types(&dialect.describe_value(&source))
+        .await
+        .map_err(|e| {
+            e.with_context(&format!("reading the value's type in {}", job.source.table))
+        })?;
+    source.value_order =
+        dialect.value_in_byte_order("s.v", declared.first().cloned().flatten().as_deref());
     let rows = backend
-        .query(&query::conflicting_values(
-            dialect,
-            &crate::plan::source_query(job),
-        ))
+        .query(&query::conflicting_values(dialect, &source))
         .await
         .map_err(|e| e.with_context(&format!("listing the conflicts in {}", job.source.table)))?;
     let width = job.entity.len();

@@ -251,18 +251,21 @@ pub fn conflicts<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
 }
 
 /// Every distinct value of every conflicting entity/attribute pair ([`crate::dialect::query::conflicts`]),
-/// one row each (`e0…, a, v`), ordered by pair: what `run --conflicts FILE` exports in full.
+/// one row each (`e0…, a, v`, then the value as compared), ordered by pair, then value as the
+/// pivot compares values ([`SourceQuery::value_order`]: `b` and `B` are two values even
+/// under a case-insensitive collation): what `run --conflicts FILE` exports in full.
 pub fn conflicting_values<D: Quoting + ?Sized>(d: &D, source: &SourceQuery) -> String {
     let on: Vec<String> = (0..source.entity.len())
         .map(|i| format!("s.e{i} = c.e{i}"))
         .chain(std::iter::once("s.a = c.a".to_string()))
         .collect();
     format!(
-        "SELECT DISTINCT {entity}, s.a, s.v FROM ({}) s\nJOIN ({}) c ON {}\nWHERE s.v IS NOT NULL ORDER BY {entity}, s.a, s.v",
+        "SELECT DISTINCT {entity}, s.a, s.v, {v} AS o FROM ({}) s\nJOIN ({}) c ON {}\nWHERE s.v IS NOT NULL ORDER BY {entity}, s.a, o",
         source_rows(d, source),
         conflicts(d, source),
         on.join(" AND "),
         entity = entity_refs(source, "s"),
+        v = source.compared_value(),
     )
 }
 

@@ -1,6 +1,7 @@
 //! `run --conflicts FILE` on every reachable backend: the same source, the same CSV (every
 //! conflicting pair with all its distinct values, in order), exact attribute comparison
-//! (`color` and `Color` are two attributes, not a conflict). Through the real binary, with
+//! (`color` and `Color` are two attributes, not a conflict) and exact value comparison (`b` and
+//! `B` are a conflict, under MariaDB's and SQL Server's case-insensitive collations too). Through the real binary, with
 //! `--dry-run` so nothing but the test's own source table is ever created.
 //!
 //! Servers: `EAVPIVOT_PG_URL`, `EAVPIVOT_MARIADB_URL` (default: the local ones) and
@@ -15,7 +16,8 @@ use servers::server;
 
 const EXPECTED: &str = "id,grp,attribute,values,value_1,value_2,value_3\r\n\
                         1,a,Color,2,Blue,\"Red, dark\"\r\n\
-                        2,b,Size,3,L,S,XL\r\n";
+                        2,b,Size,3,L,S,XL\r\n\
+                        4,d,Color,2,B,b\r\n";
 
 fn check(label: &str, url: &str) {
     let table = format!("ux_conflicts_{}", std::process::id());
@@ -24,7 +26,8 @@ fn check(label: &str, url: &str) {
          INSERT INTO {table} VALUES (1, 'a', 'Color', 'Red, dark'), (1, 'a', 'Color', 'Blue'),
            (1, 'a', 'Color', 'Red, dark'), (1, 'a', 'Size', 'M'), (2, 'b', 'Color', 'Green'),
            (2, 'b', 'Size', 'L'), (2, 'b', 'Size', 'XL'), (2, 'b', 'Size', 'S'),
-           (3, 'c', 'color', 'x'), (3, 'c', 'Color', 'y'), (3, 'c', 'Size', NULL);"
+           (3, 'c', 'color', 'x'), (3, 'c', 'Color', 'y'), (3, 'c', 'Size', NULL),
+           (4, 'd', 'Color', 'b'), (4, 'd', 'Color', 'B');"
     );
     let Some((runtime, mut db)) = server(label, url) else {
         return;
@@ -54,7 +57,7 @@ fn check(label: &str, url: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{label}: {stderr}");
     assert!(
-        stderr.contains("conflicts: 2 entity/attribute pairs"),
+        stderr.contains("conflicts: 3 entity/attribute pairs"),
         "{label}: {stderr}"
     );
     assert_eq!(
