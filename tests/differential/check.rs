@@ -153,8 +153,8 @@ fn steps(
             &source_url,
             cross.then_some(target_url.as_str()),
         );
-        let collates = model::collates(source_leg) || model::collates(target_leg);
-        let expected = model::expect(&case.job, step, prev.as_ref(), (cross, collates));
+        let fold = model::key_fold(source_leg, target_leg);
+        let expected = model::expect(&case.job, step, prev.as_ref(), (cross, fold));
         let ran = exec::run(&args);
         stats.runs += 1;
         let said = ran.stderr.trim().lines().last().unwrap_or("").to_string();

@@ -15,7 +15,9 @@ use super::model::{Cell, Row, Step, K};
 use super::servers;
 
 /// A database leg, named by `what`: SQLite, PostgreSQL, MariaDB (indices 0, 1, 2 in
-/// `Case::cross`), then SQL Server when `EAVPIVOT_MSSQL_URL` names one (password in
+/// `Case::cross`), PostgreSQL again with every source text column under a case-insensitive,
+/// nondeterministic collation (`postgres_ci`, a scratch database of the run's own), then SQL
+/// Server when `EAVPIVOT_MSSQL_URL` names one (password in
 /// `EAVPIVOT_PASSWORD`; Babelfish works) and Citus when `EAVPIVOT_CITUS_URL` names a
 /// coordinator (PostgreSQL's SQL, the source distributed by its first key column). Every
 /// per-leg choice goes by `what`, never by index.
@@ -24,6 +26,7 @@ pub struct Db {
     pub url: String,
     pub conn: Box<dyn Backend>,
     _keep: Option<servers::Db>,
+    _scratch: Option<servers::ScratchPostgres>,
 }
 
 /// Every backend, connected; None when a server is unreachable (a failure under
@@ -37,6 +40,19 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
             url: s.url.clone(),
             conn,
             _keep: Some(s),
+            _scratch: None,
+        });
+    }
+    // Where no scratch database can be made, the leg is left out (saying why).
+    let setup = [servers::CASE_INSENSITIVE_COLLATION];
+    if let Some((scratch, db)) = rt.block_on(servers::ScratchPostgres::create("diffci", &setup)) {
+        let conn = rt.block_on(db.open())?;
+        dbs.push(Db {
+            what: "postgres_ci",
+            url: db.url.clone(),
+            conn,
+            _keep: None,
+            _scratch: Some(scratch),
         });
     }
     if let Some(url) = std::env::var("EAVPIVOT_MSSQL_URL")
@@ -67,6 +83,7 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
             url,
             conn,
             _keep: None,
+            _scratch: None,
         });
     }
     if let Some(url) = std::env::var("EAVPIVOT_CITUS_URL")
@@ -88,16 +105,17 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
                 url,
                 conn,
                 _keep: None,
+                _scratch: None,
             });
         }
     }
     Some(dbs)
 }
 
-/// The SQL a leg speaks: Citus is PostgreSQL's.
+/// The SQL a leg speaks: Citus and `postgres_ci` are PostgreSQL's.
 pub fn sql_of(what: &str) -> &str {
     match what {
-        "citus" => "postgres",
+        "citus" | "postgres_ci" => "postgres",
         w => w,
     }
 }
@@ -109,6 +127,8 @@ pub fn example_url(what: &str) -> &'static str {
         "postgres" => "postgres://postgres@127.0.0.1:5432/test",
         "mariadb" => "mariadb://root@127.0.0.1:3306/test",
         "citus" => "postgres://postgres@127.0.0.1:9700/postgres",
+        // CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)
+        "postgres_ci" => "postgres://postgres@127.0.0.1:5432/ci",
         _ => "mssql://bbf_admin@127.0.0.1:1433/master?trust_cert=true",
     }
 }
@@ -175,7 +195,11 @@ pub fn attr_ids(case: &Case) -> BTreeMap<Option<String>, i64> {
 /// source is distributed by its first key column (the names table is a reference table), so
 /// the product's `target.distribute: auto` distributes every table it creates.
 pub fn source_sql(case: &Case, step: &Step, n: &Names, leg: &str) -> Vec<String> {
-    let mut sql = create_source(case, step, n, sql_of(leg));
+    let collate = match leg {
+        "postgres_ci" => " COLLATE ci",
+        _ => "",
+    };
+    let mut sql = create_source(case, step, n, (sql_of(leg), collate));
     if leg == "citus" {
         sql.insert(
             1,
@@ -192,13 +216,19 @@ pub fn source_sql(case: &Case, step: &Step, n: &Names, leg: &str) -> Vec<String>
     sql
 }
 
-fn create_source(case: &Case, step: &Step, n: &Names, what: &str) -> Vec<String> {
+/// `collate`: the clause every text column gets (empty: the database's default).
+fn create_source(
+    case: &Case,
+    step: &Step,
+    n: &Names,
+    (what, collate): (&str, &str),
+) -> Vec<String> {
     let keys: Vec<String> = case
         .keys
         .iter()
         .map(|k| match k.text {
             true => format!(
-                "{} {}VARCHAR(40)",
+                "{} {}VARCHAR(40){collate}",
                 k.name,
                 if what == "mssql" { "N" } else { "" }
             ),
@@ -209,10 +239,10 @@ fn create_source(case: &Case, step: &Step, n: &Names, what: &str) -> Vec<String>
     let attr_col = if case.join {
         "aid INT".to_string()
     } else {
-        format!("attr {n_}VARCHAR(200)")
+        format!("attr {n_}VARCHAR(200){collate}")
     };
     let mut sql = vec![format!(
-        "CREATE TABLE {} ({}, {attr_col}, val {n_}VARCHAR(200), grp INT, modified INT)",
+        "CREATE TABLE {} ({}, {attr_col}, val {n_}VARCHAR(200){collate}, grp INT, modified INT)",
         n.source,
         keys.join(", ")
     )];
@@ -223,7 +253,7 @@ fn create_source(case: &Case, step: &Step, n: &Names, what: &str) -> Vec<String>
     };
     if case.join {
         sql.push(format!(
-            "CREATE TABLE {} (aid INT, name {n_}VARCHAR(200))",
+            "CREATE TABLE {} (aid INT, name {n_}VARCHAR(200){collate})",
             n.attrs
         ));
         let values: Vec<String> = ids

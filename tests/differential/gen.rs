@@ -421,7 +421,7 @@ pub fn case(seed: u64, f: &Features) -> Case {
 
 /// Two entities in one step only whose keys differ in the first text part by case or a
 /// trailing space and in nothing else, rows alike: one key to MariaDB's and SQL Server's
-/// default collations, two to PostgreSQL and SQLite. The step's `where` and `changed` see
+/// default collations (and by case to `postgres_ci`'s), two to PostgreSQL and SQLite. The step's `where` and `changed` see
 /// both alike (same `grp` and `modified`), so the run reads both or neither.
 fn add_key_twins(g: &mut Gen, step: &mut Step, attrs: &[Option<String>], stamp: i64) {
     let key = g.entity();

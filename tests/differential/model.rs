@@ -122,14 +122,13 @@ pub enum Outcome {
     WrittenOrRefused(Target),
 }
 
-/// What `step` must do to `prev` (None: no target yet); `cross`: two databases; `collates`:
-/// the source's or the target's database counts text keys that differ only in case or
-/// trailing spaces as one (MariaDB's and SQL Server's default collations).
+/// What `step` must do to `prev` (None: no target yet); `cross`: two databases; `fold`: what
+/// the source's or the target's database counts as one text key ([`key_fold`]).
 pub fn expect(
     job: &Job,
     step: &Step,
     prev: Option<&Target>,
-    (cross, collates): (bool, bool),
+    (cross, fold): (bool, KeyFold),
 ) -> Outcome {
     if cross && job.pushdown {
         return Outcome::Refused("a forced pushdown cannot cross databases (exit 2)".into());
@@ -154,7 +153,7 @@ pub fn expect(
             .collect();
         scope.retain(|r| named.contains(&r.key));
     }
-    if let Some((a, b)) = twins(&scope).filter(|_| collates) {
+    if let Some((a, b)) = twins(&scope, fold) {
         return Outcome::Refused(format!(
             "entity keys {a:?} and {b:?} are one key to the collation"
         ));
@@ -239,20 +238,39 @@ pub fn expect(
     }
 }
 
-/// Whether the database `leg` names compares text keys by a case-insensitive, PAD SPACE
-/// collation (its default; the harness's tables keep it).
-pub fn collates(leg: &str) -> bool {
-    matches!(leg, "mariadb" | "mssql")
+/// Which text keys a database counts as one, from the least folding to the most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KeyFold {
+    /// By their bytes.
+    Bytes,
+    /// Regardless of case (`postgres_ci`'s source columns: ICU level 2, spaces count).
+    Case,
+    /// Regardless of case and trailing spaces (MariaDB's and SQL Server's defaults, which
+    /// the harness's tables keep).
+    CaseAndPad,
 }
 
-/// Two distinct keys read by the run that a case-insensitive, PAD SPACE collation counts
-/// as one.
-fn twins(scope: &[&Row]) -> Option<(Vec<K>, Vec<K>)> {
+/// What the run between `source` and `target` (the same leg for one database) counts as one
+/// key: the more folding of the two. `postgres_ci`'s collation is on the source's columns
+/// only; the tables eavpivot creates there take the database's default.
+pub fn key_fold(source: &str, target: &str) -> KeyFold {
+    let of = |leg: &str, is_source: bool| match leg {
+        "mariadb" | "mssql" => KeyFold::CaseAndPad,
+        "postgres_ci" if is_source => KeyFold::Case,
+        _ => KeyFold::Bytes,
+    };
+    of(source, true).max(of(target, false))
+}
+
+/// Two distinct keys read by the run that `fold` counts as one.
+fn twins(scope: &[&Row], fold: KeyFold) -> Option<(Vec<K>, Vec<K>)> {
     let folded = |key: &[K]| -> Vec<String> {
         key.iter()
-            .map(|k| match k {
-                K::T(t) => t.trim_end_matches(' ').to_lowercase(),
-                K::I(i) => i.to_string(),
+            .map(|k| match (k, fold) {
+                (K::T(t), KeyFold::CaseAndPad) => t.trim_end_matches(' ').to_lowercase(),
+                (K::T(t), KeyFold::Case) => t.to_lowercase(),
+                (K::T(t), KeyFold::Bytes) => t.clone(),
+                (K::I(i), _) => i.to_string(),
             })
             .collect()
     };

@@ -180,8 +180,8 @@ pub fn reproduction(
             "$ eavpivot {}",
             args.iter().map(|a| shell(a)).collect::<Vec<_>>().join(" ")
         );
-        let collates = model::collates(legs[s]) || model::collates(legs[t]);
-        let outcome = model::expect(&case.job, step, prev.as_ref(), (s != t, collates));
+        let fold = model::key_fold(legs[s], legs[t]);
+        let outcome = model::expect(&case.job, step, prev.as_ref(), (s != t, fold));
         let _ = writeln!(out, "-- expected: {}", describe(&outcome));
         if let model::Outcome::Written { target, .. } | model::Outcome::WrittenOrRefused(target) =
             outcome

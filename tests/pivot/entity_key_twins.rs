@@ -224,3 +224,80 @@ async fn postgres_attribute_names_one_under_the_collation_stay_apart() {
         }
     }
 }
+
+/// `column_type: infer` over attribute and value columns under a nondeterministic collation,
+/// both strategies, replaced then merged: the print-back check compared texts under the
+/// column's collation, where PostgreSQL refuses `LIKE` (the stream failed) and `=` would
+/// pass `TRUE` for `true`. Found by the differential harness's `postgres_ci` leg.
+#[tokio::test]
+async fn postgres_typed_columns_under_a_nondeterministic_collation() {
+    let setup = [CASE_INSENSITIVE_COLLATION];
+    let Some((_scratch, db)) = ScratchPostgres::create("ndtyped", &setup).await else {
+        return;
+    };
+    let mut conn = db.open().await.expect("open");
+    let dir = tempfile::tempdir().expect("temp dir");
+    for strategy in ["pushdown", "stream"] {
+        let p = format!("ndtyped_{strategy}");
+        let (source, target) = (format!("{p}_src"), format!("{p}_wide"));
+        let create = format!(
+            "CREATE TABLE {source} (id INT NOT NULL, attr TEXT COLLATE ci NOT NULL, val TEXT COLLATE ci)"
+        );
+        conn.execute(&create).await.expect("create source");
+        let insert = format!(
+            "INSERT INTO {source} VALUES (1, 'n', '12.50'), (2, 'n', '-3.125'), (1, 'd', '2020-01-02'), \
+             (1, 'b', 'true'), (2, 'b', 'TRUE'), (1, 'B', 'false')"
+        );
+        conn.execute(&insert).await.expect("load source");
+        let path = dir.path().join(format!("{p}.yaml"));
+        let yaml = |if_exists: &str| {
+            format!(
+                "name: {p}\nsource: {{table: {source}}}\nentity: [id]\nattribute: attr\nvalue: val\npivot: {{column_type: infer}}\ntarget: {{table: {target}, if_exists: {if_exists}}}\n"
+            )
+        };
+        for if_exists in ["replace", "merge"] {
+            std::fs::write(&path, yaml(if_exists)).expect("write job");
+            let job = path.display().to_string();
+            let out = run(&["run", &job, "--strategy", strategy], &db.url);
+            let what = format!("{strategy} {if_exists}");
+            assert!(out.status.success(), "{what}: {}", stderr(&out));
+            let sql = format!(
+                "SELECT id, CAST(n AS TEXT), CAST(d AS TEXT), b, CAST(\"B\" AS TEXT) FROM {target} ORDER BY id"
+            );
+            let rows = conn.query(&sql).await.expect("read target");
+            let got: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| r.iter().map(|v| v.as_text().unwrap_or_default()).collect())
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    ["1", "12.500", "2020-01-02", "true", "false"],
+                    ["2", "-3.125", "", "TRUE", ""],
+                ],
+                "{what}: numbers by value, the date, booleans spelled two ways kept as text"
+            );
+            let types = format!(
+                "SELECT column_name::text, data_type::text FROM information_schema.columns WHERE table_name = '{target}' ORDER BY column_name"
+            );
+            let types: Vec<String> = conn
+                .query(&types)
+                .await
+                .expect("catalog")
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{}:{}",
+                        r[0].as_text().unwrap_or_default(),
+                        r[1].as_text().unwrap_or_default()
+                    )
+                })
+                .collect();
+            assert_eq!(
+                types,
+                ["B:boolean", "b:text", "d:date", "id:integer", "n:numeric"],
+                "{what}"
+            );
+        }
+    }
+}
