@@ -264,11 +264,7 @@ async fn postgres_typed_columns_under_a_nondeterministic_collation() {
             let sql = format!(
                 "SELECT id, CAST(n AS TEXT), CAST(d AS TEXT), b, CAST(\"B\" AS TEXT) FROM {target} ORDER BY id"
             );
-            let rows = conn.query(&sql).await.expect("read target");
-            let got: Vec<Vec<String>> = rows
-                .iter()
-                .map(|r| r.iter().map(|v| v.as_text().unwrap_or_default()).collect())
-                .collect();
+            let got = text_rows(conn.as_mut(), &sql).await;
             assert_eq!(
                 got,
                 [

@@ -431,14 +431,8 @@ fn sqlite_declared_decimal_keeps_the_text() {
                 "{strategy:?}: {:?}",
                 outcome.report.notes
             );
-            let rows = db
-                .query("SELECT id, typeof(price), price, typeof(qty), qty FROM wide ORDER BY id")
-                .await
-                .expect("target");
-            let got: Vec<Vec<String>> = rows
-                .iter()
-                .map(|r| r.iter().map(|v| v.as_text().unwrap_or_default()).collect())
-                .collect();
+            let sql = "SELECT id, typeof(price), price, typeof(qty), qty FROM wide ORDER BY id";
+            let got = servers::text_rows(db, sql).await;
             assert_eq!(
                 got,
                 [

@@ -344,6 +344,16 @@ pub async fn read_table(db: &mut dyn Backend, what: &str, table: &str) -> Table 
         .collect()
 }
 
+/// The rows of `sql`, every cell as text (NULL as empty).
+pub async fn text_rows(db: &mut dyn Backend, sql: &str) -> Vec<Vec<String>> {
+    db.query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .iter()
+        .map(|r| r.iter().map(|v| v.as_text().unwrap_or_default()).collect())
+        .collect()
+}
+
 /// Every row of `table`: its first `keys` columns, and the other columns by name (as the
 /// catalog of `what` lists them) with their values as text, NULLs left out.
 pub async fn read_keyed(
