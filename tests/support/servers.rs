@@ -438,7 +438,11 @@ impl ScratchPostgres {
     pub async fn create(tag: &str, setup: &[&str]) -> Option<(ScratchPostgres, Db)> {
         let admin = postgres();
         let mut conn = admin.open().await?;
-        let name = format!("eavpivot_scratch_{tag}_{}", std::process::id());
+        // One per call: tests of one binary run side by side, and a second create of the
+        // same name would drop (WITH FORCE) the first one's database under it.
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("eavpivot_scratch_{tag}_{}_{n}", std::process::id());
         let scratch = ScratchPostgres {
             admin_url: admin.url.clone(),
             name: name.clone(),
