@@ -4,7 +4,8 @@
 //! (`differential/model.rs`, written from the README, not from `src/`).
 //!
 //! - Legs: SQLite, PostgreSQL, MariaDB, PostgreSQL with a case-insensitive nondeterministic
-//!   collation on every source text column (`postgres_ci`); SQL Server when `EAVPIVOT_MSSQL_URL` is set (the
+//!   collation on every source text column (`postgres_ci`) and with every one citext
+//!   (`postgres_citext`); SQL Server when `EAVPIVOT_MSSQL_URL` is set (the
 //!   first `EAVPIVOT_DIFF_MSSQL_CASES`, default 6, cases); Citus when `EAVPIVOT_CITUS_URL`
 //!   names a coordinator (the first `EAVPIVOT_DIFF_CITUS_CASES`, default 6, cases; the source
 //!   distributed by entity, every written table checked distributed and co-located). A leg

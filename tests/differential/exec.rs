@@ -16,7 +16,8 @@ use super::servers;
 
 /// A database leg, named by `what`: SQLite, PostgreSQL, MariaDB (indices 0, 1, 2 in
 /// `Case::cross`), PostgreSQL again with every source text column under a case-insensitive,
-/// nondeterministic collation (`postgres_ci`, a scratch database of the run's own), then SQL
+/// nondeterministic collation (`postgres_ci`) and of type citext (`postgres_citext`), each a
+/// scratch database of the run's own, then SQL
 /// Server when `EAVPIVOT_MSSQL_URL` names one (password in
 /// `EAVPIVOT_PASSWORD`; Babelfish works) and Citus when `EAVPIVOT_CITUS_URL` names a
 /// coordinator (PostgreSQL's SQL, the source distributed by its first key column). Every
@@ -43,17 +44,23 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
             _scratch: None,
         });
     }
-    // Where no scratch database can be made, the leg is left out (saying why).
-    let setup = [servers::CASE_INSENSITIVE_COLLATION];
-    if let Some((scratch, db)) = rt.block_on(servers::ScratchPostgres::create("diffci", &setup)) {
-        let conn = rt.block_on(db.open())?;
-        dbs.push(Db {
-            what: "postgres_ci",
-            url: db.url.clone(),
-            conn,
-            _keep: None,
-            _scratch: Some(scratch),
-        });
+    // PostgreSQL whose source text is one under case: a scratch database each; where none
+    // can be made, the leg is left out (saying why).
+    let scratch_legs = [
+        ("postgres_ci", servers::CASE_INSENSITIVE_COLLATION, "diffci"),
+        ("postgres_citext", servers::CITEXT, "diffcitext"),
+    ];
+    for (what, setup, tag) in scratch_legs {
+        if let Some((scratch, db)) = rt.block_on(servers::ScratchPostgres::create(tag, &[setup])) {
+            let conn = rt.block_on(db.open())?;
+            dbs.push(Db {
+                what,
+                url: db.url.clone(),
+                conn,
+                _keep: None,
+                _scratch: Some(scratch),
+            });
+        }
     }
     if let Some(url) = std::env::var("EAVPIVOT_MSSQL_URL")
         .ok()
@@ -112,10 +119,10 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
     Some(dbs)
 }
 
-/// The SQL a leg speaks: Citus and `postgres_ci` are PostgreSQL's.
+/// The SQL a leg speaks: Citus, `postgres_ci` and `postgres_citext` are PostgreSQL's.
 pub fn sql_of(what: &str) -> &str {
     match what {
-        "citus" | "postgres_ci" => "postgres",
+        "citus" | "postgres_ci" | "postgres_citext" => "postgres",
         w => w,
     }
 }
@@ -129,6 +136,8 @@ pub fn example_url(what: &str) -> &'static str {
         "citus" => "postgres://postgres@127.0.0.1:9700/postgres",
         // CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)
         "postgres_ci" => "postgres://postgres@127.0.0.1:5432/ci",
+        // CREATE EXTENSION citext
+        "postgres_citext" => "postgres://postgres@127.0.0.1:5432/citext",
         _ => "mssql://bbf_admin@127.0.0.1:1433/master?trust_cert=true",
     }
 }
@@ -195,11 +204,15 @@ pub fn attr_ids(case: &Case) -> BTreeMap<Option<String>, i64> {
 /// source is distributed by its first key column (the names table is a reference table), so
 /// the product's `target.distribute: auto` distributes every table it creates.
 pub fn source_sql(case: &Case, step: &Step, n: &Names, leg: &str) -> Vec<String> {
-    let collate = match leg {
-        "postgres_ci" => " COLLATE ci",
-        _ => "",
+    let what = sql_of(leg);
+    let n_ = if what == "mssql" { "N" } else { "" };
+    // Every text column's type, by its length: `postgres_citext`'s are all citext.
+    let text = move |len: u32| match leg {
+        "postgres_ci" => format!("VARCHAR({len}) COLLATE ci"),
+        "postgres_citext" => "citext".to_string(),
+        _ => format!("{n_}VARCHAR({len})"),
     };
-    let mut sql = create_source(case, step, n, (sql_of(leg), collate));
+    let mut sql = create_source(case, step, n, (what, &text));
     if leg == "citus" {
         sql.insert(
             1,
@@ -216,35 +229,31 @@ pub fn source_sql(case: &Case, step: &Step, n: &Names, leg: &str) -> Vec<String>
     sql
 }
 
-/// `collate`: the clause every text column gets (empty: the database's default).
+/// `text`: the type of a text column of that many characters.
 fn create_source(
     case: &Case,
     step: &Step,
     n: &Names,
-    (what, collate): (&str, &str),
+    (what, text): (&str, &dyn Fn(u32) -> String),
 ) -> Vec<String> {
     let keys: Vec<String> = case
         .keys
         .iter()
         .map(|k| match k.text {
-            true => format!(
-                "{} {}VARCHAR(40){collate}",
-                k.name,
-                if what == "mssql" { "N" } else { "" }
-            ),
+            true => format!("{} {}", k.name, text(40)),
             false => format!("{} INT", k.name),
         })
         .collect();
-    let n_ = if what == "mssql" { "N" } else { "" };
     let attr_col = if case.join {
         "aid INT".to_string()
     } else {
-        format!("attr {n_}VARCHAR(200){collate}")
+        format!("attr {}", text(200))
     };
     let mut sql = vec![format!(
-        "CREATE TABLE {} ({}, {attr_col}, val {n_}VARCHAR(200){collate}, grp INT, modified INT)",
+        "CREATE TABLE {} ({}, {attr_col}, val {}, grp INT, modified INT)",
         n.source,
-        keys.join(", ")
+        keys.join(", "),
+        text(200)
     )];
     let ids = attr_ids(case);
     let lit = |v: &Option<String>| {
@@ -253,8 +262,9 @@ fn create_source(
     };
     if case.join {
         sql.push(format!(
-            "CREATE TABLE {} (aid INT, name {n_}VARCHAR(200){collate})",
-            n.attrs
+            "CREATE TABLE {} (aid INT, name {})",
+            n.attrs,
+            text(200)
         ));
         let values: Vec<String> = ids
             .iter()

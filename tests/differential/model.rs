@@ -243,7 +243,8 @@ pub fn expect(
 pub enum KeyFold {
     /// By their bytes.
     Bytes,
-    /// Regardless of case (`postgres_ci`'s source columns: ICU level 2, spaces count).
+    /// Regardless of case (`postgres_ci`'s source columns: ICU level 2, spaces count; and
+    /// `postgres_citext`'s).
     Case,
     /// Regardless of case and trailing spaces (MariaDB's and SQL Server's defaults, which
     /// the harness's tables keep).
@@ -252,11 +253,12 @@ pub enum KeyFold {
 
 /// What the run between `source` and `target` (the same leg for one database) counts as one
 /// key: the more folding of the two. `postgres_ci`'s collation is on the source's columns
-/// only; the tables eavpivot creates there take the database's default.
+/// only: the tables eavpivot creates there take the database's default. A `postgres_citext`
+/// target's keys are citext only where its own source's were, the same leg.
 pub fn key_fold(source: &str, target: &str) -> KeyFold {
     let of = |leg: &str, is_source: bool| match leg {
         "mariadb" | "mssql" => KeyFold::CaseAndPad,
-        "postgres_ci" if is_source => KeyFold::Case,
+        "postgres_ci" | "postgres_citext" if is_source => KeyFold::Case,
         _ => KeyFold::Bytes,
     };
     of(source, true).max(of(target, false))
