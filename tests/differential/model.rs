@@ -300,14 +300,14 @@ fn covered(job: &Job, prev: &Target, next: &Target, touched: &BTreeSet<Vec<K>>) 
         .iter()
         .filter(|a| prev.columns.contains(*a))
         .all(|attr| {
-            if job.types.contains_key(attr) {
-                return true;
-            }
             let new: Vec<&str> = touched
                 .iter()
                 .filter_map(|k| next.rows.get(k)?.get(attr))
                 .map(String::as_str)
                 .collect();
+            if let Some(ty) = job.types.get(attr) {
+                return new.iter().all(|v| sqlite_keeps(ty, v));
+            }
             if new.is_empty() {
                 return true;
             }
@@ -317,6 +317,24 @@ fn covered(job: &Job, prev: &Target, next: &Target, touched: &BTreeSet<Vec<K>>) 
             new.iter().all(|v| old.contains(*v))
                 || (old.iter().all(|v| small(v)) && new.iter().all(|v| small(v)))
         })
+}
+
+/// Whether SQLite keeps `v` as written in a column declared `ty`, by the type's affinity
+/// (docs/reference.md, `pivot.types` on SQLite): TEXT-like types keep every value, INTEGER and
+/// NUMERIC only plain integers, REAL none. Where not, a merge into a column an earlier run
+/// created so may be refused (SQLite cannot change its type); other engines write.
+fn sqlite_keeps(ty: &str, v: &str) -> bool {
+    let t = ty.to_ascii_uppercase();
+    let has = |parts: &[&str]| parts.iter().any(|p| t.contains(p));
+    if has(&["INT"]) {
+        is_integer(v) && v.parse::<i64>().is_ok()
+    } else if has(&["CHAR", "CLOB", "TEXT", "BLOB"]) {
+        true
+    } else if has(&["REAL", "FLOA", "DOUB"]) {
+        false
+    } else {
+        is_integer(v) && v.parse::<i64>().is_ok()
+    }
 }
 
 fn outside_scope_has(step: &Step, key: &[K], attr: &str) -> bool {

@@ -585,3 +585,51 @@ fn typed_merges_across_databases_widen_the_target() {
         });
     }
 }
+
+/// A `pivot.types` DECIMAL column on SQLite, created by a first load whose values were all
+/// integers (NUMERIC affinity, which keeps integers as written): a merge bringing `27.8`
+/// used to store it as the REAL 27.8, while a `replace` of the same data makes the column TEXT
+/// and keeps `'27.8'`. The merge now refuses that value by name, leaving the target as it
+/// was, and still takes integers.
+#[test]
+fn sqlite_a_declared_decimal_column_refuses_what_its_affinity_would_change() {
+    let db = sqlite();
+    runtime().block_on(async {
+        let Some(mut conn) = open(&db).await else {
+            return;
+        };
+        let c: &mut dyn Backend = conn.as_mut();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = write_job(
+            dir.path(),
+            "affinity",
+            "name: affinity\nsource: {table: aff_kv}\nentity: [id]\nattribute: attr\nvalue: val\npivot: {types: {a0: 'DECIMAL(12,4)'}}\ntarget: {table: aff_wide, if_exists: merge}\n",
+        );
+        for strategy in ["pushdown", "stream"] {
+            drop_if_exists(c, "aff_wide").await;
+            source_table(c, "aff_kv", &[(1, "a0", "5")]).await;
+            let out = run_json(&job, strategy, &db.url, &[]);
+            assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+            let before = fingerprint(c, "aff_wide").await;
+            add_rows(c, "aff_kv", &[(2, "a0", "27.8")]).await;
+            let out = run_json(&job, strategy, &db.url, &[]);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{strategy}: {err}");
+            assert!(
+                err.contains("value '27.8' for entity 2 would not be stored as written by aff_wide.a0 DECIMAL(12,4) (SQLite's NUMERIC affinity"),
+                "{strategy}: {err}"
+            );
+            assert_eq!(fingerprint(c, "aff_wide").await, before, "{strategy}");
+            c.execute("DELETE FROM aff_kv WHERE id = 2").await.expect("delete");
+            add_rows(c, "aff_kv", &[(3, "a0", "12")]).await;
+            let out = run_json(&job, strategy, &db.url, &[]);
+            assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+            let rows = text_rows(c, "SELECT id, a0, typeof(a0) FROM aff_wide ORDER BY id").await;
+            assert_eq!(
+                rows,
+                [["1", "5", "integer"], ["3", "12", "integer"]],
+                "{strategy}"
+            );
+        }
+    });
+}
