@@ -29,8 +29,7 @@ pub async fn export(backend: &mut dyn Backend, job: &Job, path: &Path) -> Result
         .map_err(|e| {
             e.with_context(&format!("reading the value's type in {}", job.source.table))
         })?;
-    source.value_order =
-        dialect.value_in_byte_order("s.v", declared.first().cloned().flatten().as_deref());
+    source.value_order = query::value_order(dialect, &declared);
     let rows = backend
         .query(&query::conflicting_values(dialect, &source))
         .await

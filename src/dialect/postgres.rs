@@ -7,6 +7,12 @@ use crate::table_ref::TableRef;
 
 pub struct Postgres;
 
+/// `expr` as `text` compared and ordered by its bytes, whatever its type (`citext`, a domain)
+/// or collation (a nondeterministic one counts `k` and `K` as one).
+fn text_by_bytes(expr: &str) -> String {
+    format!("CAST({expr} AS TEXT) COLLATE \"C\"")
+}
+
 impl Postgres {
     /// The bulk load: `COPY t (c…) FROM STDIN (FORMAT binary)`, fed by the backend.
     pub fn copy_in_binary(&self, table: &TableRef, columns: &[String]) -> String {
@@ -87,7 +93,7 @@ impl Types for Postgres {
     /// nondeterministic one the check's `=` would pass `TRUE` for `true` and its `LIKE`
     /// fails outright ("nondeterministic collations are not supported for LIKE").
     fn text_of(&self, expr: &str) -> String {
-        format!("CAST({expr} AS TEXT) COLLATE \"C\"")
+        text_by_bytes(expr)
     }
 
     /// PostgreSQL 15 plans no `INSERT … SELECT` on parallel workers, but does `CREATE TABLE
@@ -288,7 +294,7 @@ impl Query for Postgres {
 
     /// Any text-like type (`citext`, a domain) as `text`, compared by bytes.
     fn exact_text_key(&self, expr: &str) -> Option<String> {
-        Some(format!("CAST({expr} AS TEXT) COLLATE \"C\""))
+        Some(text_by_bytes(expr))
     }
 
     /// A text value under the database's collation may order linguistically (en_US puts
@@ -296,7 +302,7 @@ impl Query for Postgres {
     /// any collation (so the pushdown saw no conflict where the stream saw one): as `text`.
     fn value_in_byte_order(&self, v: &str, declared: Option<&str>) -> Option<String> {
         if declared.is_some_and(|t| t.eq_ignore_ascii_case("citext")) {
-            return self.exact_text_key(v);
+            return Some(text_by_bytes(v));
         }
         super::declared_text(declared).then(|| format!("{v} COLLATE \"C\""))
     }

@@ -106,16 +106,7 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
 
     // The reads before the plan share one source query; the plan keeps its own (`plan.source`).
     let mut source_query = plan::source_query(job);
-    // An engine whose attribute key is exact only under byte equality is asked before
-    // discovery whether the source may collate; the others only by the pushdown, below.
-    let mut collates = None;
-    if let Some(exact) = source.exact_text_key(&job.attribute) {
-        let may = keys::may_collate(&mut session, source, &source_query).await?;
-        if may {
-            source_query.attribute_key = Some(exact);
-        }
-        collates = Some(may);
-    }
+    let collates = keys::exact_attribute_key(&mut session, source, job, &mut source_query).await?;
     let mut discovery =
         discover::discover(&mut session, source, (job, &source_query), &transforms).await?;
     let source_types = session
@@ -202,8 +193,7 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
             let value_type = session
                 .inspect_types(&dialect.describe_value(&plan.source))
                 .await?;
-            let declared = value_type.first().cloned().flatten();
-            plan.source.value_order = dialect.value_in_byte_order("s.v", declared.as_deref());
+            plan.source.value_order = query::value_order(dialect, &value_type);
         }
     }
     let companions = transforms

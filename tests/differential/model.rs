@@ -326,14 +326,12 @@ fn covered(job: &Job, prev: &Target, next: &Target, touched: &BTreeSet<Vec<K>>) 
 fn sqlite_keeps(ty: &str, v: &str) -> bool {
     let t = ty.to_ascii_uppercase();
     let has = |parts: &[&str]| parts.iter().any(|p| t.contains(p));
-    if has(&["INT"]) {
-        is_integer(v) && v.parse::<i64>().is_ok()
-    } else if has(&["CHAR", "CLOB", "TEXT", "BLOB"]) {
-        true
-    } else if has(&["REAL", "FLOA", "DOUB"]) {
-        false
-    } else {
-        is_integer(v) && v.parse::<i64>().is_ok()
+    match () {
+        // INTEGER affinity comes first; it and NUMERIC keep only plain integers.
+        _ if has(&["INT"]) => is_integer(v) && v.parse::<i64>().is_ok(),
+        _ if has(&["CHAR", "CLOB", "TEXT", "BLOB"]) => true,
+        _ if has(&["REAL", "FLOA", "DOUB"]) => false,
+        _ => is_integer(v) && v.parse::<i64>().is_ok(),
     }
 }
 

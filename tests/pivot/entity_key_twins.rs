@@ -276,18 +276,10 @@ async fn postgres_typed_columns_under_a_nondeterministic_collation() {
             let types = format!(
                 "SELECT column_name::text, data_type::text FROM information_schema.columns WHERE table_name = '{target}' ORDER BY column_name"
             );
-            let types: Vec<String> = conn
-                .query(&types)
+            let types: Vec<String> = text_rows(conn.as_mut(), &types)
                 .await
-                .expect("catalog")
                 .iter()
-                .map(|r| {
-                    format!(
-                        "{}:{}",
-                        r[0].as_text().unwrap_or_default(),
-                        r[1].as_text().unwrap_or_default()
-                    )
-                })
+                .map(|r| r.join(":"))
                 .collect();
             assert_eq!(
                 types,

@@ -367,35 +367,26 @@ async fn refuse_unfit(
         };
         // Converting is not enough where the column stores by its type's affinity (SQLite:
         // NUMERIC keeps `27.8` as the REAL 27.8, not as written, as a first load's TEXT would).
+        let column = format!("{}.{} {}", shape.table, c.column, c.declared);
         let unfit = match converts(&text, old) {
             true => dialect
-                .declared_changes_values(&c.declared, canonical_integer(&text), false)
-                .map(|why| format!("would not be stored as written by {{}} ({why})")),
-            false => Some("does not fit {}".to_string()),
+                .declared_changes_values(&c.declared, converts(&text, &ColumnKind::BigInt), false)
+                .map(|why| format!("would not be stored as written by {column} ({why})")),
+            false => Some(format!("does not fit {column}")),
         };
         let Some(unfit) = unfit else {
             continue;
         };
         let entity: Vec<String> = row[..n].iter().map(Value::to_string).collect();
-        let column = format!("{}.{} {}", shape.table, c.column, c.declared);
         return Err(Error::Job(format!(
-            "merge: attribute {} value {} for entity {} {}; {} cannot change a column's type in place, so nothing was written (rebuild the target with if_exists: replace, or give the attribute the target's type in pivot.types)",
+            "merge: attribute {} value {} for entity {} {unfit}; {} cannot change a column's type in place, so nothing was written (rebuild the target with if_exists: replace, or give the attribute the target's type in pivot.types)",
             shown(&c.attribute),
             shown(&text),
             entity.join(", "),
-            unfit.replacen("{}", &column, 1),
             dialect.name()
         )));
     }
     Ok(())
-}
-
-/// `text` is a plain 64-bit integer as a database prints one (what an INTEGER or NUMERIC
-/// affinity keeps as written).
-fn canonical_integer(text: &str) -> bool {
-    let mut survey = crate::plan::types::Survey::default();
-    survey.observe(&Value::Text(text.to_string()), &[]);
-    survey.integers_only()
 }
 
 /// Two catalog spellings of one declared type (`numeric(4,2)` and `DECIMAL(4,2)`, MariaDB's
