@@ -3,9 +3,12 @@
 //!
 //! A `DO` block is one statement, so PostgreSQL runs it in one transaction: any error (a
 //! refusal below, or a failing CREATE/INSERT) rolls everything back, DDL included. Attribute
-//! names are discovered on the server as exact text (PostgreSQL's `=` on text already keeps
-//! `Color`, `color` and `Color ` apart), become columns only through `format('%I')` and
-//! literals only through `format('%L')`. Before anything is written it refuses: no attributes,
+//! names are discovered, matched and excluded as exact text (`CAST(a AS TEXT) COLLATE "C"`:
+//! under a nondeterministic collation or `citext`, `=` would make `Color` and `color` one
+//! attribute and drop one of their values), become columns only through `format('%I')` and
+//! literals only through `format('%L')`; a text value's `MAX`/`MIN` orders by bytes, as `eavpivot
+//! run` does. Before anything is written it refuses: no attributes, entity keys that are one key
+//! only to a nondeterministic collation or `citext` (asked of the catalog first, as `run` asks),
 //! more than 1,600 columns, a column name that is empty or longer than 63 bytes (PostgreSQL
 //! would truncate it silently, and two long names could then collide), and two attributes (or
 //! a key column) becoming the same identifier. Key column types come from the source itself
@@ -15,6 +18,7 @@
 use super::query;
 use super::script::ScriptPlan;
 use crate::dialect::prelude::*;
+use crate::dialect::TextEquality;
 use crate::error::Result;
 use crate::terms::{EmptyNames, IfExists, Order};
 
@@ -56,10 +60,11 @@ fn header(plan: &ScriptPlan) -> String {
         "-- eavpivot script: job {}, {} -> {}, for PostgreSQL 9.4 or later (PL/pgSQL DO block).\n\
          -- Run it with: psql -v ON_ERROR_STOP=1 -f this_file.sql  (one statement, one transaction)\n\
          -- 1. Discovers the distinct attribute names on the server as exact text, so names differing\n\
-         --    only in case or trailing spaces stay distinct; columns {}.\n\
+         --    only in case or trailing spaces stay distinct, even under citext or a case-insensitive\n\
+         --    collation; columns {}.\n\
          -- 2. Refuses, before writing anything, column names that are empty or longer than 63 bytes\n\
-         --    (PostgreSQL would truncate them silently), names that are the same identifier, and\n\
-         --    more than 1600 columns.\n\
+         --    (PostgreSQL would truncate them silently), names that are the same identifier, more\n\
+         --    than 1600 columns, and entity keys that are one key only to such a collation.\n\
          -- 3. Creates the table (key types taken from the source), inserts MAX(CASE ...) built with\n\
          --    format('%I') and format('%L'), verifies the row count; any error rolls all of it back.\n",
         one_line(&plan.name),
@@ -74,7 +79,8 @@ fn declarations(d: &Postgres, plan: &ScriptPlan) -> String {
         "DECLARE\n  \
          src CONSTANT text := {};\n  \
          attrs text[];\n  cols text[];\n  n_cols integer;\n  bad text;\n  \
-         want bigint;\n  before bigint := 0;\n  got bigint;\n  dist text;\n",
+         want bigint;\n  before bigint := 0;\n  got bigint;\n  dist text;\n  \
+         may_collate bigint;\n  v_type text;\n  v_expr text := 's.v';\n",
         d.quote_literal(&query::source_rows(d, &plan.source))
     )
 }
@@ -103,18 +109,19 @@ fn discover(d: &Postgres, plan: &ScriptPlan) -> String {
             )
         }
         None => {
+            let exact = exact_attribute(d);
             let order = match plan.order {
-                Order::Frequency => "COUNT(*) DESC, (s.a::text) COLLATE \"C\"",
-                Order::Natural | Order::Alphabetical => "(s.a::text) COLLATE \"C\"",
+                Order::Frequency => format!("COUNT(*) DESC, {exact}"),
+                Order::Natural | Order::Alphabetical => exact.clone(),
             };
             let exclude: Vec<String> = plan.exclude.iter().map(|n| d.quote_literal(n)).collect();
             let not_excluded = match exclude.is_empty() {
                 true => String::new(),
-                false => format!(" AND s.a::text NOT IN ({})", exclude.join(", ")),
+                false => format!(" AND {exact} NOT IN ({})", exclude.join(", ")),
             };
             format!(
-                "SELECT s.a::text AS a, ROW_NUMBER() OVER (ORDER BY {order}) AS ord\n    \
-                 FROM ({}) s\n    WHERE s.a IS NOT NULL AND s.a::text <> ''{not_excluded}\n    GROUP BY s.a",
+                "SELECT {exact} AS a, ROW_NUMBER() OVER (ORDER BY {order}) AS ord\n    \
+                 FROM ({}) s\n    WHERE s.a IS NOT NULL AND s.a::text <> ''{not_excluded}\n    GROUP BY {exact}",
                 indent(&query::source_rows(d, &plan.source), 4)
             )
         }
@@ -158,6 +165,7 @@ fn guards(d: &Postgres, plan: &ScriptPlan) -> String {
         n_keys = plan.entity.len(),
         keys = keys.join(", "),
     );
+    out.push_str(&key_twins(d, plan));
     if plan.if_exists == IfExists::Fail {
         out.push_str(&format!(
             "  IF to_regclass({}) IS NOT NULL THEN\n    \
@@ -167,6 +175,42 @@ fn guards(d: &Postgres, plan: &ScriptPlan) -> String {
         ));
     }
     out
+}
+
+/// Entity keys that differ in bytes but are one key to a nondeterministic collation or
+/// `citext` would be grouped into one row: refused, as `eavpivot run` refuses them. The
+/// catalog is asked first (as `run` asks it), so a database without either pays no scan;
+/// `collisdeterministic` is PostgreSQL 12's, so older servers ask only about `citext`.
+fn key_twins(d: &Postgres, plan: &ScriptPlan) -> String {
+    let catalog = match d.text_equality() {
+        TextEquality::BytesUnlessDeclared(sql) => sql,
+        TextEquality::Bytes | TextEquality::Collation => return String::new(),
+    };
+    let exact: Vec<Option<String>> = (0..plan.entity.len())
+        .map(|i| d.exact_text_key(&format!("s.e{i}")))
+        .collect();
+    format!(
+        "  IF current_setting('server_version_num')::int >= 120000 THEN\n    \
+         EXECUTE {} INTO may_collate;\n  \
+         ELSE\n    SELECT COUNT(*) INTO may_collate FROM pg_type WHERE typname = 'citext';\n  END IF;\n  \
+         IF may_collate > 0 THEN\n    IF EXISTS ({}) THEN\n      RAISE EXCEPTION '{}';\n    END IF;\n  END IF;\n",
+        d.quote_literal(catalog),
+        indent(
+            &query::keys_one_under_collation(d, &plan.source, &exact),
+            6
+        ),
+        raise_text(super::script::KEYS_ONE_UNDER_COLLATION),
+    )
+}
+
+/// A text value's `MAX`/`MIN` by its bytes, as `eavpivot run` orders it (`en_US` puts `a`
+/// before `B`; `citext` has no order between `Red` and `red`); other types by their own order.
+/// The type is the value expression's as written, known even when every value is NULL.
+fn value_order() -> String {
+    "  EXECUTE format('SELECT pg_typeof(s.v)::text FROM (%s) s LIMIT 1', src) INTO v_type;\n  \
+     IF v_type = 'citext' THEN\n    v_expr := 'CAST(s.v AS TEXT) COLLATE \"C\"';\n  \
+     ELSIF v_type IN ('text', 'character varying', 'character') THEN\n    v_expr := 's.v COLLATE \"C\"';\n  END IF;\n"
+        .to_string()
 }
 
 /// CREATE (types from the source), ADD COLUMN, INSERT … MAX(CASE …), verify.
@@ -200,10 +244,11 @@ fn build(d: &Postgres, plan: &ScriptPlan) -> String {
         // Merge is refused before any script is written.
         IfExists::Fail | IfExists::Merge => out.push_str(&create),
     }
+    out.push_str(&value_order());
     out.push_str(&format!(
         "  EXECUTE format(E'INSERT INTO %s (%s, %s)\\nSELECT %s,\\n  %s\\nFROM (%s) s\\nGROUP BY %s', {table}, {keys}, \
          (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)), {refs}, \
-         (SELECT string_agg(format('{agg}(CASE WHEN s.a = %L THEN s.v END) AS %I', a, c), E',\\n  ' ORDER BY o) FROM unnest(attrs, cols) WITH ORDINALITY u(a, c, o)), \
+         (SELECT string_agg(format('{agg}(CASE WHEN {exact} = %L THEN %s END) AS %I', a, v_expr, c), E',\\n  ' ORDER BY o) FROM unnest(attrs, cols) WITH ORDINALITY u(a, c, o)), \
          src, {refs});\n  \
          want := ({count});\n  \
          EXECUTE format('SELECT COUNT(*) FROM %s', {table}) INTO got;\n  \
@@ -211,6 +256,7 @@ fn build(d: &Postgres, plan: &ScriptPlan) -> String {
          RAISE EXCEPTION 'eavpivot: verification failed: the target gained % rows, the source has % distinct entities', got - before, want;\n  END IF;\n  \
          RAISE NOTICE 'eavpivot: {table_text} now holds % rows with % attribute columns', got, n_cols;\n",
         table = d.quote_literal(&table.sql()),
+        exact = exact_attribute(d).replace('\'', "''"),
         keys = d.quote_literal(&keys.join(", ")),
         refs = d.quote_literal(&refs),
         count = query::count_entities(d, &plan.source).replace('\n', "\n    "),
@@ -255,4 +301,10 @@ fn distribute(d: &Postgres, plan: &ScriptPlan) -> String {
 /// Indent every line after the first by `n` more spaces.
 fn indent(sql: &str, n: usize) -> String {
     sql.replace('\n', &format!("\n{}", " ".repeat(n)))
+}
+
+/// The attribute as exact text: `Color` and `color` stay two attributes under a
+/// nondeterministic collation or `citext` (the same key `eavpivot run` uses there).
+fn exact_attribute(d: &Postgres) -> String {
+    d.exact_text_key("s.a").unwrap_or_else(|| "s.a".into())
 }

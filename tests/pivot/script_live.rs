@@ -391,3 +391,77 @@ async fn keeps_a_table_named_like_its_staging_table(db: &mut dyn Backend, url: &
     assert_eq!(kept.len(), 1, "and keeps its row");
     assert!(target.is_err(), "no target was made");
 }
+
+/// Under a nondeterministic collation or `citext`, `Color` and `color` are one name to `=` and
+/// `GROUP BY`, and `k` and `K` one key: the PostgreSQL script used to make one column of the
+/// names (keeping `red`, dropping `blue`) and one row of the keys, and said it succeeded. Now
+/// it keeps the names apart, orders `red`/`Red` by bytes (as `eavpivot run` does), gives the
+/// same table as `run`, and refuses the keys before writing anything.
+#[tokio::test]
+async fn postgres_script_keeps_names_apart_and_refuses_keys_one_under_the_collation() {
+    use crate::servers::{ScratchPostgres, CASE_INSENSITIVE_COLLATION, CITEXT};
+    if !Client::Psql.available() {
+        skip("the psql client is not installed".into());
+        return;
+    }
+    for (setup, text) in [
+        (CASE_INSENSITIVE_COLLATION, "TEXT COLLATE ci"),
+        (CITEXT, "citext"),
+    ] {
+        let Some((_scratch, server)) = ScratchPostgres::create("scriptci", &[setup]).await else {
+            return;
+        };
+        let mut db = connect(&server.url).await.expect("scratch database");
+        let db = db.as_mut();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let tables = Tables::new("ci");
+        db.execute(&format!(
+            "CREATE TABLE {} (id {text} NOT NULL, attr {text}, val {text})",
+            tables.source
+        ))
+        .await
+        .expect("create source");
+        db.execute(&format!(
+            "INSERT INTO {} VALUES ('k', 'Color', 'red'), ('k', 'color', 'blue'), \
+             ('k', 'Color', 'Red'), ('j', 'size', '1')",
+            tables.source
+        ))
+        .await
+        .expect("insert source");
+        let names = ["Color", "color", "size"];
+        run_job(
+            &job(dir.path(), &tables.source, &tables.reference),
+            db,
+            &RunOptions::default(),
+        )
+        .await
+        .expect("eavpivot run");
+        let scripted = job(dir.path(), &tables.source, &tables.wide);
+        let said = run_script(db, Client::Psql, &server.url, dir.path(), &scripted);
+        let said = said.unwrap_or_else(|e| panic!("{text}: script failed: {e}"));
+        assert!(said.contains("now holds 2 rows"), "{text}: {said}");
+        let got = cells(db, &tables.wide, &names)
+            .await
+            .expect("script's table");
+        let want = cells(db, &tables.reference, &names)
+            .await
+            .expect("run's table");
+        assert_eq!(got, want, "{text}: script vs run");
+        let k = got.iter().find(|r| r.contains("\"k\"")).expect("row k");
+        for cell in ["\"red\"", "\"blue\""] {
+            assert!(k.contains(cell), "{text}: {cell} lost: {got:?}");
+        }
+
+        db.execute(&format!(
+            "INSERT INTO {} VALUES ('K', 'size', '2')",
+            tables.source
+        ))
+        .await
+        .expect("a key twin");
+        let refused = run_script(db, Client::Psql, &server.url, dir.path(), &scripted);
+        let err = refused.expect_err("the script must refuse k and K");
+        assert!(err.contains("one key to the collation"), "{text}: {err}");
+        let after = cells(db, &tables.wide, &names).await.expect("target kept");
+        assert_eq!(after, want, "{text}: the refused script changed the target");
+    }
+}
