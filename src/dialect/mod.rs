@@ -242,13 +242,6 @@ pub trait Quoting: Send + Sync {
         UnquotedCase::Kept
     }
 
-    /// The catalog lists column names as they were created (not lower-cased, as Babelfish's
-    /// `sys.columns` does): a merge then matches an attribute to an existing column by exact
-    /// name, and by [`Quoting::ident_key`] otherwise.
-    fn catalog_keeps_case(&self) -> bool {
-        true
-    }
-
     /// Two column names with the same key are the same identifier to this database.
     fn ident_key(&self, name: &str) -> String {
         name.to_ascii_lowercase()

@@ -90,12 +90,6 @@ impl Quoting for MsSql {
         IdentLimit::Utf16(128)
     }
 
-    /// Babelfish's `sys.columns` lists names lower-cased (SQL Server keeps them; eavpivot cannot
-    /// tell the two apart from the dialect).
-    fn catalog_keeps_case(&self) -> bool {
-        false
-    }
-
     fn ident_key(&self, name: &str) -> String {
         name.trim_end_matches(' ').to_lowercase()
     }
@@ -249,13 +243,32 @@ impl Schema for MsSql {
     }
 }
 
+/// A column's name as it was created. Babelfish's `sys.columns` lists names lower-cased
+/// (SQL Server's keeps them), so a merge could not tell the target's `color` (attribute
+/// `color`) from `Color`'s column, and wrote `Color`'s values into it; its
+/// `INFORMATION_SCHEMA.COLUMNS` keeps the case, and so does SQL Server's. The same column by
+/// name under the database's collation (names are unique under it); a table the view does not
+/// list (another database, `tempdb`) keeps `sys.columns`' name.
+fn case_kept_name() -> &'static str {
+    "CAST(COALESCE(i.COLUMN_NAME, c.name) AS NVARCHAR(128))"
+}
+
+/// The join [`case_kept_name`] reads, over `sys.columns c`.
+fn case_kept_join() -> &'static str {
+    "LEFT JOIN INFORMATION_SCHEMA.COLUMNS i ON i.TABLE_SCHEMA = OBJECT_SCHEMA_NAME(c.object_id) \
+     AND i.TABLE_NAME = OBJECT_NAME(c.object_id) \
+     AND CAST(i.COLUMN_NAME AS NVARCHAR(128)) COLLATE DATABASE_DEFAULT = CAST(c.name AS NVARCHAR(128)) COLLATE DATABASE_DEFAULT"
+}
+
 impl Catalog for MsSql {
     /// Names are cast to NVARCHAR: `sysname` is NVARCHAR on SQL Server but VARCHAR on
     /// Babelfish, whose replies then carry a name in the server's code page ('☃' as '?'), so
-    /// a merge took an existing column for a new one.
+    /// a merge took an existing column for a new one. See [`case_kept_name`].
     fn table_columns(&self, table: &TableRef) -> String {
         format!(
-            "SELECT CAST(name AS NVARCHAR(128)) FROM sys.columns WHERE object_id = OBJECT_ID({}) ORDER BY column_id",
+            "SELECT {} FROM sys.columns c {} WHERE c.object_id = OBJECT_ID({}) ORDER BY c.column_id",
+            case_kept_name(),
+            case_kept_join(),
             self.quote_literal(&table.sql())
         )
     }
@@ -263,7 +276,9 @@ impl Catalog for MsSql {
     /// Lengths, precision and scale spelled out as `CREATE TABLE` declares them.
     fn column_types(&self, table: &TableRef) -> String {
         format!(
-            "SELECT CAST(c.name AS NVARCHAR(128)), CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id WHERE c.object_id = OBJECT_ID({}) ORDER BY c.column_id",
+            "SELECT {}, CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id {} WHERE c.object_id = OBJECT_ID({}) ORDER BY c.column_id",
+            case_kept_name(),
+            case_kept_join(),
             self.quote_literal(&table.sql())
         )
     }

@@ -140,8 +140,7 @@ pub fn match_existing_keys(
 }
 
 /// An existing target's attribute columns, for `merge`: a planned column is the existing
-/// column of exactly its name (or, where the catalog does not keep case, of the same
-/// identifier: Babelfish lists every name lower-cased); a planned column that collides as an
+/// column of exactly its name; a planned column that collides as an
 /// identifier with an existing column of another attribute (`Color` beside the target's
 /// `color`) is disambiguated as [`name_columns`] resolves collisions, and takes the existing
 /// column of that name where an earlier merge made it (the `~hash` is the attribute's own).
@@ -153,10 +152,9 @@ pub fn match_existing_columns(
     (natural, on_collision): (&NaturalNames, OnCollision),
 ) -> Result<Vec<Renamed>> {
     let key = |c: &str| dialect.ident_key(c);
-    let same = |a: &str, b: &str| match dialect.catalog_keeps_case() {
-        true => a == b,
-        false => key(a) == key(b),
-    };
+    // Every catalog lists names as they were created (SQL Server's through a view that keeps
+    // the case Babelfish's `sys.columns` drops): the planned name itself.
+    let same = |a: &str, b: &str| a == b;
     let owned = |c: &str| existing.iter().any(|e| same(e, c));
     let mut renamed = Vec::new();
     // First the columns the target already has: the planned name, or the name before this

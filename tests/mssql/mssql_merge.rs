@@ -1,10 +1,11 @@
 //! `if_exists: merge` and `replace` run twice on SQL Server (Babelfish in CI; any server at
 //! `EAVPIVOT_MSSQL_URL`), both strategies, through the real binary, compared cell by cell —
-//! and the same merge on SQLite into a target whose columns differ in case from the
-//! attributes. Babelfish's `sys.columns` returns every name lower-cased, so there the merge
-//! matches columns case-insensitively, and so must its verification; SQLite's catalog keeps
-//! case, so there `COLOR` is not attribute `Color`'s column (it may be another attribute's:
-//! tests/merge_twins.rs) and `Color` gets a column of its own.
+//! and the same merge on SQLite and SQL Server into a target whose columns differ in case from
+//! the attributes. Both catalogs keep case (SQL Server's through `INFORMATION_SCHEMA.COLUMNS`:
+//! Babelfish's `sys.columns` lower-cases names), so `COLOR` is not attribute `Color`'s column
+//! (it may be another attribute's: tests/pivot/merge_twins.rs) and `Color` gets a column of its
+//! own. Until Babelfish's lower-cased names were read through the view, SQL Server matched them
+//! case-blind, and so put `Color` into the column of a `color` attribute.
 
 use crate::servers;
 
@@ -46,9 +47,8 @@ fn some(s: &str) -> Option<String> {
 }
 
 /// Source: 1 Color=Red Size=M, 2 Color=Blue. Target before the merge: `id`, `COLOR`, `SIZE`
-/// (upper case), holding entity 2 (stale) and 3. After: 1 and 2 from the source, 3 kept —
-/// in `COLOR` and `SIZE` where the catalog does not keep case (`expected`), else in columns
-/// of their own (`COLOR`, `SIZE` then NULL for 1 and 2). Returns the `--json` column map.
+/// (upper case), holding entity 2 (stale) and 3. After: 1 and 2 from the source, 3 kept, the
+/// target's `COLOR` and `SIZE` as `expected`. Returns the `--json` column map.
 async fn merge_into_upper_case_columns(
     db: &Db,
     text: &str,
@@ -104,15 +104,6 @@ async fn merge_into_upper_case_columns(
     maps
 }
 
-/// The merged cells where the target's `COLOR` and `SIZE` are the attributes' columns.
-fn merged_in_place() -> Cells {
-    vec![
-        (1, some("Red"), some("M")),
-        (2, some("Blue"), None),
-        (3, some("Green"), some("L")),
-    ]
-}
-
 /// The job run twice with `replace` (the second swaps a new table in by rename), then merged
 /// once more: the same cells each time.
 async fn replace_twice_then_merge(db: &Db, text: &str) {
@@ -163,12 +154,13 @@ async fn replace_twice_then_merge(db: &Db, text: &str) {
     }
 }
 
-#[tokio::test]
-async fn sqlite_merge_keeps_apart_columns_whose_case_differs() {
+/// `COLOR` and `SIZE` are left as they were for entities 1 and 2 (NULL: the merge sets
+/// every existing column of a merged entity), and `Color` and `Size` get columns of their own.
+async fn merge_keeps_apart_columns_whose_case_differs(db: &Db, text: &str) {
     let untouched = (3, some("Green"), some("L"));
     let expected = vec![(1, None, None), (2, None, None), untouched];
-    let maps = merge_into_upper_case_columns(&sqlite(), "TEXT", &expected).await;
-    assert_eq!(maps.len(), 2, "both strategies ran");
+    let maps = merge_into_upper_case_columns(db, text, &expected).await;
+    assert_eq!(maps.len(), 2, "{}: both strategies ran", db.what);
     for map in maps {
         let named: Vec<bool> = map
             .iter()
@@ -177,15 +169,21 @@ async fn sqlite_merge_keeps_apart_columns_whose_case_differs() {
         assert_eq!(
             named,
             [true, true],
-            "Color and Size in columns of their own: {map:?}"
+            "{}: Color and Size in columns of their own: {map:?}",
+            db.what
         );
     }
 }
 
 #[tokio::test]
-async fn mssql_merge_verifies_columns_whose_case_differs() {
+async fn sqlite_merge_keeps_apart_columns_whose_case_differs() {
+    merge_keeps_apart_columns_whose_case_differs(&sqlite(), "TEXT").await;
+}
+
+#[tokio::test]
+async fn mssql_merge_keeps_apart_columns_whose_case_differs() {
     let Some(db) = mssql() else { return };
-    merge_into_upper_case_columns(&db, "NVARCHAR(100)", &merged_in_place()).await;
+    merge_keeps_apart_columns_whose_case_differs(&db, "NVARCHAR(100)").await;
 }
 
 #[tokio::test]

@@ -236,6 +236,16 @@ async fn mariadb_merge_keeps_case_twins_apart() {
     twins(mariadb()).await;
 }
 
+/// Babelfish's `sys.columns` lists names lower-cased, so the merge could not tell the
+/// target's `color` (attribute `color`) from `Color`'s own column and put `Color`'s values
+/// into it, over `color`'s (found by a differential named case).
+#[tokio::test]
+async fn mssql_merge_keeps_case_twins_apart() {
+    if let Some(db) = mssql() {
+        twins(db).await;
+    }
+}
+
 /// Under `pivot.on_collision: error` the twin is refused before any write, naming it.
 #[tokio::test]
 async fn sqlite_merge_refuses_a_twin_under_on_collision_error() {
