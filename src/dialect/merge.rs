@@ -14,6 +14,11 @@ pub struct MergeColumns<'a> {
     pub set: &'a [String],
     /// Target columns the source has no attribute for: NULL for every touched entity.
     pub cleared: &'a [String],
+    /// The key columns that may hold text. A collation that ignores case or trailing spaces
+    /// matches `acme` in the target with `ACME` from the source: these are compared by their
+    /// bytes for "unchanged", and set from the staging row, so the target takes the source's
+    /// spelling as a `replace` would.
+    pub respellable: &'a [String],
 }
 
 /// `t.k1 = s.k1 AND …`: the staging row `s` of target row `t`.
@@ -64,7 +69,7 @@ pub fn upsert<D: Dialect + ?Sized>(
     let rows = prefixed(d, cols, "s");
     match d.upsert_style() {
         UpsertStyle::UpdateThenInsert => {
-            let sets = assignments(d, cols, |c| format!("s.{c}"));
+            let sets = assignments(d, cols, cols.respellable, |c| format!("s.{c}"));
             let keys = keys_match(d, cols.keys, "t", "s");
             let update = (!sets.is_empty()).then(|| {
                 format!(
@@ -78,7 +83,7 @@ pub fn upsert<D: Dialect + ?Sized>(
             update.into_iter().chain([insert]).collect()
         }
         UpsertStyle::OnConflict => {
-            let sets = assignments(d, cols, |c| format!("excluded.{c}"));
+            let sets = assignments(d, cols, cols.respellable, |c| format!("excluded.{c}"));
             let keys: Vec<String> = cols.keys.iter().map(|k| d.quote_ident(k)).collect();
             let action = match sets.is_empty() {
                 true => "DO NOTHING".to_string(),
@@ -91,7 +96,8 @@ pub fn upsert<D: Dialect + ?Sized>(
             )]
         }
         UpsertStyle::MergeInto => {
-            let sets = assignments(d, cols, |c| format!("s.{c}"));
+            // A MERGE cannot set the columns of its ON clause (Oracle compares keys by bytes).
+            let sets = assignments(d, cols, &[], |c| format!("s.{c}"));
             let matched = match sets.is_empty() {
                 true => String::new(),
                 false => format!("\nWHEN MATCHED THEN UPDATE SET {}", sets.join(", ")),
@@ -102,7 +108,7 @@ pub fn upsert<D: Dialect + ?Sized>(
             )]
         }
         UpsertStyle::OnDuplicateKey => {
-            let mut sets = assignments(d, cols, |c| format!("VALUES({c})"));
+            let mut sets = assignments(d, cols, cols.respellable, |c| format!("VALUES({c})"));
             if sets.is_empty() {
                 // Nothing to set: a no-op update keeps existing rows as they are.
                 let k = cols
@@ -120,14 +126,16 @@ pub fn upsert<D: Dialect + ?Sized>(
     }
 }
 
-/// `c = <new value of c>` for every set column, then `c = NULL` for every cleared one.
+/// `c = <new value of c>` for every `keys` column and every set column, then `c = NULL` for
+/// every cleared one.
 fn assignments<D: Dialect + ?Sized>(
     d: &D,
     cols: &MergeColumns,
+    keys: &[String],
     new_value: impl Fn(&str) -> String,
 ) -> Vec<String> {
-    cols.set
-        .iter()
+    keys.iter()
+        .chain(cols.set)
         .map(|c| {
             let c = d.quote_ident(c);
             format!("{c} = {}", new_value(&c))
@@ -151,8 +159,8 @@ fn prefixed<D: Dialect + ?Sized>(d: &D, cols: &MergeColumns, alias: &str) -> Str
 }
 
 /// Counts before the merge, in one row: staging rows whose entity is new to the target,
-/// and staging rows identical to their target row (every set column equal, NULL-safe, and
-/// every cleared column already NULL).
+/// and staging rows identical to their target row (every set column equal, NULL-safe, every
+/// cleared column already NULL, and every text key spelled with the same bytes).
 pub fn survey<D: Dialect + ?Sized>(
     d: &D,
     target: &TableRef,
@@ -172,6 +180,11 @@ pub fn survey<D: Dialect + ?Sized>(
                 .iter()
                 .map(|c| format!("t.{} IS NULL", d.quote_ident(c))),
         )
+        .chain(cols.respellable.iter().map(|k| {
+            let k = d.quote_ident(k);
+            let (t, s) = (format!("t.{k}"), format!("s.{k}"));
+            format!("{} = {}", query::exact_key(d, &t), query::exact_key(d, &s))
+        }))
         .collect();
     let same = match same.is_empty() {
         true => "1 = 1".to_string(),

@@ -7,6 +7,12 @@
 use super::typed::ColumnKind;
 use super::Dialect;
 
+/// Whether a column of this declared type may hold text: a text kind, or a type without a
+/// portable kind (`citext`, an enum, a domain) or not said at all (None), which may.
+pub fn may_hold_text(declared: Option<&str>) -> bool {
+    declared.and_then(parse).is_none_or(|kind| kind.is_text())
+}
+
 /// The kind of a declared type (`VARCHAR(50)`, `int4`, `NVARCHAR(MAX)`, `numeric(10,2)`) in
 /// standard terms, or None for a type without a portable equivalent.
 pub fn parse(declared: &str) -> Option<ColumnKind> {

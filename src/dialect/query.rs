@@ -531,6 +531,13 @@ fn named_attribute(dialect: &(impl Quoting + ?Sized)) -> String {
     )
 }
 
+/// `expr` compared by its bytes, whatever its type or collation: `k` and `K` (or `k ` under
+/// PAD SPACE) differ. A number's key is its text, equal exactly when the numbers are.
+pub fn exact_key<D: Query + Quoting + ?Sized>(d: &D, expr: &str) -> String {
+    d.exact_text_key(expr)
+        .unwrap_or_else(|| d.attribute_key(expr))
+}
+
 /// `s.e0, s.e1, …` for the job's entity keys.
 pub fn entity_refs(source: &SourceQuery, alias: &str) -> String {
     (0..source.entity.len())

@@ -88,7 +88,7 @@ pub(super) async fn refuse_keys_one_under_collation(
     entity_types: &[Option<String>],
 ) -> Result<()> {
     let text: Vec<bool> = (0..source.entity.len())
-        .map(|i| is_text(entity_types.get(i).cloned().flatten().as_deref()))
+        .map(|i| portable::may_hold_text(entity_types.get(i).cloned().flatten().as_deref()))
         .collect();
     if !text.contains(&true) {
         return Ok(());
@@ -105,13 +105,6 @@ pub(super) async fn refuse_keys_one_under_collation(
         true => Ok(()),
         false => Err(keys_one_error(dialect, &text, &groups)),
     }
-}
-
-/// A key column of this declared type (None: the engine did not say) may hold text.
-fn is_text(declared: Option<&str>) -> bool {
-    declared
-        .and_then(portable::parse)
-        .is_none_or(|kind| kind.is_text())
 }
 
 /// Whether the engine may count texts that differ in bytes as one here
@@ -172,11 +165,7 @@ async fn exact_keys(
             true => discover::cheaper_exact_key(session, dialect, job, &key.expr, &derived).await,
             false => None,
         };
-        let general = || {
-            dialect
-                .exact_text_key(&derived)
-                .unwrap_or_else(|| dialect.attribute_key(&derived))
-        };
+        let general = || query::exact_key(dialect, &derived);
         exact.push(text.then(|| cheaper.unwrap_or_else(general)));
     }
     exact
@@ -228,7 +217,7 @@ mod tests {
             Some("enum"),
             None,
         ] {
-            assert!(is_text(text), "{text:?}");
+            assert!(portable::may_hold_text(text), "{text:?}");
         }
         for not in [
             Some("INT"),
@@ -236,7 +225,7 @@ mod tests {
             Some("DATE"),
             Some("DECIMAL(5,2)"),
         ] {
-            assert!(!is_text(not), "{not:?}");
+            assert!(!portable::may_hold_text(not), "{not:?}");
         }
     }
 

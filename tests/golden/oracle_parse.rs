@@ -168,6 +168,7 @@ fn other_paths(job: &Job) -> Vec<(String, String)> {
         keys: &keys,
         set: &set,
         cleared: &cleared,
+        respellable: &keys,
     };
     sql.extend(
         upsert(d, target, &staging, &merge)

@@ -289,3 +289,110 @@ async fn postgres_typed_columns_under_a_nondeterministic_collation() {
         }
     }
 }
+
+/// A key respelled in the source (`acme` → `ACME`) where the target's key column compares
+/// case-blind (it took the source's type): the merge matched the old row and kept `acme`,
+/// counting it unchanged, where a `replace` writes `ACME`. Now the merge writes the source's
+/// spelling, counts the row as updated, and a second merge finds it unchanged. Both
+/// strategies; `twins`: whether the target's key column, as the first load made it, makes
+/// `acme` and `ACME` one key (MariaDB's and SQL Server's default collations, `citext`, which
+/// the target copies; not a SQLite `NOCASE` or PostgreSQL collation, which it does not). Where
+/// it does not, `ACME` is a new entity and `acme` stays under `on_missing: keep`.
+async fn respelled_key(db: &Db, key_type: &str, twins: bool) {
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    for strategy in ["pushdown", "stream"] {
+        let p = format!("ekrs{}_{strategy}_{}", std::process::id(), db.what);
+        let (source, target) = (format!("{p}_src"), format!("{p}_wide"));
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+        let what = format!("{} {key_type} {strategy}", db.what);
+        let create = format!(
+            "CREATE TABLE {source} (id {key_type} NOT NULL, attr VARCHAR(10) NOT NULL, val VARCHAR(10))"
+        );
+        conn.execute(&create).await.expect("create source");
+        let insert = format!(
+            "INSERT INTO {source} (id, attr, val) VALUES ('acme', 'a', '1'), ('bob', 'b', '2')"
+        );
+        conn.execute(&insert).await.expect("load source");
+        let out = run(
+            &[
+                "run",
+                &job(dir.path(), &p, "replace"),
+                "--strategy",
+                strategy,
+            ],
+            &db.url,
+        );
+        assert!(out.status.success(), "{what}: first load: {}", stderr(&out));
+
+        // Rebuilt rather than updated: `WHERE id = 'acme'` would not tell the spellings apart.
+        conn.execute(&format!("DELETE FROM {source}"))
+            .await
+            .expect("empty source");
+        let respelled = format!(
+            "INSERT INTO {source} (id, attr, val) VALUES ('ACME', 'a', '1'), ('bob', 'b', '2')"
+        );
+        conn.execute(&respelled).await.expect("respell");
+        let merge = job(dir.path(), &p, "merge");
+        let merged = |conn_what: &str| {
+            let out = run(&["run", &merge, "--strategy", strategy, "--json"], &db.url);
+            assert!(out.status.success(), "{conn_what}: merge: {}", stderr(&out));
+            let report: serde_json::Value =
+                serde_json::from_slice(&out.stdout).expect("--json report");
+            let stats = &report["merged"][0];
+            let n = |k: &str| stats[k].as_u64().unwrap_or(u64::MAX);
+            (n("inserted"), n("updated"), n("unchanged"))
+        };
+        let first = merged(&what);
+        let now = rows(conn.as_mut(), db.what, &target).await;
+        let row = |k: &str, a: &str, b: &str| (k.to_string(), vec![a.to_string(), b.to_string()]);
+        if twins {
+            assert_eq!(now, [row("ACME", "1", "-"), row("bob", "-", "2")], "{what}");
+            assert_eq!(first, (0, 1, 1), "{what}: inserted, updated, unchanged");
+            assert_eq!(merged(&what), (0, 0, 2), "{what}: the second merge");
+        } else {
+            let want = [
+                row("ACME", "1", "-"),
+                row("acme", "1", "-"),
+                row("bob", "-", "2"),
+            ];
+            assert_eq!(now, want, "{what}");
+            assert_eq!(first, (1, 0, 1), "{what}: inserted, updated, unchanged");
+        }
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn sqlite_a_merge_takes_a_respelled_key() {
+    respelled_key(&sqlite(), "TEXT COLLATE NOCASE", false).await;
+    respelled_key(&sqlite(), "TEXT", false).await;
+}
+
+#[tokio::test]
+async fn mariadb_a_merge_takes_a_respelled_key() {
+    respelled_key(&mariadb(), "VARCHAR(10)", true).await;
+}
+
+#[tokio::test]
+async fn mssql_a_merge_takes_a_respelled_key() {
+    if let Some(db) = mssql() {
+        respelled_key(&db, "VARCHAR(10)", true).await;
+    }
+}
+
+#[tokio::test]
+async fn postgres_a_merge_takes_a_respelled_key() {
+    respelled_key(&postgres(), "VARCHAR(10)", false).await;
+    let setup = [CASE_INSENSITIVE_COLLATION, CITEXT];
+    if let Some((_scratch, db)) = ScratchPostgres::create("respell", &setup).await {
+        respelled_key(&db, "TEXT COLLATE ci", false).await;
+        respelled_key(&db, "citext", true).await;
+    }
+}

@@ -16,9 +16,9 @@
 //! counted, and guarded against the old delta pattern, in `nulled.rs`.
 
 use crate::config::{Job, OnCollision, OnMissing, OnNewAttributes, TableRef};
-use crate::dialect::ddl;
 use crate::dialect::merge::{self, MergeColumns};
 use crate::dialect::SourceQuery;
+use crate::dialect::{ddl, portable};
 use crate::dialect::{Dialect, PivotColumn, TableShape};
 use crate::error::{Error, Result};
 use crate::plan::naming::{match_existing_columns, NaturalNames, Renamed};
@@ -35,6 +35,8 @@ use crate::value::row_counts;
 #[derive(Debug, Clone)]
 pub struct MergePlan {
     pub(super) keys: Vec<String>,
+    /// The key columns that may hold text ([`MergeColumns::respellable`]).
+    respellable: Vec<String>,
     /// The target's attribute columns as they are, in order.
     existing: Vec<String>,
     /// New attribute columns and their types.
@@ -72,7 +74,7 @@ impl MergePlan {
         (copy, copy_tag): (TableRef, String),
     ) -> Result<MergePlan> {
         let rows = session
-            .inspect_target(&dialect.table_columns(&shape.table))
+            .inspect_target(&dialect.column_types(&shape.table))
             .await?;
         let columns: Vec<String> = rows
             .iter()
@@ -80,6 +82,19 @@ impl MergePlan {
             .collect();
         let key_of = |name: &str| dialect.ident_key(name);
         let keys: Vec<String> = shape.entity.iter().map(|e| e.name.clone()).collect();
+        let respellable: Vec<String> = keys
+            .iter()
+            .filter(|k| {
+                let declared = rows
+                    .iter()
+                    .find(|r| {
+                        r.first().and_then(Value::as_text).map(|c| key_of(&c)) == Some(key_of(k))
+                    })
+                    .and_then(|r| r.get(1).and_then(Value::as_text));
+                portable::may_hold_text(declared.as_deref())
+            })
+            .cloned()
+            .collect();
         if !columns.is_empty() {
             if let Some(missing) = keys
                 .iter()
@@ -132,6 +147,7 @@ impl MergePlan {
         let copy = (!dialect.transactional_ddl() && altered).then_some(copy);
         Ok(MergePlan {
             keys,
+            respellable,
             existing,
             added,
             set,
@@ -175,6 +191,7 @@ impl MergePlan {
             keys: &self.keys,
             set: &self.set,
             cleared: &self.cleared,
+            respellable: &self.respellable,
         }
     }
 
