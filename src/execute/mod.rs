@@ -210,7 +210,7 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
         companions,
     )
     .await?;
-    writes.guard_merges(job);
+    writes.guard_merges(job, &plan.source);
     plan.notes
         .extend(writes.plan_distribution(&mut session, job).await?);
     // An existing target's key columns keep their names (an older table's case); a merged

@@ -228,6 +228,31 @@ pub fn named() -> Vec<(&'static str, Case)> {
             ),
         ));
     }
+    for pushdown in [true, false] {
+        // Seed 1796538639 (postgres_ci leg): the `where` guard built its own source query,
+        // without the run's exact attribute key, so under a case-insensitive collation
+        // `color` outside `where` was `Color` inside it, and the merge NULLed `color`.
+        cases.push((
+            "issue 21 defect 1 under a case-insensitive collation: the where guard tells `color` from `Color` (refuse)",
+            case(
+                job(false, pushdown),
+                vec![
+                    step(false, vec![row(10, "color", "6771", 0, 1)], Some(0), None),
+                    step(
+                        true,
+                        vec![
+                            row(10, "color", "99", 0, 2),
+                            row(10, "Color", "2024-01-01", 2, 2),
+                        ],
+                        Some(2),
+                        None,
+                    ),
+                ],
+                None,
+                &["where_rows"],
+            ),
+        ));
+    }
     for cross in [(2, 0), (0, 1), (1, 2)] {
         cases.push((
             "issue 21 defect 5: --target-connection with column_type: infer",

@@ -163,10 +163,12 @@ impl MergePlan {
 
     /// Guard this merge of `job` against the old delta pattern: `where` used as the delta,
     /// which would set every attribute it did not read to NULL. Off with `source.changed`
-    /// (then `where` is the scope) and without `where` (nothing lies outside it).
-    pub fn guard(&mut self, job: &Job) {
+    /// (then `where` is the scope) and without `where` (nothing lies outside it). `source` is
+    /// the run's own query: its attribute key tells `Color` from `color` where the source's
+    /// collation would not, so the guard compares names as the run does.
+    pub fn guard(&mut self, job: &Job, source: &SourceQuery) {
         let delta_like = job.source.filter.is_some() && job.source.changed.is_none();
-        self.scope_guard = delta_like.then(|| (job.clone(), crate::plan::source_query(job)));
+        self.scope_guard = delta_like.then(|| (job.clone(), source.clone()));
     }
 
     /// The columns the copy takes from the target: keys, then the existing attributes.

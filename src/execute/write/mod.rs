@@ -26,7 +26,7 @@ use crate::dialect::ddl;
 use async_trait::async_trait;
 
 use crate::config::{IfExists, Job, OnCollision, OnMissing, OnNewAttributes, TableRef};
-use crate::dialect::{Dialect, TableShape, UnquotedCase};
+use crate::dialect::{Dialect, SourceQuery, TableShape, UnquotedCase};
 use crate::error::{Error, Result};
 use crate::plan::naming::NaturalNames;
 use crate::report::MergeStats;
@@ -255,9 +255,9 @@ impl Writes {
     }
 
     /// Guard each merge of `job` against `where` used as its delta ([`merge::MergePlan::guard`]).
-    pub fn guard_merges(&mut self, job: &Job) {
+    pub fn guard_merges(&mut self, job: &Job, source: &SourceQuery) {
         for plan in self.tables.all.iter_mut().filter_map(|t| t.merge.as_mut()) {
-            plan.guard(job);
+            plan.guard(job, source);
         }
     }
 
