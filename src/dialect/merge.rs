@@ -14,11 +14,11 @@ pub struct MergeColumns<'a> {
     pub set: &'a [String],
     /// Target columns the source has no attribute for: NULL for every touched entity.
     pub cleared: &'a [String],
-    /// The key columns that may hold text. A collation that ignores case or trailing spaces
-    /// matches `acme` in the target with `ACME` from the source: these are compared by their
-    /// bytes for "unchanged", and set from the staging row, so the target takes the source's
-    /// spelling as a `replace` would.
-    pub respellable: &'a [String],
+    /// The key and set columns whose target type may hold text. A collation that ignores case
+    /// or trailing spaces counts `acme` and `ACME` (`Red` and `red`) as one: these are compared
+    /// by their bytes for "unchanged", and the keys among them are set from the staging row
+    /// too, so the target takes the source's spelling as a `replace` would.
+    pub spelled: &'a [String],
 }
 
 /// `t.k1 = s.k1 AND …`: the staging row `s` of target row `t`.
@@ -69,7 +69,7 @@ pub fn upsert<D: Dialect + ?Sized>(
     let rows = prefixed(d, cols, "s");
     match d.upsert_style() {
         UpsertStyle::UpdateThenInsert => {
-            let sets = assignments(d, cols, cols.respellable, |c| format!("s.{c}"));
+            let sets = assignments(d, cols, &respelled_keys(cols), |c| format!("s.{c}"));
             let keys = keys_match(d, cols.keys, "t", "s");
             let update = (!sets.is_empty()).then(|| {
                 format!(
@@ -83,7 +83,7 @@ pub fn upsert<D: Dialect + ?Sized>(
             update.into_iter().chain([insert]).collect()
         }
         UpsertStyle::OnConflict => {
-            let sets = assignments(d, cols, cols.respellable, |c| format!("excluded.{c}"));
+            let sets = assignments(d, cols, &respelled_keys(cols), |c| format!("excluded.{c}"));
             let keys: Vec<String> = cols.keys.iter().map(|k| d.quote_ident(k)).collect();
             let action = match sets.is_empty() {
                 true => "DO NOTHING".to_string(),
@@ -108,7 +108,7 @@ pub fn upsert<D: Dialect + ?Sized>(
             )]
         }
         UpsertStyle::OnDuplicateKey => {
-            let mut sets = assignments(d, cols, cols.respellable, |c| format!("VALUES({c})"));
+            let mut sets = assignments(d, cols, &respelled_keys(cols), |c| format!("VALUES({c})"));
             if sets.is_empty() {
                 // Nothing to set: a no-op update keeps existing rows as they are.
                 let k = cols
@@ -124,6 +124,15 @@ pub fn upsert<D: Dialect + ?Sized>(
             )]
         }
     }
+}
+
+/// The key columns that may be respelled ([`MergeColumns::spelled`]).
+fn respelled_keys(cols: &MergeColumns) -> Vec<String> {
+    cols.keys
+        .iter()
+        .filter(|k| cols.spelled.contains(k))
+        .cloned()
+        .collect()
 }
 
 /// `c = <new value of c>` for every `keys` column and every set column, then `c = NULL` for
@@ -160,7 +169,7 @@ fn prefixed<D: Dialect + ?Sized>(d: &D, cols: &MergeColumns, alias: &str) -> Str
 
 /// Counts before the merge, in one row: staging rows whose entity is new to the target,
 /// and staging rows identical to their target row (every set column equal, NULL-safe, every
-/// cleared column already NULL, and every text key spelled with the same bytes).
+/// cleared column already NULL; text keys and cells spelled with the same bytes).
 pub fn survey<D: Dialect + ?Sized>(
     d: &D,
     target: &TableRef,
@@ -168,23 +177,23 @@ pub fn survey<D: Dialect + ?Sized>(
     cols: &MergeColumns,
 ) -> String {
     let keys = keys_match(d, cols.keys, "t", "s");
-    let same: Vec<String> = cols
-        .set
+    let equal = |c: &String| {
+        let q = d.quote_ident(c);
+        let (t, s) = (format!("t.{q}"), format!("s.{q}"));
+        match cols.spelled.contains(c) {
+            true => d.null_safe_eq(&query::exact_key(d, &t), &query::exact_key(d, &s)),
+            false => d.null_safe_eq(&t, &s),
+        }
+    };
+    let same: Vec<String> = respelled_keys(cols)
         .iter()
-        .map(|c| {
-            let c = d.quote_ident(c);
-            d.null_safe_eq(&format!("t.{c}"), &format!("s.{c}"))
-        })
+        .chain(cols.set)
+        .map(equal)
         .chain(
             cols.cleared
                 .iter()
                 .map(|c| format!("t.{} IS NULL", d.quote_ident(c))),
         )
-        .chain(cols.respellable.iter().map(|k| {
-            let k = d.quote_ident(k);
-            let (t, s) = (format!("t.{k}"), format!("s.{k}"));
-            format!("{} = {}", query::exact_key(d, &t), query::exact_key(d, &s))
-        }))
         .collect();
     let same = match same.is_empty() {
         true => "1 = 1".to_string(),

@@ -279,7 +279,7 @@ fn merge_statements_parse() {
         keys: &keys,
         set: &set,
         cleared: &cleared,
-        respellable: &keys[1..],
+        spelled: &keys[1..],
     };
     parse("table columns", &d.table_columns(&target));
     parse(

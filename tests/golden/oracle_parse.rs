@@ -168,7 +168,7 @@ fn other_paths(job: &Job) -> Vec<(String, String)> {
         keys: &keys,
         set: &set,
         cleared: &cleared,
-        respellable: &keys,
+        spelled: &keys,
     };
     sql.extend(
         upsert(d, target, &staging, &merge)

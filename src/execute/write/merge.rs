@@ -35,8 +35,8 @@ use crate::value::row_counts;
 #[derive(Debug, Clone)]
 pub struct MergePlan {
     pub(super) keys: Vec<String>,
-    /// The key columns that may hold text ([`MergeColumns::respellable`]).
-    respellable: Vec<String>,
+    /// The key and set columns whose target type may hold text ([`MergeColumns::spelled`]).
+    spelled: Vec<String>,
     /// The target's attribute columns as they are, in order.
     existing: Vec<String>,
     /// New attribute columns and their types.
@@ -82,19 +82,7 @@ impl MergePlan {
             .collect();
         let key_of = |name: &str| dialect.ident_key(name);
         let keys: Vec<String> = shape.entity.iter().map(|e| e.name.clone()).collect();
-        let respellable: Vec<String> = keys
-            .iter()
-            .filter(|k| {
-                let declared = rows
-                    .iter()
-                    .find(|r| {
-                        r.first().and_then(Value::as_text).map(|c| key_of(&c)) == Some(key_of(k))
-                    })
-                    .and_then(|r| r.get(1).and_then(Value::as_text));
-                portable::may_hold_text(declared.as_deref())
-            })
-            .cloned()
-            .collect();
+
         if !columns.is_empty() {
             if let Some(missing) = keys
                 .iter()
@@ -145,9 +133,23 @@ impl MergePlan {
         let widening = Widening::read(session, dialect, shape).await?;
         let altered = !added.is_empty() || widening.widens();
         let copy = (!dialect.transactional_ddl() && altered).then_some(copy);
+        // Keys and cells a collation may count as one in two spellings: by their bytes.
+        let may_hold_text = |c: &String| {
+            let declared = rows
+                .iter()
+                .find(|r| r.first().and_then(Value::as_text).map(|n| key_of(&n)) == Some(key_of(c)))
+                .and_then(|r| r.get(1).and_then(Value::as_text));
+            portable::may_hold_text(declared.as_deref())
+        };
+        let spelled = keys
+            .iter()
+            .chain(&set)
+            .filter(|c| may_hold_text(c))
+            .cloned()
+            .collect();
         Ok(MergePlan {
             keys,
-            respellable,
+            spelled,
             existing,
             added,
             set,
@@ -193,7 +195,7 @@ impl MergePlan {
             keys: &self.keys,
             set: &self.set,
             cleared: &self.cleared,
-            respellable: &self.respellable,
+            spelled: &self.spelled,
         }
     }
 
