@@ -42,6 +42,7 @@ pub fn render(plan: &ScriptPlan) -> Result<String> {
         declarations(d, plan),
         discover(d, plan),
         guards(d, plan),
+        value_order(),
         lists(d, plan),
         build(d, plan),
         "  DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;\nEND //\nDELIMITER ;\n".into(),
@@ -97,6 +98,7 @@ fn declarations(d: &MariaDb, plan: &ScriptPlan) -> String {
         "  DECLARE src LONGTEXT DEFAULT {};\n  \
          DECLARE n_cols INT DEFAULT 0;\n  DECLARE bad LONGTEXT;\n  DECLARE msg VARCHAR(500);\n  \
          DECLARE col_defs, col_names, cases LONGTEXT;\n  \
+         DECLARE v_expr LONGTEXT DEFAULT 's.v';\n  \
          DECLARE want, before_rows, got BIGINT DEFAULT 0;\n  \
          DECLARE staged BOOL DEFAULT FALSE;\n  \
          DECLARE EXIT HANDLER FOR SQLEXCEPTION\n  BEGIN\n    \
@@ -234,6 +236,19 @@ fn guards(d: &MariaDb, plan: &ScriptPlan) -> String {
     out
 }
 
+/// A text value's `MAX`/`MIN` by its bytes, as `eavpivot run` orders it: the default
+/// collations order `a` before `B` and leave `Red` and `red` unordered, so the script kept
+/// another value of a conflict than `run` (and not always the same one). `COLLATION()` of the
+/// value says whether it is text (`binary` for numbers, dates and byte strings), without a
+/// type name to read; an empty source keeps `s.v` (it has no attributes and is refused).
+fn value_order() -> String {
+    "  SET @eavpivot_value_collation = NULL;\n  \
+     EXECUTE IMMEDIATE CONCAT('SELECT COLLATION(s.v) INTO @eavpivot_value_collation FROM (', src, ') s LIMIT 1');\n  \
+     IF @eavpivot_value_collation <> 'binary' THEN\n    \
+     SET v_expr = 'CONVERT(s.v USING utf8mb4) COLLATE utf8mb4_nopad_bin';\n  END IF;\n"
+        .to_string()
+}
+
 /// `col_defs`, `col_names` and `cases`, each checked against `group_concat_max_len`.
 fn lists(_d: &MariaDb, plan: &ScriptPlan) -> String {
     let (column_type, agg) = column_type_and_aggregate(&MariaDb, plan);
@@ -242,7 +257,7 @@ fn lists(_d: &MariaDb, plan: &ScriptPlan) -> String {
         "  SELECT\n    \
          GROUP_CONCAT(CONCAT('ADD COLUMN ', {quoted}, ' ', {}) ORDER BY ord SEPARATOR ', '),\n    \
          GROUP_CONCAT({quoted} ORDER BY ord SEPARATOR ', '),\n    \
-         GROUP_CONCAT(CONCAT('{agg}(CASE WHEN s.a = X''', HEX(a), ''' THEN s.v END) AS ', {quoted}) ORDER BY ord SEPARATOR ', ')\n    \
+         GROUP_CONCAT(CONCAT('{agg}(CASE WHEN s.a = X''', HEX(a), ''' THEN ', v_expr, ' END) AS ', {quoted}) ORDER BY ord SEPARATOR ', ')\n    \
          INTO col_defs, col_names, cases\n  FROM eavpivot_attrs;\n\
          {}",
         lit(&column_type),

@@ -43,6 +43,7 @@ pub fn render(plan: &ScriptPlan, aggregation: Aggregation) -> Result<String> {
     out.push_str(
         "DECLARE @attrs TABLE (ord INT IDENTITY(1, 1) PRIMARY KEY, a NVARCHAR(MAX) NOT NULL, col NVARCHAR(MAX) NULL);\n\
          DECLARE @cols NVARCHAR(MAX), @names NVARCHAR(MAX), @cases NVARCHAR(MAX), @create NVARCHAR(MAX), @insert NVARCHAR(MAX);\n\
+         DECLARE @value_type NVARCHAR(128), @value NVARCHAR(MAX) = N's0.v';\n\
          DECLARE @bad NVARCHAR(200), @n_cols INT, @want BIGINT, @before BIGINT = 0, @got BIGINT, @ord INT;\n",
     );
     out.push_str("BEGIN TRY\n");
@@ -239,8 +240,7 @@ fn aggregate_lists(d: &MsSql, plan: &ScriptPlan, aggregation: Aggregation) -> St
     out
 }
 
-/// `@create` (the empty target, by `SELECT … INTO`) and `@insert`, the same `INSERT` that
-/// `eavpivot run` sends for a pushdown.
+/// `@create`: the empty target, by `SELECT … INTO`.
 fn build_statements(d: &MsSql, plan: &ScriptPlan) -> String {
     let table = &plan.target;
     let nl = "NCHAR(10)";
@@ -264,6 +264,16 @@ fn build_statements(d: &MsSql, plan: &ScriptPlan) -> String {
         nl.into(),
         "N'WHERE 1 = 0'".into(),
     ];
+    format!(
+        "  SET @create = CAST(N'' AS NVARCHAR(MAX)) + {};\n",
+        create.join(" + "),
+    )
+}
+
+/// `@insert`: the same `INSERT` that `eavpivot run` sends for a pushdown, over `@value`.
+fn insert_statement(d: &MsSql, plan: &ScriptPlan) -> String {
+    let table = &plan.target;
+    let nl = "NCHAR(10)";
     let keys: Vec<String> = plan
         .entity
         .iter()
@@ -280,14 +290,55 @@ fn build_statements(d: &MsSql, plan: &ScriptPlan) -> String {
         "N'  '".into(),
         "@cases".into(),
         nl.into(),
-        d.quote_literal(&format!("FROM ({}) s", query::source_rows(d, &plan.source))),
+        // The value as `eavpivot run` orders it ([`value_order`]).
+        d.quote_literal(&format!(
+            "FROM (SELECT {}, s0.a, ",
+            super::entity_refs(&plan.source, "s0")
+        )),
+        "@value".into(),
+        d.quote_literal(&format!(
+            " AS v FROM ({}) s0) s",
+            query::source_rows(d, &plan.source)
+        )),
         nl.into(),
         d.quote_literal(&format!("GROUP BY {refs}")),
     ];
     format!(
-        "  SET @create = CAST(N'' AS NVARCHAR(MAX)) + {};\n  SET @insert = CAST(N'' AS NVARCHAR(MAX)) + {};\n",
-        create.join(" + "),
+        "  SET @insert = CAST(N'' AS NVARCHAR(MAX)) + {};\n",
         insert.join(" + ")
+    )
+}
+
+/// A text value's `MAX`/`MIN` by code point, as `eavpivot run` orders it
+/// ([`crate::dialect::Query::value_in_byte_order`]): a `_CI` collation orders `a` before `B`
+/// and leaves `Red` and `red` unordered, so the script kept another value of a conflict than
+/// `run`. The value's type comes from an empty table made from it (`SELECT TOP (0) … INTO`,
+/// inside the transaction): Babelfish has no catalog of a temporary table's columns, no
+/// `TYPE_NAME` and no working `sp_describe_first_result_set`. Sets `@value`, then `@insert`.
+fn value_order(d: &MsSql, plan: &ScriptPlan) -> String {
+    let probe = plan.target.with_suffix("__eavpivot_v");
+    let as_text = |declared: &str| {
+        d.value_in_byte_order("s0.v", Some(declared))
+            .map(|e| d.quote_literal(&e))
+            .unwrap_or_else(|| "N's0.v'".into())
+    };
+    format!(
+        "  IF OBJECT_ID({probe_name}) IS NOT NULL\n    \
+         RAISERROR(N'eavpivot: a table named {probe_text} already exists; this script never drops a table it did not create: drop or rename it', 16, 1);\n  \
+         EXEC sp_executesql {create};\n  \
+         SET @value_type = (SELECT t.name FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id WHERE c.object_id = OBJECT_ID({probe_name}));\n  \
+         EXEC sp_executesql {drop};\n  \
+         IF @value_type IN (N'nvarchar', N'nchar')\n    SET @value = {unicode};\n  \
+         ELSE IF @value_type IN (N'varchar', N'char')\n    SET @value = {code_page};\n",
+        probe_name = d.quote_literal(&probe.sql()),
+        probe_text = raise_text(&probe.sql()),
+        create = d.quote_literal(&format!(
+            "SELECT TOP (0) s.v AS v INTO {probe} FROM ({}) s",
+            query::source_rows(d, &plan.source)
+        )),
+        drop = d.quote_literal(&format!("DROP TABLE {probe}")),
+        unicode = as_text("NVARCHAR"),
+        code_page = as_text("VARCHAR"),
     )
 }
 
@@ -317,6 +368,8 @@ fn run_in_transaction(d: &MsSql, plan: &ScriptPlan) -> String {
         // Merge is refused before any script is written.
         IfExists::Fail | IfExists::Merge => out.push_str("  EXEC sp_executesql @create;\n"),
     }
+    out.push_str(&value_order(d, plan));
+    out.push_str(&insert_statement(d, plan));
     out.push_str(&format!(
         "  EXEC sp_executesql @insert;\n  \
          SET @want = ({});\n  \

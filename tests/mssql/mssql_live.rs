@@ -454,3 +454,74 @@ async fn script_refuses_keys_one_under_the_collation() {
     assert!(err.contains("one key to the collation"), "{err}");
     assert!(left.is_err(), "the refused script left a target");
 }
+
+/// Conflicting values (`red`/`Red`, `a`/`B`) keep the value `eavpivot run` keeps: by code
+/// point. The server's `_CI` collation orders `a` before `B` and leaves `Red` and `red`
+/// unordered, so the script's `MAX` kept `B`, and `Red` or `red` by the order rows were read.
+/// NVARCHAR and VARCHAR values, and an integer value (10 over 9) still by number. The value's
+/// type is read from a probe table the script drops again.
+#[tokio::test]
+async fn standalone_script_keeps_the_conflicting_value_run_keeps() {
+    let Some(db) = servers::mssql() else { return };
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = format!("scv{}", std::process::id());
+    let (source, wide, reference) = (format!("{p}_src"), format!("{p}_wide"), format!("{p}_run"));
+    let text_rows = "(1, 'a', 'red'), (1, 'a', 'Red'), (2, 'a', 'B'), (2, 'a', 'a'), (3, 'a', 'Red'), (3, 'a', 'red')";
+    for (value_type, rows, want) in [
+        ("NVARCHAR(10)", text_rows, vec!["red", "a", "red"]),
+        ("VARCHAR(10)", text_rows, vec!["red", "a", "red"]),
+        ("INT", "(1, 'a', 9), (1, 'a', 10)", vec!["10"]),
+    ] {
+        for t in [&source, &wide, &reference] {
+            servers::drop_if_exists(conn.as_mut(), t).await;
+        }
+        for sql in [
+            format!("CREATE TABLE {source} (id INT NOT NULL, attr VARCHAR(10), val {value_type})"),
+            format!("INSERT INTO {source} (id, attr, val) VALUES {rows}"),
+        ] {
+            conn.execute(&sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let job_file = |target: &str| {
+            let path = dir.path().join(format!("{target}.yaml"));
+            std::fs::write(
+                &path,
+                format!("name: {target}\nsource: {{table: {source}}}\nentity: [id]\nattribute: attr\nvalue: val\ntarget: {{table: {target}, if_exists: replace}}\n"),
+            )
+            .expect("job file");
+            path
+        };
+        let run_job = job_file(&reference);
+        let out = servers::run(&["run", &run_job.display().to_string()], &db.url);
+        assert!(
+            out.status.success(),
+            "{value_type}: run: {}",
+            servers::stderr(&out)
+        );
+        let job = config::load_job(&job_file(&wide)).expect("job");
+        let script = mssql_script::render(&eavpivot::plan::script_plan(&job), Aggregation::Ordered)
+            .expect("script");
+        let said = conn.execute_script(&script).await;
+        let read =
+            |t: &str| format!("SELECT CAST(id AS NVARCHAR(10)) + N'=' + a FROM {t} ORDER BY id");
+        let got = servers::names(conn.as_mut(), &read(&wide)).await;
+        let kept = servers::names(conn.as_mut(), &read(&reference)).await;
+        let probe = servers::exists(conn.as_mut(), &format!("{wide}__eavpivot_v")).await;
+        for t in [&source, &wide, &reference] {
+            servers::drop_if_exists(conn.as_mut(), t).await;
+        }
+        said.unwrap_or_else(|e| panic!("{value_type}: script failed: {e}"));
+        assert_eq!(got, kept, "{value_type}: script vs run");
+        let want: Vec<String> = want
+            .iter()
+            .enumerate()
+            .map(|(i, v)| format!("{}={v}", i + 1))
+            .collect();
+        assert_eq!(got, want, "{value_type}");
+        assert!(!probe, "{value_type}: the probe table was left behind");
+    }
+}

@@ -169,6 +169,14 @@ async fn fill_source(db: &mut dyn Backend, tables: &Tables, names: &[&str]) {
     .expect("insert source");
 }
 
+/// `tables.source` made as `(columns)` holding `rows` (a `VALUES` list).
+async fn make_source(db: &mut dyn Backend, tables: &Tables, columns: &str, rows: &str) {
+    let create = format!("CREATE TABLE {} ({columns})", tables.source);
+    db.execute(&create).await.expect("create source");
+    let insert = format!("INSERT INTO {} VALUES {rows}", tables.source);
+    db.execute(&insert).await.expect("insert source");
+}
+
 fn job(dir: &Path, source: &str, target: &str) -> config::Job {
     let path = dir.join(format!("{target}.yaml"));
     let text = format!(
@@ -210,6 +218,28 @@ fn run_script(
     let file = dir.join(format!("{}.sql", db.dialect().name()));
     std::fs::write(&file, text).expect("script file");
     client.run(url, &file)
+}
+
+/// `eavpivot run` into `tables.reference`, then the script into `tables.wide`: what the
+/// script's client said, or its error.
+async fn run_then_script(
+    db: &mut dyn Backend,
+    client: Client,
+    url: &str,
+    dir: &Path,
+    tables: &Tables,
+) -> Result<String, String> {
+    let reference = job(dir, &tables.source, &tables.reference);
+    run_job(&reference, db, &RunOptions::default())
+        .await
+        .expect("eavpivot run");
+    run_script(
+        db,
+        client,
+        url,
+        dir,
+        &job(dir, &tables.source, &tables.wide),
+    )
 }
 
 /// The script's table equals `eavpivot run`'s, cell by cell.
@@ -298,16 +328,15 @@ async fn postgres_script_matches_run_and_refuses_long_names() {
     .await;
 }
 
+/// The MariaDB server and its URL, with the `mariadb` client at hand.
+async fn mariadb() -> Option<(Box<dyn Backend>, String)> {
+    let (env, url) = ("EAVPIVOT_MARIADB_URL", MARIADB_URL);
+    server("MariaDB", env, url, Client::Mariadb).await
+}
+
 #[tokio::test]
 async fn mariadb_script_matches_run_and_refuses_what_mariadb_cannot_tell_apart() {
-    let Some((mut db, url)) = server(
-        "MariaDB",
-        "EAVPIVOT_MARIADB_URL",
-        MARIADB_URL,
-        Client::Mariadb,
-    )
-    .await
-    else {
+    let Some((mut db, url)) = mariadb().await else {
         return;
     };
     same_as_run(db.as_mut(), Client::Mariadb, &url, HOSTILE).await;
@@ -337,18 +366,13 @@ async fn refuses_keys_one_under_the_collation(db: &mut dyn Backend, url: &str) {
     let dir = tempfile::tempdir().expect("temp dir");
     let tables = Tables::new("twins");
     tables.drop_all(db).await;
-    db.execute(&format!(
-        "CREATE TABLE {} (id VARCHAR(10) NOT NULL, attr VARCHAR(10), val VARCHAR(10))",
-        tables.source
-    ))
-    .await
-    .expect("create source");
-    db.execute(&format!(
-        "INSERT INTO {} VALUES ('k', 'a', '1'), ('K', 'b', '2'), ('j', 'a', '3')",
-        tables.source
-    ))
-    .await
-    .expect("insert source");
+    make_source(
+        db,
+        &tables,
+        "id VARCHAR(10) NOT NULL, attr VARCHAR(10), val VARCHAR(10)",
+        "('k', 'a', '1'), ('K', 'b', '2'), ('j', 'a', '3')",
+    )
+    .await;
     let scripted = job(dir.path(), &tables.source, &tables.wide);
     let said = run_script(db, Client::Mariadb, url, dir.path(), &scripted);
     let left = db
@@ -415,29 +439,15 @@ async fn postgres_script_keeps_names_apart_and_refuses_keys_one_under_the_collat
         let db = db.as_mut();
         let dir = tempfile::tempdir().expect("temp dir");
         let tables = Tables::new("ci");
-        db.execute(&format!(
-            "CREATE TABLE {} (id {text} NOT NULL, attr {text}, val {text})",
-            tables.source
-        ))
-        .await
-        .expect("create source");
-        db.execute(&format!(
-            "INSERT INTO {} VALUES ('k', 'Color', 'red'), ('k', 'color', 'blue'), \
-             ('k', 'Color', 'Red'), ('j', 'size', '1')",
-            tables.source
-        ))
-        .await
-        .expect("insert source");
-        let names = ["Color", "color", "size"];
-        run_job(
-            &job(dir.path(), &tables.source, &tables.reference),
+        make_source(
             db,
-            &RunOptions::default(),
+            &tables,
+            &format!("id {text} NOT NULL, attr {text}, val {text}"),
+            "('k', 'Color', 'red'), ('k', 'color', 'blue'), ('k', 'Color', 'Red'), ('j', 'size', '1')",
         )
-        .await
-        .expect("eavpivot run");
-        let scripted = job(dir.path(), &tables.source, &tables.wide);
-        let said = run_script(db, Client::Psql, &server.url, dir.path(), &scripted);
+        .await;
+        let names = ["Color", "color", "size"];
+        let said = run_then_script(db, Client::Psql, &server.url, dir.path(), &tables).await;
         let said = said.unwrap_or_else(|e| panic!("{text}: script failed: {e}"));
         assert!(said.contains("now holds 2 rows"), "{text}: {said}");
         let got = cells(db, &tables.wide, &names)
@@ -458,10 +468,47 @@ async fn postgres_script_keeps_names_apart_and_refuses_keys_one_under_the_collat
         ))
         .await
         .expect("a key twin");
+        let scripted = job(dir.path(), &tables.source, &tables.wide);
         let refused = run_script(db, Client::Psql, &server.url, dir.path(), &scripted);
         let err = refused.expect_err("the script must refuse k and K");
         assert!(err.contains("one key to the collation"), "{text}: {err}");
         let after = cells(db, &tables.wide, &names).await.expect("target kept");
         assert_eq!(after, want, "{text}: the refused script changed the target");
+    }
+}
+
+/// Conflicting values (`red`/`Red`, `a`/`B`) keep the value `eavpivot run` keeps: by bytes.
+/// MariaDB's default collation orders `a` before `B` and leaves `Red` and `red` unordered, so
+/// the script's `MAX` kept `B`, and `Red` or `red` by the order rows were read. An integer
+/// value still takes its numeric maximum (10 over 9), as `run`'s does.
+#[tokio::test]
+async fn mariadb_script_keeps_the_conflicting_value_run_keeps() {
+    let Some((mut db, url)) = mariadb().await else {
+        return;
+    };
+    let db = db.as_mut();
+    for (value_type, rows, want) in [
+        (
+            "VARCHAR(10)",
+            "(1, 'a', 'red'), (1, 'a', 'Red'), (2, 'a', 'B'), (2, 'a', 'a'), (3, 'a', 'Red'), (3, 'a', 'red')",
+            ["red", "a", "red"].as_slice(),
+        ),
+        ("INT", "(1, 'a', 9), (1, 'a', 10)", ["10"].as_slice()),
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let tables = Tables::new("conflict");
+        tables.drop_all(db).await;
+        let columns = format!("id INTEGER NOT NULL, attr VARCHAR(10), val {value_type}");
+        make_source(db, &tables, &columns, rows).await;
+        let said = run_then_script(db, Client::Mariadb, &url, dir.path(), &tables).await;
+        let got = cells(db, &tables.wide, &["a"]).await;
+        let reference = cells(db, &tables.reference, &["a"]).await;
+        tables.drop_all(db).await;
+        said.unwrap_or_else(|e| panic!("{value_type}: script failed: {e}"));
+        let (got, reference) = (got.expect("script's table"), reference.expect("run's table"));
+        assert_eq!(got, reference, "{value_type}: script vs run");
+        for (row, value) in got.iter().zip(want) {
+            assert!(row.contains(&format!("\"{value}\"")), "{value_type}: {got:?}");
+        }
     }
 }

@@ -20,6 +20,7 @@ BEGIN NOT ATOMIC
   DECLARE bad LONGTEXT;
   DECLARE msg VARCHAR(500);
   DECLARE col_defs, col_names, cases LONGTEXT;
+  DECLARE v_expr LONGTEXT DEFAULT 's.v';
   DECLARE want, before_rows, got BIGINT DEFAULT 0;
   DECLARE staged BOOL DEFAULT FALSE;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
@@ -79,10 +80,15 @@ HAVING MIN(CAST(CONVERT(s.e0 USING utf8mb4) AS BINARY)) <> MAX(CAST(CONVERT(s.e0
     SET msg = LEFT('eavpivot: the source has entity keys that differ in bytes but are one key to the collation (case, accents or trailing spaces), so grouping by entity would make one row of them; nothing was written: give each entity one spelling, or compare the key by a binary collation', 500);
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END IF;
+  SET @eavpivot_value_collation = NULL;
+  EXECUTE IMMEDIATE CONCAT('SELECT COLLATION(s.v) INTO @eavpivot_value_collation FROM (', src, ') s LIMIT 1');
+  IF @eavpivot_value_collation <> 'binary' THEN
+    SET v_expr = 'CONVERT(s.v USING utf8mb4) COLLATE utf8mb4_nopad_bin';
+  END IF;
   SELECT
     GROUP_CONCAT(CONCAT('ADD COLUMN ', CONCAT('`', REPLACE(col, '`', '``'), '`'), ' ', 'LONGTEXT') ORDER BY ord SEPARATOR ', '),
     GROUP_CONCAT(CONCAT('`', REPLACE(col, '`', '``'), '`') ORDER BY ord SEPARATOR ', '),
-    GROUP_CONCAT(CONCAT('MAX(CASE WHEN s.a = X''', HEX(a), ''' THEN s.v END) AS ', CONCAT('`', REPLACE(col, '`', '``'), '`')) ORDER BY ord SEPARATOR ', ')
+    GROUP_CONCAT(CONCAT('MAX(CASE WHEN s.a = X''', HEX(a), ''' THEN ', v_expr, ' END) AS ', CONCAT('`', REPLACE(col, '`', '``'), '`')) ORDER BY ord SEPARATOR ', ')
     INTO col_defs, col_names, cases
   FROM eavpivot_attrs;
   IF GREATEST(LENGTH(col_defs), LENGTH(col_names), LENGTH(cases)) >= @@SESSION.group_concat_max_len THEN
