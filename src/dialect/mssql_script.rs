@@ -4,7 +4,8 @@
 //! It replaces the classic cursor-and-string-concatenation script with the same job done safely:
 //! attribute names are discovered on the server, compared under a binary collation with a
 //! sentinel (so `Color`, `color` and `Color ` stay apart), become columns only through
-//! `QUOTENAME` (guarded, because it returns NULL past 128 characters) and literals only through
+//! brackets with `]` doubled ([`BRACKETED`], what `QUOTENAME` does, which Babelfish gets wrong;
+//! names past 128 characters are refused, as SQL Server's limit) and literals only through
 //! `REPLACE(…, '''', '''''')`; the `SELECT … INTO` that creates the target and the `INSERT … MAX(CASE …)` run with `sp_executesql`
 //! in one transaction with `XACT_ABORT` and a TRY/CATCH that rolls back. Every check raises an
 //! error before anything is left half-built. No `GO`: the script is one batch.
@@ -21,6 +22,11 @@ use crate::terms::{EmptyNames, IfExists, Order};
 
 use super::mssql::{MsSql, MAX_COLUMNS_PER_TABLE};
 use super::script::{key_probe, raise_text};
+
+/// `col` as a bracketed identifier, `]` doubled: what SQL Server's `QUOTENAME(col)` returns
+/// (up to 128 characters, which the script checks first). Babelfish's `QUOTENAME` also doubles
+/// `'`, so `it's` became the column `it''s` there.
+const BRACKETED: &str = "(N'[' + REPLACE(col, N']', N']]') + N']')";
 
 /// Which server-side string aggregation builds the column lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,10 +81,10 @@ fn header(plan: &ScriptPlan, aggregation: Aggregation) -> String {
          -- Run it as one batch (sqlcmd -i, or SSMS): it contains no GO.\n\
          -- 1. Discovers the distinct attribute names on the server, compared as binary text with a\n\
          --    sentinel so names differing only in case or trailing spaces stay distinct; columns {order}.\n\
-         -- 2. Refuses, before writing anything, names past 128 characters (QUOTENAME would return\n\
-         --    NULL), names that collide as SQL Server identifiers, and more than {max} columns.\n\
+         -- 2. Refuses, before writing anything, names past 128 characters (SQL Server's identifier\n\
+         --    limit), names that collide as SQL Server identifiers, and more than {max} columns.\n\
          -- 3. Creates the target by SELECT ... INTO WHERE 1 = 0 (the keys keep the source's types)\n\
-         --    and fills it by INSERT ... MAX(CASE ...), both built with QUOTENAME and run with\n\
+         --    and fills it by INSERT ... MAX(CASE ...), names in brackets with ] doubled, run with\n\
          --    sp_executesql in one transaction (XACT_ABORT ON, TRY/CATCH rolls back); verifies the\n\
          --    row count, and commits.\n",
         job_name = super::script::one_line(&plan.name),
@@ -179,7 +185,7 @@ fn guards(d: &MsSql, plan: &ScriptPlan) -> String {
          RAISERROR(N'eavpivot: %d attribute columns plus {entity} key column(s) exceed SQL Server''s limit of {max} columns per table; exclude attributes in the job, or split the target', 16, 1, @n_cols);\n  \
          SET @bad = (SELECT TOP (1) LEFT(col, 100) FROM @attrs WHERE LEN(col + N'x') - 1 > 128 OR col = N'' ORDER BY ord);\n  \
          IF @bad IS NOT NULL\n    \
-         RAISERROR(N'eavpivot: column name ''%s...'' is empty or longer than 128 characters, SQL Server''s identifier limit (QUOTENAME would return NULL); exclude or rename the attribute in the job', 16, 1, @bad);\n  \
+         RAISERROR(N'eavpivot: column name ''%s...'' is empty or longer than 128 characters, SQL Server''s identifier limit; exclude or rename the attribute in the job', 16, 1, @bad);\n  \
          SET @bad = (SELECT TOP (1) LEFT(c, 100) FROM (SELECT col COLLATE DATABASE_DEFAULT AS c FROM @attrs UNION ALL {keys}) names GROUP BY c HAVING COUNT(*) > 1);\n  \
          IF @bad IS NOT NULL\n    \
          RAISERROR(N'eavpivot: several attributes (or a key column) become the column ''%s'', the same identifier to SQL Server (case and trailing spaces ignored); rename or exclude them in the job', 16, 1, @bad);\n",
@@ -202,11 +208,11 @@ fn aggregate_lists(d: &MsSql, plan: &ScriptPlan, aggregation: Aggregation) -> St
     let case_open = d.quote_literal(&format!("{agg}(CASE WHEN s.a = N'"));
     let case_close = d.quote_literal("' THEN s.v END) AS ");
     let items = [
-        ("@cols", format!("{null_of_type} + QUOTENAME(col)")),
-        ("@names", "QUOTENAME(col)".to_string()),
+        ("@cols", format!("{null_of_type} + {BRACKETED}")),
+        ("@names", BRACKETED.to_string()),
         (
             "@cases",
-            format!("{case_open} + REPLACE(a, N'''', N'''''') + {case_close} + QUOTENAME(col)"),
+            format!("{case_open} + REPLACE(a, N'''', N'''''') + {case_close} + {BRACKETED}"),
         ),
     ];
     let sep = "N',' + NCHAR(10) + N'  '";

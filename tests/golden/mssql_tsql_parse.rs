@@ -173,7 +173,7 @@ fn script_output_parses_in_both_variants() {
             parse("script catch", &catch);
             for needle in [
                 "SET XACT_ABORT ON",
-                "QUOTENAME(col)",
+                "(N'[' + REPLACE(col, N']', N']]') + N']')",
                 "sp_executesql @create",
                 "CROSS JOIN (SELECT 1 AS one) j",
                 "N'WHERE 1 = 0'",

@@ -459,7 +459,8 @@ async fn script_refuses_keys_one_under_the_collation() {
 /// point. The server's `_CI` collation orders `a` before `B` and leaves `Red` and `red`
 /// unordered, so the script's `MAX` kept `B`, and `Red` or `red` by the order rows were read.
 /// NVARCHAR and VARCHAR values, and an integer value (10 over 9) still by number. The value's
-/// type is read from a probe table the script drops again.
+/// type is read from a probe table the script drops again. The attribute `it's` keeps its
+/// name as a column (Babelfish's `QUOTENAME` doubled the quote).
 #[tokio::test]
 async fn standalone_script_keeps_the_conflicting_value_run_keeps() {
     let Some(db) = servers::mssql() else { return };
@@ -469,11 +470,12 @@ async fn standalone_script_keeps_the_conflicting_value_run_keeps() {
     let dir = tempfile::tempdir().expect("temp dir");
     let p = format!("scv{}", std::process::id());
     let (source, wide, reference) = (format!("{p}_src"), format!("{p}_wide"), format!("{p}_run"));
-    let text_rows = "(1, 'a', 'red'), (1, 'a', 'Red'), (2, 'a', 'B'), (2, 'a', 'a'), (3, 'a', 'Red'), (3, 'a', 'red')";
+    // The attribute is `it's`: Babelfish's QUOTENAME made its column `it''s`.
+    let text_rows = "(1, 'it''s', 'red'), (1, 'it''s', 'Red'), (2, 'it''s', 'B'), (2, 'it''s', 'a'), (3, 'it''s', 'Red'), (3, 'it''s', 'red')";
     for (value_type, rows, want) in [
         ("NVARCHAR(10)", text_rows, vec!["red", "a", "red"]),
         ("VARCHAR(10)", text_rows, vec!["red", "a", "red"]),
-        ("INT", "(1, 'a', 9), (1, 'a', 10)", vec!["10"]),
+        ("INT", "(1, 'it''s', 9), (1, 'it''s', 10)", vec!["10"]),
     ] {
         for t in [&source, &wide, &reference] {
             servers::drop_if_exists(conn.as_mut(), t).await;
@@ -506,8 +508,9 @@ async fn standalone_script_keeps_the_conflicting_value_run_keeps() {
         let script = mssql_script::render(&eavpivot::plan::script_plan(&job), Aggregation::Ordered)
             .expect("script");
         let said = conn.execute_script(&script).await;
-        let read =
-            |t: &str| format!("SELECT CAST(id AS NVARCHAR(10)) + N'=' + a FROM {t} ORDER BY id");
+        let read = |t: &str| {
+            format!("SELECT CAST(id AS NVARCHAR(10)) + N'=' + [it's] FROM {t} ORDER BY id")
+        };
         let got = servers::names(conn.as_mut(), &read(&wide)).await;
         let kept = servers::names(conn.as_mut(), &read(&reference)).await;
         let probe = servers::exists(conn.as_mut(), &format!("{wide}__eavpivot_v")).await;

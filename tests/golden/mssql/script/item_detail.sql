@@ -2,10 +2,10 @@
 -- Run it as one batch (sqlcmd -i, or SSMS): it contains no GO.
 -- 1. Discovers the distinct attribute names on the server, compared as binary text with a
 --    sentinel so names differing only in case or trailing spaces stay distinct; columns in binary name order (eavpivot run orders naturally: 2 before 10).
--- 2. Refuses, before writing anything, names past 128 characters (QUOTENAME would return
---    NULL), names that collide as SQL Server identifiers, and more than 1024 columns.
+-- 2. Refuses, before writing anything, names past 128 characters (SQL Server's identifier
+--    limit), names that collide as SQL Server identifiers, and more than 1024 columns.
 -- 3. Creates the target by SELECT ... INTO WHERE 1 = 0 (the keys keep the source's types)
---    and fills it by INSERT ... MAX(CASE ...), both built with QUOTENAME and run with
+--    and fills it by INSERT ... MAX(CASE ...), names in brackets with ] doubled, run with
 --    sp_executesql in one transaction (XACT_ABORT ON, TRY/CATCH rolls back); verifies the
 --    row count, and commits.
 SET NOCOUNT ON;
@@ -33,7 +33,7 @@ BEGIN TRY
     RAISERROR(N'eavpivot: %d attribute columns plus 1 key column(s) exceed SQL Server''s limit of 1024 columns per table; exclude attributes in the job, or split the target', 16, 1, @n_cols);
   SET @bad = (SELECT TOP (1) LEFT(col, 100) FROM @attrs WHERE LEN(col + N'x') - 1 > 128 OR col = N'' ORDER BY ord);
   IF @bad IS NOT NULL
-    RAISERROR(N'eavpivot: column name ''%s...'' is empty or longer than 128 characters, SQL Server''s identifier limit (QUOTENAME would return NULL); exclude or rename the attribute in the job', 16, 1, @bad);
+    RAISERROR(N'eavpivot: column name ''%s...'' is empty or longer than 128 characters, SQL Server''s identifier limit; exclude or rename the attribute in the job', 16, 1, @bad);
   SET @bad = (SELECT TOP (1) LEFT(c, 100) FROM (SELECT col COLLATE DATABASE_DEFAULT AS c FROM @attrs UNION ALL SELECT N'ITEM_ID') names GROUP BY c HAVING COUNT(*) > 1);
   IF @bad IS NOT NULL
     RAISERROR(N'eavpivot: several attributes (or a key column) become the column ''%s'', the same identifier to SQL Server (case and trailing spaces ignored); rename or exclude them in the job', 16, 1, @bad);
@@ -49,9 +49,9 @@ HAVING MIN((CAST(s.e0 AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2)
   WHILE @ord IS NOT NULL
   BEGIN
     SELECT
-      @cols = COALESCE(@cols + N',' + NCHAR(10) + N'  ', N'') + N'CAST(NULL AS NVARCHAR(MAX)) AS ' + QUOTENAME(col),
-      @names = COALESCE(@names + N',' + NCHAR(10) + N'  ', N'') + QUOTENAME(col),
-      @cases = COALESCE(@cases + N',' + NCHAR(10) + N'  ', N'') + N'MAX(CASE WHEN s.a = N''' + REPLACE(a, N'''', N'''''') + N''' THEN s.v END) AS ' + QUOTENAME(col)
+      @cols = COALESCE(@cols + N',' + NCHAR(10) + N'  ', N'') + N'CAST(NULL AS NVARCHAR(MAX)) AS ' + (N'[' + REPLACE(col, N']', N']]') + N']'),
+      @names = COALESCE(@names + N',' + NCHAR(10) + N'  ', N'') + (N'[' + REPLACE(col, N']', N']]') + N']'),
+      @cases = COALESCE(@cases + N',' + NCHAR(10) + N'  ', N'') + N'MAX(CASE WHEN s.a = N''' + REPLACE(a, N'''', N'''''') + N''' THEN s.v END) AS ' + (N'[' + REPLACE(col, N']', N']]') + N']')
     FROM @attrs WHERE ord = @ord;
     SET @ord = (SELECT MIN(ord) FROM @attrs WHERE ord > @ord);
   END;
