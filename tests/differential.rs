@@ -33,6 +33,8 @@ mod gen;
 mod model;
 #[path = "differential/regress.rs"]
 mod regress;
+#[path = "differential/script.rs"]
+mod script;
 #[path = "differential/shrink.rs"]
 mod shrink;
 
@@ -113,6 +115,7 @@ fn run_cases(cases: u64, seed: u64) {
                     stats.written += s.written;
                     stats.refused += s.refused;
                     stats.either_refused += s.either_refused;
+                    stats.scripts += s.scripts;
                 }
                 Err(finding) => {
                     eprintln!(
@@ -141,12 +144,13 @@ fn run_cases(cases: u64, seed: u64) {
         }
     }
     eprintln!(
-        "differential: {cases} cases from seed {seed} in {:.1} s: {} runs, {} written, {} refused as the model expects, {} typed merges refused (allowed); coverage {covered:?}",
+        "differential: {cases} cases from seed {seed} in {:.1} s: {} runs, {} written, {} refused as the model expects, {} typed merges refused (allowed), {} standalone scripts equal to the model; coverage {covered:?}",
         started.elapsed().as_secs_f64(),
         stats.runs,
         stats.written,
         stats.refused,
-        stats.either_refused
+        stats.either_refused,
+        stats.scripts
     );
     assert!(
         failures.is_empty(),

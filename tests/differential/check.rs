@@ -8,6 +8,7 @@ use std::path::Path;
 use super::exec::{self, Db, Names};
 use super::gen::Case;
 use super::model::{self, Outcome, Target};
+use super::script;
 use super::servers;
 
 /// A discrepancy between the model and the product.
@@ -38,6 +39,8 @@ pub struct Stats {
     pub refused: usize,
     /// Typed merges the product refused where the model allowed it.
     pub either_refused: usize,
+    /// Steps whose standalone script also ran and matched the model (script.rs).
+    pub scripts: usize,
 }
 
 /// The legs' names, by index into `dbs`.
@@ -90,6 +93,7 @@ impl Side<'_> {
 fn target_tables(names: &Names) -> Vec<String> {
     let mut t = vec![names.target.clone()];
     t.extend((2..=8).map(|i| format!("{}_{i}", names.target)));
+    t.push(script::table(names));
     t
 }
 
@@ -241,6 +245,21 @@ fn steps(
             ))
             .map_err(|e| fail(format!("reading the target back: {e}")))?;
         compare(case, &target, &actual).map_err(fail)?;
+        if !cross && script::applies(case, step, target_leg, &exec::column_map(report)) {
+            let step_map = exec::column_map(report);
+            script::check(
+                side.rt,
+                &mut side.dbs[t],
+                dir,
+                case,
+                step,
+                names,
+                &step_map,
+                &target,
+            )
+            .map_err(fail)?;
+            stats.scripts += 1;
+        }
         if target_leg == "citus" {
             for table in &tables {
                 side.rt
@@ -313,7 +332,7 @@ async fn distributed_like_the_source(
     }
 }
 
-fn compare(case: &Case, expected: &Target, actual: &exec::Actual) -> Result<(), String> {
+pub fn compare(case: &Case, expected: &Target, actual: &exec::Actual) -> Result<(), String> {
     let mut diffs = Vec::new();
     for c in expected.columns.difference(&actual.columns) {
         diffs.push(format!("column for attribute {c:?} missing"));
