@@ -292,9 +292,13 @@ impl Query for Postgres {
         )
     }
 
-    /// Any text-like type (`citext`, a domain) as `text`, compared by bytes.
+    /// Any text-like type (`citext`, a domain) as `text`, compared by bytes. The `|| ''`
+    /// makes the `text` a function's result, not a relabelled `varchar` or `citext`: Citus
+    /// plans a `GROUP BY` over a relabelled column with the column's own type and fails
+    /// ("attribute 1 of type record has wrong type": discovery on Citus wherever the key was
+    /// exact, and every PostgreSQL script there).
     fn exact_text_key(&self, expr: &str) -> Option<String> {
-        Some(text_by_bytes(expr))
+        Some(format!("(CAST({expr} AS TEXT) || '') COLLATE \"C\""))
     }
 
     /// A text value under the database's collation may order linguistically (en_US puts

@@ -29,13 +29,13 @@ BEGIN
   SELECT array_agg(n.a ORDER BY n.ord), array_agg('' || COALESCE(r.col, n.a) || '' ORDER BY n.ord)
     INTO attrs, cols
   FROM (
-    SELECT CAST(s.a AS TEXT) COLLATE "C" AS a, ROW_NUMBER() OVER (ORDER BY CAST(s.a AS TEXT) COLLATE "C") AS ord
+    SELECT (CAST(s.a AS TEXT) || '') COLLATE "C" AS a, ROW_NUMBER() OVER (ORDER BY (CAST(s.a AS TEXT) || '') COLLATE "C") AS ord
     FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
       FROM ITEM_DETAIL ID
       JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
       LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s
     WHERE s.a IS NOT NULL AND s.a::text <> ''
-    GROUP BY CAST(s.a AS TEXT) COLLATE "C"
+    GROUP BY (CAST(s.a AS TEXT) || '') COLLATE "C"
   ) n
   LEFT JOIN (SELECT NULL::text, NULL::text) r(a, col) ON false;
   n_cols := COALESCE(array_length(attrs, 1), 0);
@@ -59,13 +59,13 @@ BEGIN
     SELECT COUNT(*) INTO may_collate FROM pg_type WHERE typname = 'citext';
   END IF;
   IF may_collate > 0 THEN
-    IF EXISTS (SELECT MIN(CAST(s.e0 AS TEXT) COLLATE "C"), MAX(CAST(s.e0 AS TEXT) COLLATE "C")
+    IF EXISTS (SELECT MIN((CAST(s.e0 AS TEXT) || '') COLLATE "C"), MAX((CAST(s.e0 AS TEXT) || '') COLLATE "C")
       FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
         FROM ITEM_DETAIL ID
         JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
         LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s
       GROUP BY s.e0
-      HAVING MIN(CAST(s.e0 AS TEXT) COLLATE "C") <> MAX(CAST(s.e0 AS TEXT) COLLATE "C")) THEN
+      HAVING MIN((CAST(s.e0 AS TEXT) || '') COLLATE "C") <> MAX((CAST(s.e0 AS TEXT) || '') COLLATE "C")) THEN
       RAISE EXCEPTION 'eavpivot: the source has entity keys that differ in bytes but are one key to the collation (case, accents or trailing spaces), so grouping by entity would make one row of them; nothing was written: give each entity one spelling, or compare the key by a binary collation';
     END IF;
   END IF;
@@ -86,7 +86,7 @@ BEGIN
   ELSIF v_type IN ('text', 'character varying', 'character') THEN
     v_expr := 's.v COLLATE "C"';
   END IF;
-  EXECUTE format(E'INSERT INTO %s (%s, %s)\nSELECT %s,\n  %s\nFROM (%s) s\nGROUP BY %s', 'ITEM_WIDE', '"item_id"', (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)), 's.e0', (SELECT string_agg(format('MAX(CASE WHEN CAST(s.a AS TEXT) COLLATE "C" = %L THEN %s END) AS %I', a, v_expr, c), E',\n  ' ORDER BY o) FROM unnest(attrs, cols) WITH ORDINALITY u(a, c, o)), src, 's.e0');
+  EXECUTE format(E'INSERT INTO %s (%s, %s)\nSELECT %s,\n  %s\nFROM (%s) s\nGROUP BY %s', 'ITEM_WIDE', '"item_id"', (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)), 's.e0', (SELECT string_agg(format('MAX(CASE WHEN (CAST(s.a AS TEXT) || '''') COLLATE "C" = %L THEN %s END) AS %I', a, v_expr, c), E',\n  ' ORDER BY o) FROM unnest(attrs, cols) WITH ORDINALITY u(a, c, o)), src, 's.e0');
   want := (SELECT COUNT(*) FROM (SELECT DISTINCT s.e0 FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
       FROM ITEM_DETAIL ID
       JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
