@@ -258,6 +258,15 @@ fn steps(
                 &target,
             )
             .map_err(fail)?;
+            if target_leg == "citus" {
+                side.rt
+                    .block_on(distributed_like_the_source(
+                        side.dbs[t].conn.as_mut(),
+                        &script::table(names),
+                        &names.source,
+                    ))
+                    .map_err(|e| fail(format!("the script's table: {e}")))?;
+            }
             stats.scripts += 1;
         }
         if target_leg == "citus" {
