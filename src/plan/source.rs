@@ -5,6 +5,7 @@
 use crate::config::{ColumnSelection, ColumnType, IfExists, Job, JoinKind, Split, TableRef};
 use crate::dialect::query::SourceQuery;
 use crate::dialect::script::ScriptPlan;
+use crate::terms::Aggregate;
 
 /// The source query of `job`: its tables and joins, entity/attribute/value expressions, its
 /// scope (`source.where`) and a merge's delta (`source.changed`).
@@ -55,6 +56,10 @@ pub fn script_plan(job: &Job) -> ScriptPlan {
         Some("if_exists: merge")
     } else if matches!(job.target.split, Split::Columns(_)) {
         Some("target.split")
+    } else if job.pivot.aggregate == Aggregate::Error {
+        // A script cannot stop before writing and list the conflicting pairs as run does;
+        // taking MAX instead would keep one value where the job asked to be told.
+        Some("aggregate: error")
     } else {
         None
     };
@@ -110,5 +115,26 @@ mod tests {
         assert!(err.contains("dynamic SQL"), "{err}");
         assert!(err.contains("eavpivot run --dry-run"), "{err}");
         assert!(!err.contains('\n'), "one line: {err}");
+    }
+
+    #[test]
+    fn aggregate_error_is_refused_by_every_script() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/item_detail.yaml");
+        let mut job = crate::config::load_job(&path).expect("bundled job");
+        job.pivot.aggregate = Aggregate::Error;
+        let plan = script_plan(&job);
+        let dialects: [&dyn crate::dialect::Dialect; 4] = [
+            &crate::dialect::Oracle,
+            &crate::dialect::Postgres,
+            &crate::dialect::MariaDb,
+            &crate::dialect::MsSql,
+        ];
+        for d in dialects {
+            let err = render(d, &plan, ScriptOptions::default())
+                .expect_err("aggregate: error needs run")
+                .to_string();
+            assert!(err.contains("aggregate: error"), "{err}");
+            assert!(err.contains("use eavpivot run"), "{err}");
+        }
     }
 }
