@@ -121,17 +121,20 @@ fn discover(d: &Postgres, plan: &ScriptPlan) -> String {
             };
             format!(
                 "SELECT {exact} AS a, ROW_NUMBER() OVER (ORDER BY {order}) AS ord\n    \
-                 FROM ({}) s\n    WHERE s.a IS NOT NULL AND s.a::text <> ''{not_excluded}\n    GROUP BY {exact}",
+                 FROM ({}) s\n    WHERE s.a IS NOT NULL AND {exact} <> ''{not_excluded}\n    GROUP BY {exact}",
                 indent(&query::source_rows(d, &plan.source), 4)
             )
         }
     };
+    // Empty by bytes: a nondeterministic collation takes a name of only ignorable
+    // characters (U+200B) for '', which run keeps as a name.
     let empty_check = match plan.empty_names {
         EmptyNames::Skip => String::new(),
         EmptyNames::Error => format!(
-            "  IF EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR s.a::text = '') THEN\n    \
+            "  IF EXISTS (SELECT 1 FROM ({}) s WHERE s.a IS NULL OR {} = '') THEN\n    \
              RAISE EXCEPTION 'eavpivot: some source rows have a NULL or empty attribute name (pivot.empty_names: error)';\n  END IF;\n",
-            indent(&query::source_rows(d, &plan.source), 2)
+            indent(&query::source_rows(d, &plan.source), 2),
+            exact_attribute(d),
         ),
     };
     format!(
@@ -186,8 +189,32 @@ fn key_twins(d: &Postgres, plan: &ScriptPlan) -> String {
         TextEquality::BytesUnlessDeclared(sql) => sql,
         TextEquality::Bytes | TextEquality::Collation => return String::new(),
     };
+    // As run checks only keys that may hold text (numeric 1.0 and 1.00 are one key, not
+    // twins), a key whose type pg_typeof names as a non-text kind is left out at run time.
+    let not_text: Vec<String> = [
+        "smallint",
+        "integer",
+        "bigint",
+        "numeric",
+        "real",
+        "double precision",
+        "boolean",
+        "date",
+        "timestamp without time zone",
+    ]
+    .into_iter()
+    .filter(|name| !super::portable::may_hold_text(Some(name)))
+    .map(|name| d.quote_literal(name))
+    .collect();
     let exact: Vec<Option<String>> = (0..plan.entity.len())
-        .map(|i| d.exact_text_key(&format!("s.e{i}")))
+        .map(|i| {
+            d.exact_text_key(&format!("s.e{i}")).map(|key| {
+                format!(
+                    "CASE WHEN pg_typeof(s.e{i})::text IN ({}) THEN NULL ELSE {key} END",
+                    not_text.join(", ")
+                )
+            })
+        })
         .collect();
     format!(
         "  IF current_setting('server_version_num')::int >= 120000 THEN\n    \
@@ -208,7 +235,7 @@ fn key_twins(d: &Postgres, plan: &ScriptPlan) -> String {
 /// The type is the value expression's as written, known even when every value is NULL.
 fn value_order() -> String {
     "  EXECUTE format('SELECT pg_typeof(s.v)::text FROM (%s) s LIMIT 1', src) INTO v_type;\n  \
-     IF v_type = 'citext' THEN\n    v_expr := 'CAST(s.v AS TEXT) COLLATE \"C\"';\n  \
+     IF v_type = 'citext' OR v_type LIKE '%.citext' THEN\n    v_expr := 'CAST(s.v AS TEXT) COLLATE \"C\"';\n  \
      ELSIF v_type IN ('text', 'character varying', 'character') THEN\n    v_expr := 's.v COLLATE \"C\"';\n  END IF;\n"
         .to_string()
 }

@@ -34,7 +34,7 @@ BEGIN
       FROM ITEM_DETAIL ID
       JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
       LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s
-    WHERE s.a IS NOT NULL AND s.a::text <> ''
+    WHERE s.a IS NOT NULL AND (CAST(s.a AS TEXT) || '') COLLATE "C" <> ''
     GROUP BY (CAST(s.a AS TEXT) || '') COLLATE "C"
   ) n
   LEFT JOIN (SELECT NULL::text, NULL::text) r(a, col) ON false;
@@ -59,13 +59,13 @@ BEGIN
     SELECT COUNT(*) INTO may_collate FROM pg_type WHERE typname = 'citext';
   END IF;
   IF may_collate > 0 THEN
-    IF EXISTS (SELECT MIN((CAST(s.e0 AS TEXT) || '') COLLATE "C"), MAX((CAST(s.e0 AS TEXT) || '') COLLATE "C")
+    IF EXISTS (SELECT MIN(CASE WHEN pg_typeof(s.e0)::text IN ('smallint', 'integer', 'bigint', 'numeric', 'real', 'double precision', 'boolean', 'date', 'timestamp without time zone') THEN NULL ELSE (CAST(s.e0 AS TEXT) || '') COLLATE "C" END), MAX(CASE WHEN pg_typeof(s.e0)::text IN ('smallint', 'integer', 'bigint', 'numeric', 'real', 'double precision', 'boolean', 'date', 'timestamp without time zone') THEN NULL ELSE (CAST(s.e0 AS TEXT) || '') COLLATE "C" END)
       FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
         FROM ITEM_DETAIL ID
         JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
         LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s
       GROUP BY s.e0
-      HAVING MIN((CAST(s.e0 AS TEXT) || '') COLLATE "C") <> MAX((CAST(s.e0 AS TEXT) || '') COLLATE "C")) THEN
+      HAVING MIN(CASE WHEN pg_typeof(s.e0)::text IN ('smallint', 'integer', 'bigint', 'numeric', 'real', 'double precision', 'boolean', 'date', 'timestamp without time zone') THEN NULL ELSE (CAST(s.e0 AS TEXT) || '') COLLATE "C" END) <> MAX(CASE WHEN pg_typeof(s.e0)::text IN ('smallint', 'integer', 'bigint', 'numeric', 'real', 'double precision', 'boolean', 'date', 'timestamp without time zone') THEN NULL ELSE (CAST(s.e0 AS TEXT) || '') COLLATE "C" END)) THEN
       RAISE EXCEPTION 'eavpivot: the source has entity keys that differ in bytes but are one key to the collation (case, accents or trailing spaces), so grouping by entity would make one row of them; nothing was written: give each entity one spelling, or compare the key by a binary collation';
     END IF;
   END IF;
@@ -81,7 +81,7 @@ BEGIN
     END IF;
   END IF;
   EXECUTE format('SELECT pg_typeof(s.v)::text FROM (%s) s LIMIT 1', src) INTO v_type;
-  IF v_type = 'citext' THEN
+  IF v_type = 'citext' OR v_type LIKE '%.citext' THEN
     v_expr := 'CAST(s.v AS TEXT) COLLATE "C"';
   ELSIF v_type IN ('text', 'character varying', 'character') THEN
     v_expr := 's.v COLLATE "C"';
