@@ -18,6 +18,7 @@ use super::query;
 use super::script::ScriptPlan;
 use crate::dialect::prelude::*;
 use crate::error::Result;
+use crate::table_ref::TableRef;
 use crate::terms::{EmptyNames, IfExists, Order};
 
 use super::mssql::{MsSql, MAX_COLUMNS_PER_TABLE};
@@ -315,6 +316,27 @@ fn insert_statement(d: &MsSql, plan: &ScriptPlan) -> String {
     )
 }
 
+/// `<target>__eavpivot_v`, the target's name cut so that the probe's fits SQL Server's 128
+/// UTF-16 units: a target of 117 to 128 was valid while its probe was not (Msg 103).
+fn probe_table(d: &MsSql, target: &TableRef) -> TableRef {
+    const SUFFIX: &str = "__eavpivot_v";
+    let name = target.name();
+    let limit = d.ident_limit();
+    if limit.fits(&format!("{name}{SUFFIX}")) {
+        return target.with_suffix(SUFFIX);
+    }
+    let keep = (0..name.chars().count())
+        .rev()
+        .find(|&k| {
+            limit.fits(&format!(
+                "{}{SUFFIX}",
+                name.chars().take(k).collect::<String>()
+            ))
+        })
+        .unwrap_or(0);
+    target.with_name_cut(keep).with_suffix(SUFFIX)
+}
+
 /// A text value's `MAX`/`MIN` by code point, as `eavpivot run` orders it
 /// ([`crate::dialect::Query::value_in_byte_order`]): a `_CI` collation orders `a` before `B`
 /// and leaves `Red` and `red` unordered, so the script kept another value of a conflict than
@@ -322,7 +344,7 @@ fn insert_statement(d: &MsSql, plan: &ScriptPlan) -> String {
 /// inside the transaction): Babelfish has no catalog of a temporary table's columns, no
 /// `TYPE_NAME` and no working `sp_describe_first_result_set`. Sets `@value`, then `@insert`.
 fn value_order(d: &MsSql, plan: &ScriptPlan) -> String {
-    let probe = plan.target.with_suffix("__eavpivot_v");
+    let probe = probe_table(d, &plan.target);
     let as_text = |declared: &str| {
         d.value_in_byte_order("s0.v", Some(declared))
             .map(|e| d.quote_literal(&e))
@@ -387,4 +409,28 @@ fn run_in_transaction(d: &MsSql, plan: &ScriptPlan) -> String {
         query::count_entities(d, &plan.source)
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_fits_the_identifier_limit_of_a_long_target() {
+        let limit = MsSql.ident_limit();
+        for name in [
+            "kv_wide".to_string(),
+            "t".repeat(128),
+            "☃".repeat(120),
+            "😀".repeat(64),
+        ] {
+            let target = TableRef::parse(&format!("dbo.[{name}]")).expect("table name");
+            let probe = probe_table(&MsSql, &target);
+            assert!(limit.fits(&probe.name()), "{probe}");
+            assert!(probe.name().ends_with("__eavpivot_v"), "{probe}");
+            assert!(probe.sql().starts_with("dbo.["), "{probe}");
+        }
+        let short = TableRef::parse("kv_wide").expect("table name");
+        assert_eq!(probe_table(&MsSql, &short).sql(), "kv_wide__eavpivot_v");
+    }
 }
