@@ -321,20 +321,13 @@ fn insert_statement(d: &MsSql, plan: &ScriptPlan) -> String {
 fn probe_table(d: &MsSql, target: &TableRef) -> TableRef {
     const SUFFIX: &str = "__eavpivot_v";
     let name = target.name();
-    let limit = d.ident_limit();
-    if limit.fits(&format!("{name}{SUFFIX}")) {
-        return target.with_suffix(SUFFIX);
+    let kept = d.ident_limit().cut_to_fit(&name, SUFFIX);
+    match kept.len() == name.len() {
+        true => target.with_suffix(SUFFIX),
+        false => target
+            .with_name_cut(kept.chars().count())
+            .with_suffix(SUFFIX),
     }
-    let keep = (0..name.chars().count())
-        .rev()
-        .find(|&k| {
-            limit.fits(&format!(
-                "{}{SUFFIX}",
-                name.chars().take(k).collect::<String>()
-            ))
-        })
-        .unwrap_or(0);
-    target.with_name_cut(keep).with_suffix(SUFFIX)
 }
 
 /// A text value's `MAX`/`MIN` by code point, as `eavpivot run` orders it

@@ -47,7 +47,7 @@ pub struct ScriptPlan {
     pub if_exists: IfExists,
     pub distribute: Distribute,
     /// What the job asks that needs eavpivot itself (`transforms`, `if_exists: merge`,
-    /// `target.split`): refused by every script.
+    /// `target.split`, `aggregate: error`): refused by every script.
     pub needs_eavpivot: Option<&'static str>,
 }
 
@@ -59,7 +59,7 @@ pub fn render(dialect: &dyn Dialect, plan: &ScriptPlan, options: ScriptOptions) 
 /// Renders one database's standalone script.
 pub type Renderer = fn(&ScriptPlan) -> Result<String>;
 
-/// Transforms and split need eavpivot itself: refused with the language named.
+/// What needs eavpivot itself ([`ScriptPlan::needs_eavpivot`]): refused with the language named.
 pub fn refuse_unsupported(plan: &ScriptPlan, language: &str) -> Result<()> {
     match plan.needs_eavpivot {
         Some(what) => Err(Error::Usage(format!(

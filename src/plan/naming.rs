@@ -312,7 +312,7 @@ fn disambiguate(
     for hex_len in [6usize, 10, 16] {
         let tag = format!("~{:016x}", hash);
         let tag = &tag[..=hex_len];
-        let stem = cut_to_fit(dialect.ident_limit(), &clean, tag);
+        let stem = dialect.ident_limit().cut_to_fit(&clean, tag);
         let candidate = format!("{}{tag}", stem.trim_end_matches(' '));
         if (own.contains(&candidate) || !taken.contains(&dialect.ident_key(&candidate)))
             && dialect.column_name_problem(&candidate).is_none()
@@ -329,29 +329,6 @@ fn disambiguate(
         }
         n += 1;
     }
-}
-
-/// The longest prefix of `stem` that still fits `limit` with `tag` after it. One pass over
-/// the stem: dropping a character at a time and re-measuring was quadratic, and a 10 MB
-/// attribute name spun for minutes.
-pub(crate) fn cut_to_fit<'a>(limit: IdentLimit, stem: &'a str, tag: &str) -> &'a str {
-    let (budget, cost): (usize, fn(char) -> usize) = match limit {
-        IdentLimit::None => return stem,
-        IdentLimit::Chars(n) => (n.saturating_sub(tag.chars().count()), |_| 1),
-        IdentLimit::Utf16(n) => (
-            n.saturating_sub(tag.encode_utf16().count()),
-            char::len_utf16,
-        ),
-        IdentLimit::Bytes(n) => (n.saturating_sub(tag.len()), char::len_utf8),
-    };
-    let mut used = 0;
-    for (at, c) in stem.char_indices() {
-        used += cost(c);
-        if used > budget {
-            return &stem[..at];
-        }
-    }
-    stem
 }
 
 /// 64-bit FNV-1a: stable across releases and platforms, as a name that must match the

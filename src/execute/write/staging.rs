@@ -242,11 +242,11 @@ fn is_tag(text: &str) -> bool {
 }
 
 /// The table's name, cut where needed so that the longest derived name fits the database's
-/// identifier limit (the naming plan's own one-pass cut).
+/// identifier limit (the naming plan's own one-pass cut, [`crate::dialect::IdentLimit::cut_to_fit`]).
 fn base(dialect: &dyn Dialect, table: &TableRef) -> TableRef {
     let longest = format!("{REPLACED}{}", "0".repeat(TAG_LEN));
     let name = table.name();
-    let kept = crate::plan::naming::cut_to_fit(dialect.ident_limit(), &name, &longest);
+    let kept = dialect.ident_limit().cut_to_fit(&name, &longest);
     table.with_name_cut(kept.chars().count())
 }
 
