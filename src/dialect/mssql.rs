@@ -260,27 +260,51 @@ fn case_kept_join() -> &'static str {
      AND CAST(i.COLUMN_NAME AS NVARCHAR(128)) COLLATE DATABASE_DEFAULT = CAST(c.name AS NVARCHAR(128)) COLLATE DATABASE_DEFAULT"
 }
 
+/// Babelfish keeps a name over 63 bytes under a shortened one (`sys.columns` lists
+/// `colour_xxx…` and an MD5, `INFORMATION_SCHEMA.COLUMNS` its first 63 characters), so a
+/// merge took such a column for a new one and failed adding it again. The name as created
+/// is kept in the column's options (`bbf_original_name`, with its case and every character).
+fn original_name() -> &'static str {
+    "CAST(COALESCE((SELECT o.option_value FROM pg_catalog.pg_attribute a \
+     CROSS APPLY pg_catalog.pg_options_to_table(a.attoptions) o \
+     WHERE a.attrelid = c.object_id AND a.attnum = c.column_id AND o.option_name = 'bbf_original_name'), c.name) AS NVARCHAR(128))"
+}
+
+impl MsSql {
+    /// A query over `sys.columns c` that lists column names: `query(name, join)` with the
+    /// name as created. On Babelfish (`SERVERPROPERTY('babelfish')`, NULL on SQL Server) it
+    /// runs through `sp_executesql`, so that SQL Server never compiles its catalog's names.
+    fn listing_names(&self, query: impl Fn(&str, &str) -> String) -> String {
+        format!(
+            "IF CAST(SERVERPROPERTY('babelfish') AS INT) = 1 EXEC sp_executesql {} ELSE {}",
+            self.quote_literal(&query(original_name(), "")),
+            query(case_kept_name(), case_kept_join())
+        )
+    }
+}
+
 impl Catalog for MsSql {
     /// Names are cast to NVARCHAR: `sysname` is NVARCHAR on SQL Server but VARCHAR on
     /// Babelfish, whose replies then carry a name in the server's code page ('☃' as '?'), so
-    /// a merge took an existing column for a new one. See [`case_kept_name`].
+    /// a merge took an existing column for a new one. See [`case_kept_name`] and
+    /// [`original_name`].
     fn table_columns(&self, table: &TableRef) -> String {
-        format!(
-            "SELECT {} FROM sys.columns c {} WHERE c.object_id = OBJECT_ID({}) ORDER BY c.column_id",
-            case_kept_name(),
-            case_kept_join(),
-            self.quote_literal(&table.sql())
-        )
+        let table = self.quote_literal(&table.sql());
+        self.listing_names(|name, join| {
+            format!(
+                "SELECT {name} FROM sys.columns c {join} WHERE c.object_id = OBJECT_ID({table}) ORDER BY c.column_id"
+            )
+        })
     }
 
     /// Lengths, precision and scale spelled out as `CREATE TABLE` declares them.
     fn column_types(&self, table: &TableRef) -> String {
-        format!(
-            "SELECT {}, CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id {} WHERE c.object_id = OBJECT_ID({}) ORDER BY c.column_id",
-            case_kept_name(),
-            case_kept_join(),
-            self.quote_literal(&table.sql())
-        )
+        let table = self.quote_literal(&table.sql());
+        self.listing_names(|name, join| {
+            format!(
+                "SELECT {name}, CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id {join} WHERE c.object_id = OBJECT_ID({table}) ORDER BY c.column_id"
+            )
+        })
     }
 
     fn view_exists(&self, table: &TableRef) -> Option<String> {

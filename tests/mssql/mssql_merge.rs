@@ -235,3 +235,83 @@ async fn mssql_text_entity_keys_keep_their_length() {
         drop_if_exists(conn.as_mut(), t).await;
     }
 }
+
+/// Attribute names over 63 bytes (Babelfish keeps identifiers that long under a shortened
+/// name with an MD5 suffix): a replace, then a merge that changes one cell, adds an entity
+/// and no longer has one attribute, must find the long columns by their names (before the
+/// names were read from `bbf_original_name`, it failed adding `Colour_x…` again).
+#[tokio::test]
+async fn mssql_merge_finds_columns_named_over_63_bytes() {
+    let Some(db) = mssql() else { return };
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let long_ascii = format!("Colour_{}", "x".repeat(70));
+    let long_accents = "é".repeat(40); // 40 characters, 80 bytes in UTF-8
+    let gone = format!("Gone {}", "z".repeat(70)); // in the target, not in the merge's source
+    for strategy in ["pushdown", "stream"] {
+        let source = format!("bbf_l{}_{strategy}_src", std::process::id());
+        let target = format!("bbf_l{}_{strategy}_wide", std::process::id());
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+        for sql in [
+            format!("CREATE TABLE {source} (id INT NOT NULL, attr NVARCHAR(200), val NVARCHAR(20))"),
+            format!("INSERT INTO {source} VALUES (1, N'{long_ascii}', N'Red'), (1, N'{long_accents}', N'M'), (2, N'{long_ascii}', N'Blue'), (2, N'{gone}', N'x')"),
+        ] {
+            conn.execute(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let replace = job(dir.path(), &source, &target, "replace");
+        let merge = job(dir.path(), &source, &target, "merge");
+        let out = run(&["run", &replace, "--strategy", strategy], &db.url);
+        assert!(out.status.success(), "{strategy} replace: {}", stderr(&out));
+        for sql in [
+            format!("UPDATE {source} SET val = N'Green' WHERE id = 2"),
+            format!("INSERT INTO {source} VALUES (3, N'{long_accents}', N'L')"),
+            format!("DELETE FROM {source} WHERE attr = N'{gone}'"),
+        ] {
+            conn.execute(&sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let out = run(&["run", &merge, "--strategy", strategy, "--json"], &db.url);
+        assert!(out.status.success(), "{strategy} merge: {}", stderr(&out));
+        let rows = db_rows(
+            conn.as_mut(),
+            &format!("SELECT * FROM {target} ORDER BY id"),
+        )
+        .await;
+        assert_eq!(
+            rows,
+            [
+                vec![some("1"), some("Red"), None, some("M")],
+                vec![some("2"), some("Green"), None, None],
+                vec![some("3"), None, None, some("L")],
+            ],
+            "{strategy}: cells after the merge (id, Colour…, Gone…, é…)"
+        );
+        let names = db_rows(
+            conn.as_mut(),
+            &format!("SELECT CAST(COLUMN_NAME AS NVARCHAR(128)) FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = '{target}'"),
+        )
+        .await;
+        assert_eq!(
+            names.len(),
+            4,
+            "{strategy}: no column added by the merge: {names:?}"
+        );
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+    }
+}
+
+async fn db_rows(db: &mut dyn Backend, sql: &str) -> Vec<Vec<Option<String>>> {
+    db.query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .into_iter()
+        .map(|r| r.iter().map(|v| v.as_text()).collect())
+        .collect()
+}
