@@ -315,3 +315,60 @@ async fn db_rows(db: &mut dyn Backend, sql: &str) -> Vec<Vec<Option<String>>> {
         .map(|r| r.iter().map(|v| v.as_text()).collect())
         .collect()
 }
+
+/// A user-made fixed-width column (`NCHAR(5)`) holds `M` as `M    `. The first merge widens
+/// it to the run's text type, which keeps the padding, and writes `M`: both rows really
+/// change (as a `replace` would write them). Merging the same values again changes nothing
+/// and says so (`updated` 0), on both strategies: padded cells are not counted as updated
+/// on every merge.
+#[tokio::test]
+async fn mssql_merge_into_fixed_width_columns_counts_no_change() {
+    let Some(db) = mssql() else { return };
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    for strategy in ["pushdown", "stream"] {
+        let source = format!("bbf_c{}_{strategy}_src", std::process::id());
+        let target = format!("bbf_c{}_{strategy}_wide", std::process::id());
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+        for sql in [
+            format!("CREATE TABLE {source} (id INT NOT NULL, attr NVARCHAR(20), val NVARCHAR(20))"),
+            format!("INSERT INTO {source} VALUES (1, N'Size', N'M'), (2, N'Size', N'L')"),
+            format!("CREATE TABLE {target} (id INT NOT NULL PRIMARY KEY, Size NCHAR(5))"),
+            format!("INSERT INTO {target} VALUES (1, N'M'), (2, N'S')"),
+        ] {
+            conn.execute(&sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let merge = job(dir.path(), &source, &target, "merge");
+        for (round, updated, unchanged) in [(1, 2, 0), (2, 0, 2)] {
+            let out = run(&["run", &merge, "--strategy", strategy, "--json"], &db.url);
+            assert!(
+                out.status.success(),
+                "{strategy} merge {round}: {}",
+                stderr(&out)
+            );
+            let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+            let merged = &json["merged"][0];
+            assert_eq!(
+                (merged["updated"].as_u64(), merged["unchanged"].as_u64()),
+                (Some(updated), Some(unchanged)),
+                "{strategy} merge {round}: {merged}"
+            );
+            let rows = db_rows(
+                conn.as_mut(),
+                &format!("SELECT id, Size FROM {target} ORDER BY id"),
+            )
+            .await;
+            let want = [[some("1"), some("M")], [some("2"), some("L")]];
+            assert_eq!(rows, want.map(Vec::from), "{strategy} merge {round}: cells");
+        }
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+    }
+}
