@@ -372,3 +372,42 @@ async fn mssql_merge_into_fixed_width_columns_counts_no_change() {
         }
     }
 }
+
+/// The catalog's names and types stay with their columns when a column was dropped (its
+/// `column_id` left as a gap) and a long-named one added after it: on Babelfish the name as
+/// created is joined to `sys.columns` by that id.
+#[tokio::test]
+async fn mssql_catalog_names_follow_their_columns_after_a_drop() {
+    use eavpivot::dialect::Catalog;
+    let Some(db) = mssql() else { return };
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let table = format!("bbf_d{}_wide", std::process::id());
+    let long = format!("Long {}", "n".repeat(70));
+    drop_if_exists(conn.as_mut(), &table).await;
+    for sql in [
+        format!("CREATE TABLE {table} (id INT, a NVARCHAR(3), b DATE, c BIGINT)"),
+        format!("ALTER TABLE {table} DROP COLUMN b"),
+        format!("ALTER TABLE {table} ADD [{long}] DATE"),
+    ] {
+        conn.execute(&sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let target = eavpivot::table_ref::TableRef::parse(&table).expect("table name");
+    let listed = db_rows(
+        conn.as_mut(),
+        &eavpivot::dialect::MsSql.column_types(&target),
+    )
+    .await;
+    let want = [
+        ["id", "int"],
+        ["a", "nvarchar(3)"],
+        ["c", "bigint"],
+        [long.as_str(), "date"],
+    ]
+    .map(|r| r.map(some).to_vec());
+    assert_eq!(listed, want, "names and types of {table}");
+    drop_if_exists(conn.as_mut(), &table).await;
+}
