@@ -335,7 +335,9 @@ fn probe_table(d: &MsSql, target: &TableRef) -> TableRef {
 /// and leaves `Red` and `red` unordered, so the script kept another value of a conflict than
 /// `run`. The value's type comes from an empty table made from it (`SELECT TOP (0) … INTO`,
 /// inside the transaction): Babelfish has no catalog of a temporary table's columns, no
-/// `TYPE_NAME` and no working `sp_describe_first_result_set`. Sets `@value`, then `@insert`.
+/// `TYPE_NAME` and no working `sp_describe_first_result_set`. The base type is read
+/// (`system_type_id`): a value of an alias type (`CREATE TYPE name FROM NVARCHAR(10)`) was
+/// ordered by the collation. Sets `@value`, then `@insert`.
 fn value_order(d: &MsSql, plan: &ScriptPlan) -> String {
     let probe = probe_table(d, &plan.target);
     let as_text = |declared: &str| {
@@ -347,7 +349,7 @@ fn value_order(d: &MsSql, plan: &ScriptPlan) -> String {
         "  IF OBJECT_ID({probe_name}) IS NOT NULL\n    \
          RAISERROR(N'eavpivot: a table named {probe_text} already exists; this script never drops a table it did not create: drop or rename it', 16, 1);\n  \
          EXEC sp_executesql {create};\n  \
-         SET @value_type = (SELECT t.name FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id WHERE c.object_id = OBJECT_ID({probe_name}));\n  \
+         SET @value_type = (SELECT t.name FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.system_type_id WHERE c.object_id = OBJECT_ID({probe_name}));\n  \
          EXEC sp_executesql {drop};\n  \
          IF @value_type IN (N'nvarchar', N'nchar')\n    SET @value = {unicode};\n  \
          ELSE IF @value_type IN (N'varchar', N'char')\n    SET @value = {code_page};\n",

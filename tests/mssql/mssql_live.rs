@@ -472,9 +472,16 @@ async fn standalone_script_keeps_the_conflicting_value_run_keeps() {
     let (source, wide, reference) = (format!("{p}_src"), format!("{p}_wide"), format!("{p}_run"));
     // The attribute is `it's`: Babelfish's QUOTENAME made its column `it''s`.
     let text_rows = "(1, 'it''s', 'red'), (1, 'it''s', 'Red'), (2, 'it''s', 'B'), (2, 'it''s', 'a'), (3, 'it''s', 'Red'), (3, 'it''s', 'red')";
+    // An alias type over NVARCHAR: the probe reads the base type, not the alias's name.
+    let alias = format!("{p}_name");
+    let _ = conn.execute(&format!("DROP TYPE IF EXISTS {alias}")).await;
+    conn.execute(&format!("CREATE TYPE {alias} FROM NVARCHAR(10)"))
+        .await
+        .expect("CREATE TYPE");
     for (value_type, rows, want) in [
         ("NVARCHAR(10)", text_rows, vec!["red", "a", "red"]),
         ("VARCHAR(10)", text_rows, vec!["red", "a", "red"]),
+        (alias.as_str(), text_rows, vec!["red", "a", "red"]),
         ("INT", "(1, 'it''s', 9), (1, 'it''s', 10)", vec!["10"]),
     ] {
         for t in [&source, &wide, &reference] {
@@ -527,4 +534,5 @@ async fn standalone_script_keeps_the_conflicting_value_run_keeps() {
         assert_eq!(got, want, "{value_type}");
         assert!(!probe, "{value_type}: the probe table was left behind");
     }
+    let _ = conn.execute(&format!("DROP TYPE IF EXISTS {alias}")).await;
 }

@@ -71,7 +71,7 @@ HAVING MIN((CAST(s.e0 AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2)
   FROM ITEM_DETAIL ID
   JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
   LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s';
-  SET @value_type = (SELECT t.name FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id WHERE c.object_id = OBJECT_ID(N'ITEM_WIDE__eavpivot_v'));
+  SET @value_type = (SELECT t.name FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.system_type_id WHERE c.object_id = OBJECT_ID(N'ITEM_WIDE__eavpivot_v'));
   EXEC sp_executesql N'DROP TABLE ITEM_WIDE__eavpivot_v';
   IF @value_type IN (N'nvarchar', N'nchar')
     SET @value = N's0.v COLLATE Latin1_General_100_BIN2';
