@@ -560,8 +560,14 @@ pub async fn read_target(
                     .map(|(_, a)| *a),
                 _ => by_column.get(c.as_str()).copied(),
             };
+            // Babelfish lists a name over 63 bytes shortened (`long…` + an MD5): the
+            // server's own resolution of a mapped name tells which column it is.
+            let mapped = match (mapped, what) {
+                (None, "mssql") => resolved_to(db, table, c, &by_column).await?,
+                (found, _) => found.map(|a| (c.clone(), a.to_string())),
+            };
             match mapped {
-                Some(a) => attrs.push((c.clone(), a.to_string())),
+                Some(found) => attrs.push(found),
                 None => {
                     return Err(format!(
                         "{table}: column {c:?} is in no report's column map"
@@ -596,6 +602,32 @@ pub async fn read_target(
         actual.columns.extend(attrs.into_iter().map(|(_, a)| a));
     }
     Ok(actual)
+}
+
+/// The mapped column (its name as the report gives it, and its attribute) that SQL Server
+/// resolves to the listed column `listed` of `table`, if any.
+async fn resolved_to(
+    db: &mut dyn Backend,
+    table: &str,
+    listed: &str,
+    by_column: &BTreeMap<&str, &str>,
+) -> Result<Option<(String, String)>, String> {
+    let t = literal("mssql", table);
+    for (column, attribute) in by_column {
+        let sql = format!(
+            "SELECT CAST(COL_NAME(OBJECT_ID({t}), COLUMNPROPERTY(OBJECT_ID({t}), {}, 'ColumnId')) AS NVARCHAR(128))",
+            literal("mssql", column)
+        );
+        let rows = db.query(&sql).await.map_err(|e| format!("{sql}: {e}"))?;
+        let name = rows
+            .first()
+            .and_then(|r| r.first())
+            .and_then(Value::as_text);
+        if name.as_deref() == Some(listed) {
+            return Ok(Some((column.to_string(), attribute.to_string())));
+        }
+    }
+    Ok(None)
 }
 
 /// Row count and an order-independent checksum of a table's rows; None when it does not

@@ -102,13 +102,6 @@ impl Case {
             .flat_map(|s| &s.rows)
             .any(|r| r.attr.as_deref().is_some_and(|a| a.contains(c)))
     }
-
-    pub fn has_attribute_longer_than(&self, bytes: usize) -> bool {
-        self.steps
-            .iter()
-            .flat_map(|s| &s.rows)
-            .any(|r| r.attr.as_deref().is_some_and(|a| a.len() > bytes))
-    }
 }
 
 /// Attribute names that need quoting, collide as identifiers or are skipped.
