@@ -259,6 +259,12 @@ pub trait Quoting: Send + Sync {
         IdentLimit::None
     }
 
+    /// The limit of the names eavpivot makes for its own tables (staging, a replaced
+    /// target): the identifier limit, or less where a server handles longer names worse.
+    fn own_name_limit(&self) -> IdentLimit {
+        self.ident_limit()
+    }
+
     /// What this database does with an identifier written without quotes: the rule every
     /// name the job writes follows ([`entity_column_name`]; table names are written as given).
     fn unquoted_case(&self) -> UnquotedCase {

@@ -90,6 +90,13 @@ impl Quoting for MsSql {
         IdentLimit::Utf16(128)
     }
 
+    /// Babelfish keeps a table name over 63 bytes under a shortened one that `sp_rename`
+    /// then cannot find, so a replace of a target named in 45 to 63 bytes failed swapping
+    /// its staging table in. Its own names are eavpivot's to choose: 63 bytes fit both.
+    fn own_name_limit(&self) -> IdentLimit {
+        IdentLimit::Bytes(63)
+    }
+
     fn ident_key(&self, name: &str) -> String {
         name.trim_end_matches(' ').to_lowercase()
     }

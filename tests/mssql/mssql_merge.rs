@@ -106,15 +106,20 @@ async fn merge_into_upper_case_columns(
 
 /// The job run twice with `replace` (the second swaps a new table in by rename), then merged
 /// once more: the same cells each time.
-async fn replace_twice_then_merge(db: &Db, text: &str) {
+/// `long`: the target is named in 60 bytes, and its staging names must still be ones the
+/// server renames.
+async fn replace_twice_then_merge(db: &Db, text: &str, long: bool) {
     let Some(mut conn) = db.open().await else {
         return;
     };
-    let tag = format!("bbf_r{}_{}", std::process::id(), db.what);
+    let tag = format!("bbf_r{}_{}{}", std::process::id(), db.what, long as u8);
     let dir = tempfile::tempdir().expect("temp dir");
     for strategy in ["pushdown", "stream"] {
         let source = format!("{tag}_{strategy}_src");
-        let target = format!("{tag}_{strategy}_wide");
+        let mut target = format!("{tag}_{strategy}_wide");
+        if long {
+            target.push_str(&"_".repeat(60 - target.len()));
+        }
         for t in [&source, &target] {
             drop_if_exists(conn.as_mut(), t).await;
         }
@@ -189,7 +194,15 @@ async fn mssql_merge_keeps_apart_columns_whose_case_differs() {
 #[tokio::test]
 async fn mssql_replace_twice_then_merge() {
     let Some(db) = mssql() else { return };
-    replace_twice_then_merge(&db, "NVARCHAR(100)").await;
+    replace_twice_then_merge(&db, "NVARCHAR(100)", false).await;
+}
+
+/// A target named in 60 bytes, under Babelfish's 63, whose staging names (`…__eavpivot_…`)
+/// would be over it: Babelfish shortens those, and `sp_rename` then found no such table.
+#[tokio::test]
+async fn mssql_replace_twice_then_merge_a_long_named_target() {
+    let Some(db) = mssql() else { return };
+    replace_twice_then_merge(&db, "NVARCHAR(100)", true).await;
 }
 
 /// A text entity key keeps its declared length: Babelfish describes an `NVARCHAR(20)` column

@@ -241,19 +241,20 @@ fn is_tag(text: &str) -> bool {
     text.len() == TAG_LEN && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// The table's name, cut where needed so that the longest derived name fits the database's
-/// identifier limit (the naming plan's own one-pass cut, [`crate::dialect::IdentLimit::cut_to_fit`]).
+/// The table's name, cut where needed so that the longest derived name fits the limit of
+/// the database's own names (the naming plan's one-pass cut,
+/// [`crate::dialect::IdentLimit::cut_to_fit`]; [`Dialect::own_name_limit`]).
 fn base(dialect: &dyn Dialect, table: &TableRef) -> TableRef {
     let longest = format!("{REPLACED}{}", "0".repeat(TAG_LEN));
     let name = table.name();
-    let kept = dialect.ident_limit().cut_to_fit(&name, &longest);
+    let kept = dialect.own_name_limit().cut_to_fit(&name, &longest);
     table.with_name_cut(kept.chars().count())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::{MariaDb, Postgres};
+    use crate::dialect::{MariaDb, MsSql, Postgres};
 
     fn table(text: &str) -> TableRef {
         TableRef::parse(text).expect("table name")
@@ -283,6 +284,14 @@ mod tests {
         );
         assert!(s1.name().len() <= 63 && s2.name().len() <= 63);
         assert_ne!(s1, s2);
+        // SQL Server's own names fit Babelfish's 63 bytes, under its 128-character limit.
+        let m = table(&format!("[{}]", "m".repeat(60)));
+        let (staged, replaced) = (
+            a.staging_name(&MsSql, &m, &ta),
+            a.replaced_name(&MsSql, &m, &ta),
+        );
+        assert!(staged.name().len() <= 63 && replaced.name().len() <= 63);
+        assert!(staged.name().ends_with(&ta) && replaced.name().ends_with(&ta));
     }
 
     #[test]
