@@ -331,6 +331,48 @@ fn completions_and_man_page_come_from_the_flags() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// The README promises every flag: each long flag of each command's `--help` is in its
+/// synopsis or text (`sudoku --threads` was missing).
+#[test]
+fn the_readme_names_every_flag_of_every_command() {
+    let app = install();
+    let readme = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"));
+    let (top, _) = app.ok(&["--help"]);
+    let commands: Vec<String> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(
+        commands.len() >= 5,
+        "commands read from --help: {commands:?}"
+    );
+    let mut missing = Vec::new();
+    for command in &commands {
+        let (help, _) = app.ok(&[command, "--help"]);
+        for flag in help.lines().filter_map(long_flag) {
+            if !readme.contains(&flag) && flag != "--help" && flag != "--version" {
+                missing.push(format!("{command} {flag}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "README.md does not name: {missing:?}");
+}
+
+/// `--flag` of a `--help` option line (`  -o, --output <FILE>  …`, `  --json  …`).
+fn long_flag(line: &str) -> Option<String> {
+    let line = line.trim_start();
+    if !line.starts_with('-') {
+        return None;
+    }
+    let mut words = line.split_whitespace().take(2);
+    let flag = words.find(|w| w.starts_with("--"))?;
+    Some(flag.trim_end_matches(',').to_string())
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
