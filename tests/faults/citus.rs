@@ -681,3 +681,71 @@ async fn ctrl_c_stops_the_distributed_statement_on_every_worker() {
     );
     fx.drop_tables(db.as_mut()).await;
 }
+
+/// A `citext` source on Citus: `Color` and `color` stay two columns and `Red`/`red` keep the
+/// byte order's value, on both strategies, replace then merge. Discovery groups names by an
+/// exact key; before 3ef6bdb that key was a relabelling `CAST` that Citus could not group by
+/// ("attribute 1 of type record has wrong type"), so any Citus source with `citext` failed.
+#[tokio::test(flavor = "current_thread")]
+async fn a_citext_source_keeps_two_spellings_apart_on_citus() {
+    let _cluster = one_test_at_a_time().await;
+    let Some(mut db) = coordinator().await else {
+        return;
+    };
+    db.execute("CREATE EXTENSION IF NOT EXISTS citext")
+        .await
+        .expect("citext on the coordinator and its workers");
+    for strategy in ["pushdown", "stream"] {
+        let fx = Fixture::empty(
+            db.as_mut(),
+            format!("citus{}_ci{}", std::process::id(), &strategy[..2]),
+        )
+        .await;
+        let source = &fx.source;
+        for sql in [
+            format!("CREATE TABLE {source} (entity_id INT, attr CITEXT, val CITEXT)"),
+            format!("SELECT create_distributed_table('{source}', 'entity_id')"),
+            format!(
+                "INSERT INTO {source} VALUES (1, 'Color', 'Red'), (1, 'color', 'blue'), (1, 'Size', 'M'), (1, 'Size', 'm'), \
+                 (2, 'Color', 'Green'), (3, 'color', 'red')"
+            ),
+        ] {
+            db.execute(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        for if_exists in ["replace", "merge"] {
+            let job = citus_job(&fx, if_exists, "");
+            let what = format!("citext {strategy} {if_exists}");
+            run_ok(
+                &["run", job.to_str().expect("path"), "--strategy", strategy],
+                &what,
+            );
+            let table = read_table(db.as_mut(), "postgres", &fx.target).await;
+            let cells = |e: i64| {
+                let row = table.get(&e).cloned().unwrap_or_default();
+                let mut row: Vec<(String, String)> = row.into_iter().collect();
+                row.sort();
+                row
+            };
+            let pair = |c: &str, v: &str| (c.to_string(), v.to_string());
+            assert_eq!(table.len(), 3, "{what}: rows {table:?}");
+            assert_eq!(
+                cells(1),
+                [
+                    pair("Color", "Red"),
+                    pair("Size", "m"),
+                    pair("color", "blue")
+                ],
+                "{what}: entity 1"
+            );
+            assert_eq!(cells(2), [pair("Color", "Green")], "{what}: entity 2");
+            assert_eq!(cells(3), [pair("color", "red")], "{what}: entity 3");
+            let source_group = colocation(db.as_mut(), &fx.source).await;
+            assert_eq!(
+                colocation(db.as_mut(), &fx.target).await,
+                source_group,
+                "{what}: the target is co-located with the source"
+            );
+        }
+        fx.drop_tables(db.as_mut()).await;
+    }
+}
