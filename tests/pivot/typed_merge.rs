@@ -633,3 +633,121 @@ fn sqlite_a_declared_decimal_column_refuses_what_its_affinity_would_change() {
         }
     });
 }
+
+/// A text merge into a user's bounded text column (`VARCHAR(5)`, SQL Server `NVARCHAR(5)`)
+/// keeps its type while every value fits — on PostgreSQL a view on the column made the
+/// needless `ALTER … TYPE text` fail the whole merge — and widens it once one does not.
+async fn bounded_text_case(db: &Db, strategy: &str, text: &str) {
+    let Some(mut conn) = open(db).await else {
+        return;
+    };
+    let c: &mut dyn Backend = conn.as_mut();
+    let what = format!("{} {strategy}", db.what);
+    let prefix = format!("bound{}_{}_{strategy}", std::process::id(), db.what);
+    let (source, target, view) = (
+        format!("{prefix}_kv"),
+        format!("{prefix}_wide"),
+        format!("{prefix}_v"),
+    );
+    let with_view = db.what == "postgres";
+    if with_view {
+        let _ = c.execute(&format!("DROP VIEW IF EXISTS {view}")).await;
+    }
+    drop_if_exists(c, &target).await;
+    source_table(c, &source, &[(1, "Size", "M"), (2, "Size", "L")]).await;
+    let size = eavpivot::dialect::by_name(db.what)
+        .expect("dialect")
+        .quote_ident("Size");
+    for sql in [
+        format!("CREATE TABLE {target} (id INT NOT NULL PRIMARY KEY, {size} {text})"),
+        format!("INSERT INTO {target} VALUES (1, 'S'), (3, 'XL')"),
+    ] {
+        c.execute(&sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    if with_view {
+        c.execute(&format!(
+            "CREATE VIEW {view} AS SELECT id, {size} FROM {target}"
+        ))
+        .await
+        .expect("view");
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = write_job(
+        dir.path(),
+        &prefix,
+        &format!("name: bounded\nsource: {{table: {source}, alias: s}}\nentity: [s.id]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {target}, if_exists: merge}}\n"),
+    );
+    let type_of = |c: &BTreeMap<String, String>| c.get("Size").cloned().unwrap_or_default();
+    let declared = type_of(&declared_types(c, db.what, &target).await);
+    assert!(declared.contains('5'), "{what}: {declared}");
+    let r = report(&run_json(&job, strategy, &db.url, &[]));
+    let types = declared_types(c, db.what, &target).await;
+    assert_eq!(types.len(), 2, "{what}: no column added: {types:?}");
+    assert_eq!(type_of(&types), declared, "{what}: kept");
+    assert!(
+        column(&r, "Size")["type_reason"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("the target's type")),
+        "{what}: {r}"
+    );
+    let cells = printed(c, db.what, &target, &["Size"]).await;
+    let size = |e: i64| cells.get(&e).and_then(|r| r.get("Size")).cloned();
+    assert_eq!(
+        [size(1), size(2), size(3)],
+        [Some("M".into()), Some("L".into()), Some("XL".into())],
+        "{what}: cells"
+    );
+    // A value longer than the column: widened (the view goes first, or PostgreSQL refuses).
+    if with_view {
+        c.execute(&format!("DROP VIEW {view}"))
+            .await
+            .expect("drop view");
+    }
+    add_rows(c, &source, &[(2, "Size", "XXXXXXL")]).await;
+    c.execute(&format!("DELETE FROM {source} WHERE val = 'L'"))
+        .await
+        .expect("delete");
+    let r = report(&run_json(&job, strategy, &db.url, &[]));
+    let after = type_of(&declared_types(c, db.what, &target).await);
+    assert_ne!(after, declared, "{what}: widened");
+    assert!(
+        column(&r, "Size")["type_reason"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("widened from")),
+        "{what}: {r}"
+    );
+    let cells = printed(c, db.what, &target, &["Size"]).await;
+    assert_eq!(
+        cells
+            .get(&2)
+            .and_then(|r| r.get("Size"))
+            .map(String::as_str),
+        Some("XXXXXXL"),
+        "{what}: the long value"
+    );
+    for t in [&source, &target] {
+        drop_if_exists(c, t).await;
+    }
+}
+
+#[test]
+fn postgres_a_text_merge_keeps_a_bounded_column_its_values_fit() {
+    let db = postgres();
+    runtime().block_on(async {
+        bounded_text_case(&db, "pushdown", "VARCHAR(5)").await;
+        bounded_text_case(&db, "stream", "VARCHAR(5)").await;
+    });
+}
+
+#[test]
+fn mssql_a_text_merge_keeps_a_bounded_column_its_values_fit() {
+    let Some(db) = mssql() else {
+        return;
+    };
+    runtime().block_on(async {
+        bounded_text_case(&db, "pushdown", "NVARCHAR(5)").await;
+        bounded_text_case(&db, "stream", "NVARCHAR(5)").await;
+    });
+}

@@ -278,7 +278,8 @@ pub async fn merge(
     // Typed merges: refuse values that cannot fit, widen the target (widen.rs).
     let altered = plan.copy.is_none().then_some(target);
     let at_staging = (staging, &table.shape);
-    plan.widening
+    let widening = plan
+        .widening
         .apply(session, dialect, altered, at_staging)
         .await?;
     let staged = table.build_shape();
@@ -315,7 +316,7 @@ pub async fn merge(
     }
     // Typed merges: every merged cell is its staging cell, so no rounding can commit.
     let tables = (into, staging);
-    plan.widening
+    widening
         .check_cells(session, dialect, tables, &table.shape, &plan.set)
         .await?;
     let merged_shape = TableShape {
@@ -343,7 +344,7 @@ pub async fn merge(
             added_columns,
             nulled,
             nulled_sample,
-            column_types: plan.widening.column_types(),
+            column_types: widening.column_types(),
             ..MergeStats::default()
         };
         return Ok(Merged { stats, copied });
@@ -382,7 +383,7 @@ pub async fn merge(
         added_columns,
         nulled,
         nulled_sample,
-        column_types: plan.widening.column_types(),
+        column_types: widening.column_types(),
     };
     Ok(Merged { stats, copied })
 }

@@ -5,7 +5,8 @@
 //! the least type that holds both its old values and the new ones — decimal precision and
 //! scale (integer digits kept), integer width (SMALLINT → INTEGER → BIGINT → DECIMAL), DATE →
 //! TIMESTAMP, text length, and text as the last step. Where DDL is transactional the ALTER runs
-//! inside the merge's transaction; on MariaDB the merge's copy of the target is created with the
+//! inside the merge's transaction, and text into a bounded text column widens only if a staged
+//! value does not fit it; on MariaDB the merge's copy of the target is created with the
 //! widened types. Where a column cannot be changed in place (SQLite), the run is refused in one
 //! line naming the first value that does not fit.
 //!
@@ -42,6 +43,10 @@ struct Existing {
     staging_to_text: bool,
     /// The column cannot be widened here: the run stops if a value does not fit.
     refuse: bool,
+    /// Text into a bounded text column (`VARCHAR(5)`, `CHAR(5)`) whose type is narrower than
+    /// this run's: widened only if a staged value does not fit ([`Widening::apply`]). A user's
+    /// column (and the views on it) is left as it is where every value fits.
+    widen_if_unfit: bool,
     /// Why this run typed the column as it did (for the report).
     why: Option<String>,
     /// The type this run gave the column, as declared.
@@ -91,6 +96,7 @@ impl Widening {
                 widened: None,
                 staging_to_text: false,
                 refuse: false,
+                widen_if_unfit: false,
                 why: c.typed.as_ref().map(|t| t.why.clone()),
                 staged: staged.clone(),
                 differs: false,
@@ -112,13 +118,17 @@ impl Widening {
                 continue;
             };
             e.differs = old != new;
+            let alterable = dialect
+                .alter_column_type(&shape.table, &c.column, &staged)
+                .is_some();
             let after = if holds(&old, &new) {
                 old
-            } else if dialect
-                .alter_column_type(&shape.table, &c.column, &staged)
-                .is_none()
-            {
+            } else if !alterable {
                 e.refuse = true;
+                old
+            } else if old.is_text() && new.is_text() && dialect.transactional_ddl() {
+                // Decided once the staged values are known, inside the transaction.
+                e.widen_if_unfit = true;
                 old
             } else {
                 let kind = least_common(dialect, &old, &new);
@@ -150,20 +160,22 @@ impl Widening {
     }
 
     /// Inside the transaction, after the fill and before the upsert: refuse a value the
-    /// target cannot take, then widen the target (`target`: None when the merge goes into a
-    /// copy already created with the widened types) and turn staging columns into text where
-    /// the target's column is text.
+    /// target cannot take, decide the text columns that widen only if a value does not fit,
+    /// then widen the target (`target`: None when the merge goes into a copy already created
+    /// with the widened types) and turn staging columns into text where the target's column is
+    /// text. Returns the decisions as applied.
     pub async fn apply(
         &self,
         session: &mut Session<'_>,
         dialect: &dyn Dialect,
         target: Option<&TableRef>,
         (staging, shape): (&TableRef, &TableShape),
-    ) -> Result<()> {
+    ) -> Result<Widening> {
         for c in self.columns.iter().filter(|c| c.refuse) {
             refuse_unfit(session, dialect, c, staging, shape).await?;
         }
-        for c in &self.columns {
+        let applied = self.widen_unfit(session, dialect, staging).await?;
+        for c in &applied.columns {
             if let (Some(target), Some((_, sql))) = (target, &c.widened) {
                 if let Some(alter) = dialect.alter_column_type(target, &c.column, sql) {
                     session.change(&alter).await?;
@@ -177,7 +189,58 @@ impl Widening {
                 }
             }
         }
-        Ok(())
+        Ok(applied)
+    }
+
+    /// The `widen_if_unfit` columns decided: one scan of the staging table counts, per
+    /// column, the values that would not read back the same (by their bytes) from the
+    /// target's type; a column with any is widened as any other. A dry run, which counts
+    /// nothing, shows the widening.
+    async fn widen_unfit(
+        &self,
+        session: &mut Session<'_>,
+        dialect: &dyn Dialect,
+        staging: &TableRef,
+    ) -> Result<Widening> {
+        let mut applied = self.clone();
+        let pending: Vec<usize> = (0..applied.columns.len())
+            .filter(|&i| applied.columns[i].widen_if_unfit)
+            .collect();
+        if pending.is_empty() {
+            return Ok(applied);
+        }
+        let counts: Vec<String> = pending
+            .iter()
+            .map(|&i| {
+                let c = &applied.columns[i];
+                let s = dialect.text_of(&dialect.quote_ident(&c.column));
+                let stored = dialect.text_of(&format!("CAST({s} AS {})", c.declared));
+                let same = dialect.null_safe_eq(
+                    &crate::dialect::query::exact_key(dialect, &stored),
+                    &crate::dialect::query::exact_key(dialect, &s),
+                );
+                format!("SUM(CASE WHEN {s} IS NOT NULL AND NOT ({same}) THEN 1 ELSE 0 END)")
+            })
+            .collect();
+        let sql = format!("SELECT {} FROM {staging}", counts.join(", "));
+        let note = "merge: values that do not fit the target's text columns as they are";
+        let unfit: Option<Vec<i64>> = session.query_in_load(&sql, note).await?.map(|rows| {
+            let row = rows.into_iter().next().unwrap_or_default();
+            row.iter().map(|v| v.as_i64().unwrap_or(1)).collect()
+        });
+        for (n, &i) in pending.iter().enumerate() {
+            let fits = unfit.as_ref().is_some_and(|u| u.get(n) == Some(&0));
+            let c = &mut applied.columns[i];
+            c.widen_if_unfit = false;
+            if !fits {
+                if let (Some(old), Some(new)) = (&c.old, dialect.portable_type(&c.staged)) {
+                    let kind = least_common(dialect, old, &new);
+                    let sql = dialect.column_sql_type(&kind);
+                    c.widened = Some((kind, sql));
+                }
+            }
+        }
+        Ok(applied)
     }
 
     /// After the upsert: every merged cell (columns `set` of the entities in `staging`) must
