@@ -250,12 +250,13 @@ impl Schema for MsSql {
     }
 }
 
-/// A column's name as it was created. Babelfish's `sys.columns` lists names lower-cased
-/// (SQL Server's keeps them), so a merge could not tell the target's `color` (attribute
-/// `color`) from `Color`'s column, and wrote `Color`'s values into it; its
-/// `INFORMATION_SCHEMA.COLUMNS` keeps the case, and so does SQL Server's. The same column by
-/// name under the database's collation (names are unique under it); a table the view does not
-/// list (another database, `tempdb`) keeps `sys.columns`' name.
+/// A column's name as it was created, in SQL Server's branch of [`MsSql::listing_names`].
+/// Babelfish's `sys.columns` lists names lower-cased (SQL Server's keeps them), so a merge
+/// could not tell the target's `color` (attribute `color`) from `Color`'s column; both
+/// servers' `INFORMATION_SCHEMA.COLUMNS` keep the case. The same column by name under the
+/// database's collation (names are unique under it); a table the view does not list (another
+/// database, `tempdb`) keeps `sys.columns`' name. Babelfish runs [`original_name`] instead;
+/// a test runs this branch there too and checks the two agree.
 fn case_kept_name() -> &'static str {
     "CAST(COALESCE(i.COLUMN_NAME, c.name) AS NVARCHAR(128))"
 }

@@ -539,6 +539,8 @@ pub async fn read_target(
     let what = sql_of(what);
     let mut actual = Actual::default();
     let keys: BTreeSet<String> = case.keys.iter().map(|k| k.name.to_lowercase()).collect();
+    // Only Babelfish lists names shortened: on SQL Server a listed name must be the report's.
+    let babelfish = what == "mssql" && servers::is_babelfish(db).await;
     for table in tables {
         let by_column: BTreeMap<&str, &str> = map
             .iter()
@@ -563,7 +565,7 @@ pub async fn read_target(
             // Babelfish lists a name over 63 bytes shortened (`long…` + an MD5): the
             // server's own resolution of a mapped name tells which column it is.
             let mapped = match (mapped, what) {
-                (None, "mssql") => resolved_to(db, table, c, &by_column).await?,
+                (None, "mssql") if babelfish => resolved_to(db, table, c, &by_column).await?,
                 (found, _) => found.map(|a| (c.clone(), a.to_string())),
             };
             match mapped {

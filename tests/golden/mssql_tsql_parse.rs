@@ -282,6 +282,7 @@ fn merge_statements_parse() {
         spelled: &keys[1..],
     };
     parse("table columns", &d.table_columns(&target));
+    parse("column types", &d.column_types(&target));
     parse(
         "add column",
         &d.add_column(&target, "new ]col", "NVARCHAR(MAX)"),

@@ -424,3 +424,46 @@ async fn mssql_catalog_names_follow_their_columns_after_a_drop() {
     assert_eq!(listed, want, "names and types of {table}");
     drop_if_exists(conn.as_mut(), &table).await;
 }
+
+/// The catalog's two branches agree: on Babelfish the batch reads names as created (from
+/// `bbf_original_name`), and its `ELSE` branch — the query SQL Server runs, which no server
+/// here would otherwise run — must list the same names and types for names under 63 bytes.
+/// A column renamed by `sp_rename` is listed by its new name.
+#[tokio::test]
+async fn mssql_catalog_branches_agree_and_follow_a_rename() {
+    use eavpivot::dialect::Catalog;
+    let Some(db) = mssql() else { return };
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let table = format!("bbf_b{}_wide", std::process::id());
+    drop_if_exists(conn.as_mut(), &table).await;
+    for sql in [
+        format!("CREATE TABLE {table} (id INT, [Mixed Case] NVARCHAR(7), [it's] DECIMAL(5,2), [☃ snow] DATE, Color NVARCHAR(5))"),
+        format!("EXEC sp_rename N'{table}.Color', N'Colour', N'COLUMN'"),
+    ] {
+        conn.execute(&sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let target = eavpivot::table_ref::TableRef::parse(&table).expect("table name");
+    let d = eavpivot::dialect::MsSql;
+    for (what, batch) in [
+        ("column types", d.column_types(&target)),
+        ("table columns", d.table_columns(&target)),
+    ] {
+        let (_, sql_server) = batch
+            .split_once("' ELSE SELECT ")
+            .unwrap_or_else(|| panic!("{what}: no ELSE branch in {batch}"));
+        let whole = db_rows(conn.as_mut(), &batch).await;
+        let branch = db_rows(conn.as_mut(), &format!("SELECT {sql_server}")).await;
+        assert_eq!(
+            whole, branch,
+            "{what}: the SQL Server branch lists otherwise"
+        );
+        let names: Vec<Option<String>> = whole.iter().map(|r| r[0].clone()).collect();
+        let want = ["id", "Mixed Case", "it's", "☃ snow", "Colour"].map(some);
+        assert_eq!(names, want, "{what}");
+    }
+    drop_if_exists(conn.as_mut(), &table).await;
+}

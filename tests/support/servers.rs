@@ -151,7 +151,8 @@ fn required() -> bool {
 }
 
 /// Whether the SQL Server under test is Babelfish for PostgreSQL (`SERVERPROPERTY('babelfish')`
-/// is 1 there and NULL on SQL Server). Test code only: the product never asks.
+/// is 1 there and NULL on SQL Server). The product asks it only inside its SQL Server catalog
+/// query (`src/dialect/mssql.rs`, `listing_names`).
 pub async fn is_babelfish(db: &mut dyn Backend) -> bool {
     db.query("SELECT CAST(SERVERPROPERTY('babelfish') AS INT)")
         .await
