@@ -43,9 +43,10 @@ struct Existing {
     staging_to_text: bool,
     /// The column cannot be widened here: the run stops if a value does not fit.
     refuse: bool,
-    /// Text into a bounded text column (`VARCHAR(5)`, `CHAR(5)`) whose type is narrower than
-    /// this run's: widened only if a staged value does not fit ([`Widening::apply`]). A user's
-    /// column (and the views on it) is left as it is where every value fits.
+    /// A bounded text column (`VARCHAR(5)`, `CHAR(5)`) narrower than this run's type (text,
+    /// or the text of its numbers and dates): widened only if a staged value does not fit
+    /// ([`Widening::apply`]). A user's column (and the views on it) is left as it is where
+    /// every value fits.
     widen_if_unfit: bool,
     /// Why this run typed the column as it did (for the report).
     why: Option<String>,
@@ -126,8 +127,9 @@ impl Widening {
             } else if !alterable {
                 e.refuse = true;
                 old
-            } else if old.is_text() && new.is_text() && dialect.transactional_ddl() {
-                // Decided once the staged values are known, inside the transaction.
+            } else if old.is_text() && dialect.transactional_ddl() {
+                // Decided once the staged values are known (as the text the column would
+                // take), inside the transaction.
                 e.widen_if_unfit = true;
                 old
             } else {
