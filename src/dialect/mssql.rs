@@ -305,12 +305,15 @@ impl Catalog for MsSql {
         })
     }
 
-    /// Lengths, precision and scale spelled out as `CREATE TABLE` declares them.
+    /// Lengths, precision and scale spelled out as `CREATE TABLE` declares them. An alias type
+    /// (`CREATE TYPE name FROM NVARCHAR(10)`, `sysname`) is its base type, which a merge can
+    /// compare and widen (by its own name it was refused); CLR types (`system_type_id` 240:
+    /// `geometry`, `hierarchyid`) keep theirs.
     fn column_types(&self, table: &TableRef) -> String {
         let table = self.quote_literal(&table.sql());
         self.listing_names(|name, join| {
             format!(
-                "SELECT {name}, CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.user_type_id {join} WHERE c.object_id = OBJECT_ID({table}) ORDER BY c.column_id"
+                "SELECT {name}, CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END FROM sys.columns c JOIN sys.types t ON t.user_type_id = CASE WHEN c.system_type_id = 240 THEN c.user_type_id ELSE c.system_type_id END {join} WHERE c.object_id = OBJECT_ID({table}) ORDER BY c.column_id"
             )
         })
     }

@@ -44,6 +44,8 @@ pub fn parse(declared: &str) -> Option<ColumnKind> {
             None if base.contains("char") && !base.contains("var") => text(1),
             None => ColumnKind::UnboundedText,
         },
+        // SQL Server's name type, NVARCHAR(128) (Babelfish lists it by its own name).
+        "sysname" => text(128),
         "text" | "longtext" | "mediumtext" | "ntext" | "clob" | "string" => {
             ColumnKind::UnboundedText
         }

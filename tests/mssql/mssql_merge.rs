@@ -467,3 +467,71 @@ async fn mssql_catalog_branches_agree_and_follow_a_rename() {
     }
     drop_if_exists(conn.as_mut(), &table).await;
 }
+
+/// A user's target with columns of an alias type (`CREATE TYPE … FROM NVARCHAR(10)`) and of
+/// `sysname`: the catalog gives their base types, so a merge compares them like any
+/// NVARCHAR (it refused them by the alias's own name: "not one eavpivot can widen").
+#[tokio::test]
+async fn mssql_merge_into_alias_typed_columns() {
+    use eavpivot::dialect::Catalog;
+    let Some(db) = mssql() else { return };
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let p = format!("bbf_a{}", std::process::id());
+    let alias = format!("{p}_name");
+    let dir = tempfile::tempdir().expect("temp dir");
+    for strategy in ["pushdown", "stream"] {
+        let (source, target) = (
+            format!("{p}_{strategy}_src"),
+            format!("{p}_{strategy}_wide"),
+        );
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+        let _ = conn.execute(&format!("DROP TYPE IF EXISTS {alias}")).await;
+        for sql in [
+            format!("CREATE TYPE {alias} FROM NVARCHAR(10)"),
+            format!("CREATE TABLE {source} (id INT NOT NULL, attr NVARCHAR(20), val NVARCHAR(20))"),
+            format!("INSERT INTO {source} VALUES (1, N'Name', N'Ann'), (1, N'Tag', N'x'), (2, N'Name', N'Bo')"),
+            format!("CREATE TABLE {target} (id INT NOT NULL PRIMARY KEY, Name {alias}, Tag SYSNAME NULL)"),
+            format!("INSERT INTO {target} VALUES (1, N'Old', N'y'), (3, N'Cy', NULL)"),
+        ] {
+            conn.execute(&sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let t = eavpivot::table_ref::TableRef::parse(&target).expect("table name");
+        let types = db_rows(conn.as_mut(), &eavpivot::dialect::MsSql.column_types(&t)).await;
+        let types: Vec<Option<String>> = types.iter().map(|r| r[1].clone()).collect();
+        // SQL Server lists sysname as nvarchar(128); Babelfish by its own name, which the
+        // merge reads as the same kind.
+        assert_eq!(
+            types[..2],
+            ["int", "nvarchar(10)"].map(some),
+            "{strategy}: base types"
+        );
+        assert!(
+            matches!(types[2].as_deref(), Some("nvarchar(128)" | "sysname")),
+            "{strategy}: {types:?}"
+        );
+        let merge = job(dir.path(), &source, &target, "merge");
+        let out = run(&["run", &merge, "--strategy", strategy], &db.url);
+        assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+        let rows = db_rows(
+            conn.as_mut(),
+            &format!("SELECT id, Name, Tag FROM {target} ORDER BY id"),
+        )
+        .await;
+        let want = [
+            [some("1"), some("Ann"), some("x")],
+            [some("2"), some("Bo"), None],
+            [some("3"), some("Cy"), None],
+        ];
+        assert_eq!(rows, want.map(Vec::from), "{strategy}: cells");
+        for t in [&source, &target] {
+            drop_if_exists(conn.as_mut(), t).await;
+        }
+        let _ = conn.execute(&format!("DROP TYPE IF EXISTS {alias}")).await;
+    }
+}
