@@ -13,6 +13,20 @@ pub fn may_hold_text(declared: Option<&str>) -> bool {
     declared.and_then(parse).is_none_or(|kind| kind.is_text())
 }
 
+/// Whether a declared type is variable-length character text with a length (`VARCHAR(5)`,
+/// `NVARCHAR(5)`, `character varying(5)`, `sysname`): what a value keeps as written, up to its
+/// length. Not fixed-length `CHAR(5)` (pads), nor `uuid` (text only in its own form).
+pub fn is_varying_text(declared: &str) -> bool {
+    let lower = declared.trim().to_ascii_lowercase();
+    let base = lower.split('(').next().unwrap_or_default().trim();
+    let bounded = lower.contains('(') && !lower.contains("max");
+    match base {
+        "sysname" => true,
+        "varchar" | "nvarchar" | "character varying" | "varchar2" | "nvarchar2" => bounded,
+        _ => false,
+    }
+}
+
 /// The kind of a declared type (`VARCHAR(50)`, `int4`, `NVARCHAR(MAX)`, `numeric(10,2)`) in
 /// standard terms, or None for a type without a portable equivalent.
 pub fn parse(declared: &str) -> Option<ColumnKind> {
@@ -100,6 +114,31 @@ pub fn map(from: &dyn Dialect, to: &dyn Dialect, declared: &str) -> (String, Opt
 mod tests {
     use super::*;
     use crate::dialect::{MariaDb, MsSql, Postgres, Sqlite};
+
+    #[test]
+    fn varying_text_is_bounded_variable_length_character_text() {
+        for t in [
+            "VARCHAR(5)",
+            "nvarchar(10)",
+            "character varying(5)",
+            "sysname",
+        ] {
+            assert!(is_varying_text(t), "{t}");
+        }
+        for t in [
+            "CHAR(5)",
+            "nchar(5)",
+            "bpchar",
+            "uuid",
+            "uniqueidentifier",
+            "text",
+            "nvarchar(max)",
+            "VARCHAR",
+            "int",
+        ] {
+            assert!(!is_varying_text(t), "{t}");
+        }
+    }
 
     #[test]
     fn declared_types_parse_into_kinds() {

@@ -529,6 +529,10 @@ async fn mssql_merge_into_alias_typed_columns() {
             [some("3"), some("Cy"), None],
         ];
         assert_eq!(rows, want.map(Vec::from), "{strategy}: cells");
+        // The values fit: the user's columns keep their types.
+        let after = db_rows(conn.as_mut(), &eavpivot::dialect::MsSql.column_types(&t)).await;
+        let after: Vec<Option<String>> = after.iter().map(|r| r[1].clone()).collect();
+        assert_eq!(after, types, "{strategy}: types after the merge");
         for t in [&source, &target] {
             drop_if_exists(conn.as_mut(), t).await;
         }

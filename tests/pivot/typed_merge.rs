@@ -765,3 +765,52 @@ fn mssql_a_text_merge_keeps_a_bounded_column_its_values_fit() {
         }
     });
 }
+
+/// Columns that are text of another kind are decided by type, as before the values decided
+/// varying text: a user's `uuid` column (a text merge of UUIDs widens it to text; measuring
+/// would cast text to uuid, and the upsert cannot assign text to uuid) and a fixed-length
+/// `CHAR(5)` (it would pad `M` to `M    `).
+#[test]
+fn postgres_uuid_and_char_columns_are_decided_by_type() {
+    let db = postgres();
+    runtime().block_on(async {
+        let Some(mut conn) = open(&db).await else {
+            return;
+        };
+        let c: &mut dyn Backend = conn.as_mut();
+        let prefix = format!("other{}", std::process::id());
+        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
+        let uuid = "6f1c2a3e-9b4d-4e5f-8a7b-1c2d3e4f5a6b";
+        source_table(c, &source, &[(1, "Ref", uuid), (1, "Size", "M")]).await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = write_job(
+            dir.path(),
+            &prefix,
+            &format!("name: other\nsource: {{table: {source}, alias: s}}\nentity: [s.id]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {target}, if_exists: merge}}\n"),
+        );
+        for strategy in ["pushdown", "stream"] {
+            drop_if_exists(c, &target).await;
+            c.execute(&format!(
+                "CREATE TABLE {target} (id INT PRIMARY KEY, \"Ref\" uuid, \"Size\" CHAR(5))"
+            ))
+            .await
+            .expect("target");
+            let r = report(&run_json(&job, strategy, &db.url, &[]));
+            for name in ["Ref", "Size"] {
+                assert!(
+                    column(&r, name)["type_reason"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("widened from")),
+                    "{strategy} {name}: {r}"
+                );
+            }
+            let cells = printed(c, "postgres", &target, &["Ref", "Size"]).await;
+            let row = cells.get(&1).cloned().unwrap_or_default();
+            assert_eq!(row.get("Ref").map(String::as_str), Some(uuid), "{strategy}");
+            assert_eq!(row.get("Size").map(String::as_str), Some("M"), "{strategy}");
+        }
+        for t in [&source, &target] {
+            drop_if_exists(c, t).await;
+        }
+    });
+}

@@ -15,7 +15,7 @@
 //! assignment cast can ever commit, whatever this module decided.
 
 use crate::config::TableRef;
-use crate::dialect::{ColumnKind, Dialect, TableShape, Typed};
+use crate::dialect::{portable, ColumnKind, Dialect, TableShape, Typed};
 use crate::error::{shown, Error, Result};
 use crate::plan::types::converts;
 use crate::report::ColumnType;
@@ -43,11 +43,15 @@ struct Existing {
     staging_to_text: bool,
     /// The column cannot be widened here: the run stops if a value does not fit.
     refuse: bool,
-    /// A bounded text column (`VARCHAR(5)`, `CHAR(5)`) narrower than this run's type (text,
-    /// or the text of its numbers and dates): widened only if a staged value does not fit
-    /// ([`Widening::apply`]). A user's column (and the views on it) is left as it is where
-    /// every value fits.
+    /// A bounded variable-length text column (`VARCHAR(5)`, `NVARCHAR(5)`) narrower than this
+    /// run's type (text, or the text of its numbers and dates): widened only if a staged value
+    /// does not fit ([`Widening::apply`]). A user's column (and the views on it) is left as it
+    /// is where every value fits.
     widen_if_unfit: bool,
+    /// Kept by that decision: [`Widening::check_cells`] compares its cells by their bytes
+    /// (under an explicit collation: the column may have its own, and SQL Server's `=` ignores
+    /// trailing spaces).
+    kept_by_values: bool,
     /// Why this run typed the column as it did (for the report).
     why: Option<String>,
     /// The type this run gave the column, as declared.
@@ -98,6 +102,7 @@ impl Widening {
                 staging_to_text: false,
                 refuse: false,
                 widen_if_unfit: false,
+                kept_by_values: false,
                 why: c.typed.as_ref().map(|t| t.why.clone()),
                 staged: staged.clone(),
                 differs: false,
@@ -127,7 +132,7 @@ impl Widening {
             } else if !alterable {
                 e.refuse = true;
                 old
-            } else if old.is_text() && dialect.transactional_ddl() {
+            } else if portable::is_varying_text(declared) && dialect.transactional_ddl() {
                 // Decided once the staged values are known (as the text the column would
                 // take), inside the transaction.
                 e.widen_if_unfit = true;
@@ -221,7 +226,9 @@ impl Widening {
                     &crate::dialect::query::exact_key(dialect, &stored),
                     &crate::dialect::query::exact_key(dialect, &s),
                 );
-                format!("SUM(CASE WHEN {s} IS NOT NULL AND NOT ({same}) THEN 1 ELSE 0 END)")
+                format!(
+                    "COALESCE(SUM(CASE WHEN {s} IS NOT NULL AND NOT ({same}) THEN 1 ELSE 0 END), 0)"
+                )
             })
             .collect();
         let sql = format!("SELECT {} FROM {staging}", counts.join(", "));
@@ -234,6 +241,7 @@ impl Widening {
             let fits = unfit.as_ref().is_some_and(|u| u.get(n) == Some(&0));
             let c = &mut applied.columns[i];
             c.widen_if_unfit = false;
+            c.kept_by_values = fits;
             if !fits {
                 if let (Some(old), Some(new)) = (&c.old, dialect.portable_type(&c.staged)) {
                     let kind = least_common(dialect, old, &new);
@@ -367,7 +375,17 @@ impl Widening {
             Some(ty) => dialect.text_of(&dialect.cast_to(&t, ty)),
             None => dialect.text_of(&t),
         };
-        let eq = dialect.null_safe_eq(&merged, &dialect.text_of(&s));
+        let by_bytes = self
+            .columns
+            .iter()
+            .any(|c| c.column == *column && c.kept_by_values);
+        let eq = match by_bytes {
+            true => dialect.null_safe_eq(
+                &crate::dialect::query::exact_key(dialect, &merged),
+                &crate::dialect::query::exact_key(dialect, &dialect.text_of(&s)),
+            ),
+            false => dialect.null_safe_eq(&merged, &dialect.text_of(&s)),
+        };
         format!("(CASE WHEN {eq} THEN 0 ELSE 1 END) = 1")
     }
 
