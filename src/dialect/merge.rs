@@ -181,7 +181,7 @@ pub fn survey<D: Dialect + ?Sized>(
         let q = d.quote_ident(c);
         let (t, s) = (format!("t.{q}"), format!("s.{q}"));
         match cols.spelled.contains(c) {
-            true => d.null_safe_eq(&query::exact_key(d, &t), &query::exact_key(d, &s)),
+            true => query::same_bytes(d, &t, &s),
             false => d.null_safe_eq(&t, &s),
         }
     };

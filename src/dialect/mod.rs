@@ -101,6 +101,13 @@ impl IdentLimit {
         }
         stem
     }
+
+    /// `table` with its name cut so that `room_for` (a suffix eavpivot adds) still fits after
+    /// it: the names of eavpivot's own tables (staging, replaced, a script's probe).
+    pub fn cut_table(&self, table: &TableRef, room_for: &str) -> TableRef {
+        let name = table.name();
+        table.with_name_cut(self.cut_to_fit(&name, room_for).chars().count())
+    }
 }
 
 /// What one row may occupy in its page, and what a variable-length cell costs there: the

@@ -320,14 +320,9 @@ fn insert_statement(d: &MsSql, plan: &ScriptPlan) -> String {
 /// UTF-16 units: a target of 117 to 128 was valid while its probe was not (Msg 103).
 fn probe_table(d: &MsSql, target: &TableRef) -> TableRef {
     const SUFFIX: &str = "__eavpivot_v";
-    let name = target.name();
-    let kept = d.ident_limit().cut_to_fit(&name, SUFFIX);
-    match kept.len() == name.len() {
-        true => target.with_suffix(SUFFIX),
-        false => target
-            .with_name_cut(kept.chars().count())
-            .with_suffix(SUFFIX),
-    }
+    d.ident_limit()
+        .cut_table(target, SUFFIX)
+        .with_suffix(SUFFIX)
 }
 
 /// A text value's `MAX`/`MIN` by code point, as `eavpivot run` orders it

@@ -18,12 +18,21 @@ pub fn may_hold_text(declared: Option<&str>) -> bool {
 /// length. Not fixed-length `CHAR(5)` (pads), nor `uuid` (text only in its own form).
 pub fn is_varying_text(declared: &str) -> bool {
     let lower = declared.trim().to_ascii_lowercase();
-    let base = lower.split('(').next().unwrap_or_default().trim();
-    let bounded = lower.contains('(') && !lower.contains("max");
-    match base {
-        "sysname" => true,
-        "varchar" | "nvarchar" | "character varying" | "varchar2" | "nvarchar2" => bounded,
-        _ => false,
+    let varying = matches!(
+        split(&lower).0,
+        "sysname" | "varchar" | "nvarchar" | "character varying" | "varchar2" | "nvarchar2"
+    );
+    varying && matches!(parse(declared), Some(ColumnKind::Text { .. }))
+}
+
+/// A lower-cased declared type's name and its arguments: `varchar(5)` → (`varchar`, `5`).
+fn split(lower: &str) -> (&str, &str) {
+    match lower.find('(') {
+        Some(open) => (
+            lower[..open].trim(),
+            lower[open + 1..].trim_end_matches(')').trim(),
+        ),
+        None => (lower, ""),
     }
 }
 
@@ -31,13 +40,7 @@ pub fn is_varying_text(declared: &str) -> bool {
 /// standard terms, or None for a type without a portable equivalent.
 pub fn parse(declared: &str) -> Option<ColumnKind> {
     let lower = declared.trim().to_ascii_lowercase();
-    let (base, args) = match lower.find('(') {
-        Some(open) => (
-            lower[..open].trim(),
-            lower[open + 1..].trim_end_matches(')').trim(),
-        ),
-        None => (lower.as_str(), ""),
-    };
+    let (base, args) = split(&lower);
     let base = base.trim_end_matches(" unsigned").trim();
     let nums: Vec<u32> = args
         .split(',')

@@ -538,6 +538,11 @@ pub fn exact_key<D: Query + Quoting + ?Sized>(d: &D, expr: &str) -> String {
         .unwrap_or_else(|| d.attribute_key(expr))
 }
 
+/// `a` and `b` have the same bytes ([`exact_key`]), NULL equal to NULL.
+pub fn same_bytes<D: Query + Quoting + ?Sized>(d: &D, a: &str, b: &str) -> String {
+    d.null_safe_eq(&exact_key(d, a), &exact_key(d, b))
+}
+
 /// `s.e0, s.e1, …` for the job's entity keys.
 pub fn entity_refs(source: &SourceQuery, alias: &str) -> String {
     (0..source.entity.len())

@@ -702,16 +702,18 @@ async fn a_citext_source_keeps_two_spellings_apart_on_citus() {
         )
         .await;
         let source = &fx.source;
-        for sql in [
+        execute_all(
+            db.as_mut(),
+            &[
             format!("CREATE TABLE {source} (entity_id INT, attr CITEXT, val CITEXT)"),
             format!("SELECT create_distributed_table('{source}', 'entity_id')"),
             format!(
                 "INSERT INTO {source} VALUES (1, 'Color', 'Red'), (1, 'color', 'blue'), (1, 'Size', 'M'), (1, 'Size', 'm'), \
                  (2, 'Color', 'Green'), (3, 'color', 'red')"
             ),
-        ] {
-            db.execute(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-        }
+            ],
+        )
+        .await;
         for if_exists in ["replace", "merge"] {
             let job = citus_job(&fx, if_exists, "");
             let what = format!("citext {strategy} {if_exists}");

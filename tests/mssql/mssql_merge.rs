@@ -123,14 +123,14 @@ async fn replace_twice_then_merge(db: &Db, text: &str, long: bool) {
         for t in [&source, &target] {
             drop_if_exists(conn.as_mut(), t).await;
         }
-        for sql in [
+        execute_all(
+            conn.as_mut(),
+            &[
             format!("CREATE TABLE {source} (id INT NOT NULL, attr {text}, val {text})"),
             format!("INSERT INTO {source} (id, attr, val) VALUES (1, 'Color', 'Red'), (1, 'Size', 'M'), (2, 'Color', 'Blue')"),
-        ] {
-            conn.execute(&sql)
-                .await
-                .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        }
+            ],
+        )
+        .await;
         let want = [(1, some("Red"), some("M")), (2, some("Blue"), None)];
         let replace = job(dir.path(), &source, &target, "replace");
         let merge = job(dir.path(), &source, &target, "merge");
@@ -219,12 +219,14 @@ async fn mssql_text_entity_keys_keep_their_length() {
     for t in [&source, &target] {
         drop_if_exists(conn.as_mut(), t).await;
     }
-    for sql in [
+    execute_all(
+        conn.as_mut(),
+        &[
         format!("CREATE TABLE {source} (sku NVARCHAR(20) NOT NULL, attr NVARCHAR(20), val NVARCHAR(20))"),
         format!("INSERT INTO {source} VALUES (N'item-0001', N'Color', N'Red'), (N'item-0002', N'Color', N'Blue')"),
-    ] {
-        conn.execute(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
+        ],
+    )
+    .await;
     let path = dir.path().join("keys.yaml");
     std::fs::write(
         &path,
@@ -269,25 +271,27 @@ async fn mssql_merge_finds_columns_named_over_63_bytes() {
         for t in [&source, &target] {
             drop_if_exists(conn.as_mut(), t).await;
         }
-        for sql in [
+        execute_all(
+            conn.as_mut(),
+            &[
             format!("CREATE TABLE {source} (id INT NOT NULL, attr NVARCHAR(200), val NVARCHAR(20))"),
             format!("INSERT INTO {source} VALUES (1, N'{long_ascii}', N'Red'), (1, N'{long_accents}', N'M'), (2, N'{long_ascii}', N'Blue'), (2, N'{gone}', N'x')"),
-        ] {
-            conn.execute(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-        }
+            ],
+        )
+        .await;
         let replace = job(dir.path(), &source, &target, "replace");
         let merge = job(dir.path(), &source, &target, "merge");
         let out = run(&["run", &replace, "--strategy", strategy], &db.url);
         assert!(out.status.success(), "{strategy} replace: {}", stderr(&out));
-        for sql in [
-            format!("UPDATE {source} SET val = N'Green' WHERE id = 2"),
-            format!("INSERT INTO {source} VALUES (3, N'{long_accents}', N'L')"),
-            format!("DELETE FROM {source} WHERE attr = N'{gone}'"),
-        ] {
-            conn.execute(&sql)
-                .await
-                .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        }
+        execute_all(
+            conn.as_mut(),
+            &[
+                format!("UPDATE {source} SET val = N'Green' WHERE id = 2"),
+                format!("INSERT INTO {source} VALUES (3, N'{long_accents}', N'L')"),
+                format!("DELETE FROM {source} WHERE attr = N'{gone}'"),
+            ],
+        )
+        .await;
         let out = run(&["run", &merge, "--strategy", strategy, "--json"], &db.url);
         assert!(out.status.success(), "{strategy} merge: {}", stderr(&out));
         let rows = db_rows(
@@ -347,16 +351,18 @@ async fn mssql_merge_into_fixed_width_columns_counts_no_change() {
         for t in [&source, &target] {
             drop_if_exists(conn.as_mut(), t).await;
         }
-        for sql in [
-            format!("CREATE TABLE {source} (id INT NOT NULL, attr NVARCHAR(20), val NVARCHAR(20))"),
-            format!("INSERT INTO {source} VALUES (1, N'Size', N'M'), (2, N'Size', N'L')"),
-            format!("CREATE TABLE {target} (id INT NOT NULL PRIMARY KEY, Size NCHAR(5))"),
-            format!("INSERT INTO {target} VALUES (1, N'M'), (2, N'S')"),
-        ] {
-            conn.execute(&sql)
-                .await
-                .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        }
+        execute_all(
+            conn.as_mut(),
+            &[
+                format!(
+                    "CREATE TABLE {source} (id INT NOT NULL, attr NVARCHAR(20), val NVARCHAR(20))"
+                ),
+                format!("INSERT INTO {source} VALUES (1, N'Size', N'M'), (2, N'Size', N'L')"),
+                format!("CREATE TABLE {target} (id INT NOT NULL PRIMARY KEY, Size NCHAR(5))"),
+                format!("INSERT INTO {target} VALUES (1, N'M'), (2, N'S')"),
+            ],
+        )
+        .await;
         let merge = job(dir.path(), &source, &target, "merge");
         for (round, updated, unchanged) in [(1, 2, 0), (2, 0, 2)] {
             let out = run(&["run", &merge, "--strategy", strategy, "--json"], &db.url);
@@ -399,15 +405,15 @@ async fn mssql_catalog_names_follow_their_columns_after_a_drop() {
     let table = format!("bbf_d{}_wide", std::process::id());
     let long = format!("Long {}", "n".repeat(70));
     drop_if_exists(conn.as_mut(), &table).await;
-    for sql in [
-        format!("CREATE TABLE {table} (id INT, a NVARCHAR(3), b DATE, c BIGINT)"),
-        format!("ALTER TABLE {table} DROP COLUMN b"),
-        format!("ALTER TABLE {table} ADD [{long}] DATE"),
-    ] {
-        conn.execute(&sql)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
+    execute_all(
+        conn.as_mut(),
+        &[
+            format!("CREATE TABLE {table} (id INT, a NVARCHAR(3), b DATE, c BIGINT)"),
+            format!("ALTER TABLE {table} DROP COLUMN b"),
+            format!("ALTER TABLE {table} ADD [{long}] DATE"),
+        ],
+    )
+    .await;
     let target = eavpivot::table_ref::TableRef::parse(&table).expect("table name");
     let listed = db_rows(
         conn.as_mut(),
@@ -438,14 +444,14 @@ async fn mssql_catalog_branches_agree_and_follow_a_rename() {
     };
     let table = format!("bbf_b{}_wide", std::process::id());
     drop_if_exists(conn.as_mut(), &table).await;
-    for sql in [
+    execute_all(
+        conn.as_mut(),
+        &[
         format!("CREATE TABLE {table} (id INT, [Mixed Case] NVARCHAR(7), [it's] DECIMAL(5,2), [☃ snow] DATE, Color NVARCHAR(5))"),
         format!("EXEC sp_rename N'{table}.Color', N'Colour', N'COLUMN'"),
-    ] {
-        conn.execute(&sql)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
+        ],
+    )
+    .await;
     let target = eavpivot::table_ref::TableRef::parse(&table).expect("table name");
     let d = eavpivot::dialect::MsSql;
     for (what, batch) in [
@@ -490,17 +496,17 @@ async fn mssql_merge_into_alias_typed_columns() {
             drop_if_exists(conn.as_mut(), t).await;
         }
         let _ = conn.execute(&format!("DROP TYPE IF EXISTS {alias}")).await;
-        for sql in [
+        execute_all(
+            conn.as_mut(),
+            &[
             format!("CREATE TYPE {alias} FROM NVARCHAR(10)"),
             format!("CREATE TABLE {source} (id INT NOT NULL, attr NVARCHAR(20), val NVARCHAR(20))"),
             format!("INSERT INTO {source} VALUES (1, N'Name', N'Ann'), (1, N'Tag', N'x'), (2, N'Name', N'Bo')"),
             format!("CREATE TABLE {target} (id INT NOT NULL PRIMARY KEY, Name {alias}, Tag SYSNAME NULL)"),
             format!("INSERT INTO {target} VALUES (1, N'Old', N'y'), (3, N'Cy', NULL)"),
-        ] {
-            conn.execute(&sql)
-                .await
-                .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        }
+            ],
+        )
+        .await;
         let t = eavpivot::table_ref::TableRef::parse(&target).expect("table name");
         let types = db_rows(conn.as_mut(), &eavpivot::dialect::MsSql.column_types(&t)).await;
         let types: Vec<Option<String>> = types.iter().map(|r| r[1].clone()).collect();

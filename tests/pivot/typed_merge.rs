@@ -668,14 +668,14 @@ async fn bounded_text_case(db: &Db, strategy: &str, text: &str, infer: bool) {
     let size = eavpivot::dialect::by_name(db.what)
         .expect("dialect")
         .quote_ident("Size");
-    for sql in [
-        format!("CREATE TABLE {target} (id INT NOT NULL PRIMARY KEY, {size} {text})"),
-        format!("INSERT INTO {target} VALUES (1, 'S'), (3, 'XL')"),
-    ] {
-        c.execute(&sql)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
+    execute_all(
+        c,
+        &[
+            format!("CREATE TABLE {target} (id INT NOT NULL PRIMARY KEY, {size} {text})"),
+            format!("INSERT INTO {target} VALUES (1, 'S'), (3, 'XL')"),
+        ],
+    )
+    .await;
     if with_view {
         c.execute(&format!(
             "CREATE VIEW {view} AS SELECT id, {size} FROM {target}"
@@ -742,15 +742,19 @@ async fn bounded_text_case(db: &Db, strategy: &str, text: &str, infer: bool) {
     }
 }
 
+/// [`bounded_text_case`] for text and typed runs, both strategies.
+async fn bounded_text_cases(db: &Db, text: &str) {
+    for infer in [false, true] {
+        for strategy in ["pushdown", "stream"] {
+            bounded_text_case(db, strategy, text, infer).await;
+        }
+    }
+}
+
 #[test]
 fn postgres_a_text_merge_keeps_a_bounded_column_its_values_fit() {
     let db = postgres();
-    runtime().block_on(async {
-        for infer in [false, true] {
-            bounded_text_case(&db, "pushdown", "VARCHAR(5)", infer).await;
-            bounded_text_case(&db, "stream", "VARCHAR(5)", infer).await;
-        }
-    });
+    runtime().block_on(bounded_text_cases(&db, "VARCHAR(5)"));
 }
 
 #[test]
@@ -758,12 +762,7 @@ fn mssql_a_text_merge_keeps_a_bounded_column_its_values_fit() {
     let Some(db) = mssql() else {
         return;
     };
-    runtime().block_on(async {
-        for infer in [false, true] {
-            bounded_text_case(&db, "pushdown", "NVARCHAR(5)", infer).await;
-            bounded_text_case(&db, "stream", "NVARCHAR(5)", infer).await;
-        }
-    });
+    runtime().block_on(bounded_text_cases(&db, "NVARCHAR(5)"));
 }
 
 /// Columns that are text of another kind are decided by type, as before the values decided

@@ -182,6 +182,15 @@ impl Db {
     }
 }
 
+/// Runs each statement of a test's setup in order; a failure panics naming the statement.
+pub async fn execute_all(db: &mut dyn Backend, statements: &[String]) {
+    for sql in statements {
+        db.execute(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
 pub async fn drop_if_exists(db: &mut dyn Backend, table: &str) {
     let _ = db.execute(&format!("DROP TABLE IF EXISTS {table}")).await;
 }

@@ -246,9 +246,7 @@ fn is_tag(text: &str) -> bool {
 /// [`crate::dialect::IdentLimit::cut_to_fit`]; [`Dialect::own_name_limit`]).
 fn base(dialect: &dyn Dialect, table: &TableRef) -> TableRef {
     let longest = format!("{REPLACED}{}", "0".repeat(TAG_LEN));
-    let name = table.name();
-    let kept = dialect.own_name_limit().cut_to_fit(&name, &longest);
-    table.with_name_cut(kept.chars().count())
+    dialect.own_name_limit().cut_table(table, &longest)
 }
 
 #[cfg(test)]

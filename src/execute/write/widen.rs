@@ -15,7 +15,7 @@
 //! assignment cast can ever commit, whatever this module decided.
 
 use crate::config::TableRef;
-use crate::dialect::{portable, ColumnKind, Dialect, TableShape, Typed};
+use crate::dialect::{portable, query, ColumnKind, Dialect, TableShape, Typed};
 use crate::error::{shown, Error, Result};
 use crate::plan::types::converts;
 use crate::report::ColumnType;
@@ -138,8 +138,7 @@ impl Widening {
                 e.widen_if_unfit = true;
                 old
             } else {
-                let kind = least_common(dialect, &old, &new);
-                let sql = dialect.column_sql_type(&kind);
+                let (kind, sql) = widened(dialect, &old, &new);
                 e.widened = Some((kind.clone(), sql));
                 kind
             };
@@ -222,10 +221,7 @@ impl Widening {
                 let c = &applied.columns[i];
                 let s = dialect.text_of(&dialect.quote_ident(&c.column));
                 let stored = dialect.text_of(&format!("CAST({s} AS {})", c.declared));
-                let same = dialect.null_safe_eq(
-                    &crate::dialect::query::exact_key(dialect, &stored),
-                    &crate::dialect::query::exact_key(dialect, &s),
-                );
+                let same = query::same_bytes(dialect, &stored, &s);
                 format!(
                     "COALESCE(SUM(CASE WHEN {s} IS NOT NULL AND NOT ({same}) THEN 1 ELSE 0 END), 0)"
                 )
@@ -244,9 +240,7 @@ impl Widening {
             c.kept_by_values = fits;
             if !fits {
                 if let (Some(old), Some(new)) = (&c.old, dialect.portable_type(&c.staged)) {
-                    let kind = least_common(dialect, old, &new);
-                    let sql = dialect.column_sql_type(&kind);
-                    c.widened = Some((kind, sql));
+                    c.widened = Some(widened(dialect, old, &new));
                 }
             }
         }
@@ -380,10 +374,7 @@ impl Widening {
             .iter()
             .any(|c| c.column == *column && c.kept_by_values);
         let eq = match by_bytes {
-            true => dialect.null_safe_eq(
-                &crate::dialect::query::exact_key(dialect, &merged),
-                &crate::dialect::query::exact_key(dialect, &dialect.text_of(&s)),
-            ),
+            true => query::same_bytes(dialect, &merged, &dialect.text_of(&s)),
             false => dialect.null_safe_eq(&merged, &dialect.text_of(&s)),
         };
         format!("(CASE WHEN {eq} THEN 0 ELSE 1 END) = 1")
@@ -563,6 +554,14 @@ pub fn holds(old: &ColumnKind, new: &ColumnKind) -> bool {
             _ => old == new,
         },
     }
+}
+
+/// What a column of kind `old` becomes to take values of kind `new`: the least common kind
+/// and its declared type.
+fn widened(dialect: &dyn Dialect, old: &ColumnKind, new: &ColumnKind) -> (ColumnKind, String) {
+    let kind = least_common(dialect, old, new);
+    let sql = dialect.column_sql_type(&kind);
+    (kind, sql)
 }
 
 /// The least kind that holds every value of `a` and of `b` (by value) that `dialect` stores:
