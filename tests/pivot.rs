@@ -15,6 +15,8 @@ mod fixture;
 #[path = "support/servers.rs"]
 mod servers;
 
+#[path = "pivot/charsets.rs"]
+mod charsets;
 #[path = "pivot/conflict_order.rs"]
 mod conflict_order;
 #[path = "pivot/conformance.rs"]

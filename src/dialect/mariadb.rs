@@ -26,9 +26,17 @@ impl MariaDb {
         )
     }
 
-    /// Statements run on every new connection: UTF-8 in and out, whatever the server default.
+    /// Statements run on every new connection: UTF-8 in and out, whatever the server default;
+    /// and strict mode for every table (the server's own modes kept), so that a value a column
+    /// cannot hold fails the statement instead of being stored as `?` or cut short: a server
+    /// set to `sql_mode = ''`, or the default `STRICT_TRANS_TABLES` on a table of a
+    /// non-transactional engine (MyISAM, Aria), would otherwise change it with a warning.
     pub fn session_setup(&self) -> Vec<String> {
-        vec!["SET NAMES utf8mb4".into()]
+        vec![
+            "SET NAMES utf8mb4".into(),
+            "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_ALL_TABLES')"
+                .into(),
+        ]
     }
 
     /// One row, one integer: the largest packet (so statement) the server accepts.
@@ -262,6 +270,29 @@ impl Schema for MariaDb {
 
     fn transactional_ddl(&self) -> bool {
         false
+    }
+
+    /// The schema's default character set, and the `utf8mb4` collation of the same rules as
+    /// its default collation where there is one (`utf8mb3_unicode_ci` → `utf8mb4_unicode_ci`).
+    fn created_table_defaults(&self, table: &TableRef) -> Option<String> {
+        Some(format!(
+            "SELECT s.default_character_set_name, (SELECT c.collation_name FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')) FROM information_schema.schemata s WHERE s.schema_name = {}",
+            self.schema_of(table)
+        ))
+    }
+
+    /// Only `utf8mb4` holds every value the stream and the pushdown write (a `latin1` schema's
+    /// `LONGTEXT` refused `☃`, or took its UTF-8 bytes as three Latin-1 characters); a schema
+    /// already in it keeps its own collation (no option).
+    fn created_table_options(&self, charset: &str, collation: Option<&str>) -> Option<String> {
+        if charset.eq_ignore_ascii_case("utf8mb4") {
+            return None;
+        }
+        let named = |c: &&str| c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
+        Some(match collation.filter(named) {
+            Some(c) => format!("DEFAULT CHARSET=utf8mb4 COLLATE={c}"),
+            None => "DEFAULT CHARSET=utf8mb4".into(),
+        })
     }
 
     /// Used on a merge's copy of the target, outside the transaction (DDL is not

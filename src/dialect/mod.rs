@@ -500,6 +500,21 @@ pub trait Schema: Quoting {
         "ROLLBACK".into()
     }
 
+    /// A query giving one row, `(character set, a collation)`, from which
+    /// [`Schema::created_table_options`] decides what a table created as `table` needs. None:
+    /// a created table's text holds every value whatever the database's defaults.
+    fn created_table_defaults(&self, _table: &TableRef) -> Option<String> {
+        None
+    }
+
+    /// What a `CREATE TABLE` adds after its columns where the defaults read by
+    /// [`Schema::created_table_defaults`] would not hold every value (a MariaDB schema whose
+    /// default character set is `latin1`: `☃` would fail, or be stored as `?` or as its
+    /// UTF-8 bytes read as Latin-1 characters). None: the defaults hold every value.
+    fn created_table_options(&self, _charset: &str, _collation: Option<&str>) -> Option<String> {
+        None
+    }
+
     /// Whether CREATE/DROP/RENAME take part in a transaction (MariaDB's do not).
     fn transactional_ddl(&self) -> bool {
         true

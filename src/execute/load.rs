@@ -83,7 +83,7 @@ impl Fill for PivotFill<'_> {
                         (create, _) => {
                             if create {
                                 // In the transaction, like every table made here.
-                                session.change(&ddl::create_table(dialect, &shape)).await?;
+                                session.change(&out.create_statement(dialect)).await?;
                             }
                             let insert = query::insert_select(dialect, &shape, &keyed, aggregate);
                             (Some(insert), None)

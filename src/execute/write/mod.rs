@@ -61,6 +61,9 @@ pub struct Table {
     /// TABLE … AS` where that is faster ([`Fill::creates_target`]). No run mark is needed:
     /// a table made in the transaction cannot outlive a failed run.
     pub create_as: bool,
+    /// What a `CREATE TABLE` of this table adds after its columns so that its text holds
+    /// every value ([`crate::dialect::Schema::created_table_options`]).
+    options: Option<String>,
 }
 
 impl Table {
@@ -69,6 +72,15 @@ impl Table {
         TableShape {
             table: self.build.clone(),
             ..self.shape.clone()
+        }
+    }
+
+    /// The `CREATE TABLE` of the build table, with its [`Table::options`].
+    pub fn create_statement(&self, dialect: &dyn Dialect) -> String {
+        let create = ddl::create_table(dialect, &self.build_shape());
+        match &self.options {
+            Some(options) => format!("{create} {options}"),
+            None => create,
         }
     }
 
@@ -406,7 +418,7 @@ impl Writes {
             if table.append || table.create_as {
                 continue;
             }
-            let create = ddl::create_table(dialect, &table.build_shape());
+            let create = table.create_statement(dialect);
             let create = match table.staged() {
                 true => dialect.mark_created(create, &self.run.mark(&table.tag)),
                 false => create,
@@ -592,6 +604,15 @@ async fn plan_table(
         true => run.staging_name(dialect, &shape.table, &tag),
         false => shape.table.clone(),
     };
+    let options = match dialect.created_table_defaults(&shape.table) {
+        Some(sql) => {
+            let rows = session.inspect_target(&sql).await?;
+            let row = rows.first();
+            let text = |i: usize| row.and_then(|r| r.get(i)).and_then(|v| v.as_text());
+            text(0).and_then(|charset| dialect.created_table_options(&charset, text(1).as_deref()))
+        }
+        None => None,
+    };
     Ok(Table {
         shape,
         build,
@@ -601,5 +622,6 @@ async fn plan_table(
         identity_before,
         merge: None,
         create_as: false,
+        options,
     })
 }
