@@ -27,6 +27,8 @@ mod cross_database;
 mod entity_key_twins;
 #[path = "pivot/merge.rs"]
 mod merge;
+#[path = "pivot/merge_definition.rs"]
+mod merge_definition;
 #[path = "pivot/merge_delta.rs"]
 mod merge_delta;
 #[path = "pivot/merge_twins.rs"]

@@ -297,9 +297,18 @@ impl Schema for MariaDb {
 
     /// Used on a merge's copy of the target, outside the transaction (DDL is not
     /// transactional here).
-    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+    /// `MODIFY` redefines the whole column: `kept` restates its character set and collation,
+    /// `NOT NULL`, default, `ON UPDATE` and comment, which it would otherwise drop.
+    fn alter_column_type(
+        &self,
+        table: &TableRef,
+        column: &str,
+        sql_type: &str,
+        kept: Option<&str>,
+    ) -> Option<String> {
+        let kept = kept.map(|k| format!(" {k}")).unwrap_or_default();
         Some(format!(
-            "ALTER TABLE {table} MODIFY {} {sql_type}",
+            "ALTER TABLE {table} MODIFY {} {sql_type}{kept}",
             self.quote_ident(column)
         ))
     }
@@ -376,9 +385,17 @@ impl Catalog for MariaDb {
         )
     }
 
+    /// Third: the rest of the column's definition, as `MODIFY` must restate it. The comment
+    /// is quoted for the session's `NO_BACKSLASH_ESCAPES` (QUOTE() doubles backslashes).
     fn column_types(&self, table: &TableRef) -> String {
         format!(
-            "SELECT column_name, column_type FROM information_schema.columns WHERE {} ORDER BY ordinal_position",
+            "SELECT column_name, column_type, NULLIF(CONCAT_WS(' ', \
+             IF(character_set_name IS NULL, NULL, CONCAT('CHARACTER SET ', character_set_name, ' COLLATE ', collation_name)), \
+             IF(is_nullable = 'NO', 'NOT NULL', NULL), \
+             IF(column_default IS NULL OR column_default = 'NULL', NULL, CONCAT('DEFAULT ', column_default)), \
+             IF(extra LIKE 'on update %', extra, NULL), \
+             IF(column_comment = '', NULL, CONCAT('COMMENT ', IF(@@SESSION.sql_mode LIKE '%NO_BACKSLASH_ESCAPES%', CONCAT('''', REPLACE(column_comment, '''', ''''''), ''''), QUOTE(column_comment))))), '') \
+             FROM information_schema.columns WHERE {} ORDER BY ordinal_position",
             self.in_catalog(table)
         )
     }

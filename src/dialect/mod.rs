@@ -547,8 +547,16 @@ pub trait Schema: Quoting {
 
     /// The statement that changes `column` of `table` to `sql_type`, keeping every value (a
     /// typed merge widening a column); None where the database has no such statement.
-    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
-        let _ = (table, column, sql_type);
+    /// `kept`: the rest of the column's definition as [`Catalog::column_types`] restates it
+    /// (its collation, nullability, default), which the statement would otherwise reset.
+    fn alter_column_type(
+        &self,
+        table: &TableRef,
+        column: &str,
+        sql_type: &str,
+        kept: Option<&str>,
+    ) -> Option<String> {
+        let _ = (table, column, sql_type, kept);
         None
     }
 

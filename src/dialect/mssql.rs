@@ -221,9 +221,18 @@ impl Schema for MsSql {
         )
     }
 
-    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+    /// `kept`: SQL Server's `ALTER COLUMN` resets what it is not told, the collation to the
+    /// database's and the nullability to the session's default.
+    fn alter_column_type(
+        &self,
+        table: &TableRef,
+        column: &str,
+        sql_type: &str,
+        kept: Option<&str>,
+    ) -> Option<String> {
+        let kept = kept.map(|k| format!(" {k}")).unwrap_or_default();
         Some(format!(
-            "ALTER TABLE {table} ALTER COLUMN {} {sql_type}",
+            "ALTER TABLE {table} ALTER COLUMN {} {sql_type}{kept}",
             self.quote_ident(column)
         ))
     }
@@ -305,7 +314,9 @@ impl Catalog for MsSql {
         })
     }
 
-    /// Lengths, precision and scale spelled out as `CREATE TABLE` declares them. An alias type
+    /// Lengths, precision and scale spelled out as `CREATE TABLE` declares them; third, what an
+    /// `ALTER COLUMN` must restate: a collation other than the database's, and on SQL Server
+    /// the nullability (Babelfish keeps it, and rejects both clauses there). An alias type
     /// (`CREATE TYPE name FROM NVARCHAR(10)`, `sysname`) is its base type, which a merge can
     /// compare and widen (by its own name it was refused); CLR types (`system_type_id` 240:
     /// `geometry`, `hierarchyid`) keep theirs.
@@ -313,7 +324,7 @@ impl Catalog for MsSql {
         let table = self.quote_literal(&table.sql());
         self.listing_names(|name, join| {
             format!(
-                "SELECT {name}, CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END FROM sys.columns c JOIN sys.types t ON t.user_type_id = CASE WHEN c.system_type_id = 240 THEN c.user_type_id ELSE c.system_type_id END {join} WHERE c.object_id = OBJECT_ID({table}) ORDER BY c.column_id"
+                "SELECT {name}, CASE WHEN t.name IN ('decimal', 'numeric') THEN CONCAT(t.name, '(', c.precision, ',', c.scale, ')') WHEN t.name IN ('datetime2', 'time') THEN CONCAT(t.name, '(', c.scale, ')') WHEN t.name IN ('nvarchar', 'nchar') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length / 2 AS VARCHAR(10)) END, ')') WHEN t.name IN ('varchar', 'char') THEN CONCAT(t.name, '(', CASE WHEN c.max_length = -1 THEN 'max' ELSE CAST(c.max_length AS VARCHAR(10)) END, ')') ELSE t.name END, CONCAT(CASE WHEN c.collation_name <> (SELECT d.collation_name FROM sys.databases d WHERE d.name = DB_NAME()) THEN CONCAT('COLLATE ', c.collation_name) END, CASE WHEN CAST(SERVERPROPERTY('babelfish') AS INT) = 1 THEN NULL WHEN c.is_nullable = 0 THEN ' NOT NULL' ELSE ' NULL' END) FROM sys.columns c JOIN sys.types t ON t.user_type_id = CASE WHEN c.system_type_id = 240 THEN c.user_type_id ELSE c.system_type_id END {join} WHERE c.object_id = OBJECT_ID({table}) ORDER BY c.column_id"
             )
         })
     }

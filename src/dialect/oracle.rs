@@ -301,7 +301,14 @@ impl Schema for Oracle {
         }
     }
 
-    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+    /// `MODIFY` changes only what it names: the column keeps the rest of its definition.
+    fn alter_column_type(
+        &self,
+        table: &TableRef,
+        column: &str,
+        sql_type: &str,
+        _kept: Option<&str>,
+    ) -> Option<String> {
         Some(format!(
             "ALTER TABLE {table} MODIFY ({} {sql_type})",
             self.quote_ident(column)

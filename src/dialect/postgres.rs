@@ -202,11 +202,19 @@ impl Schema for Postgres {
         sql
     }
 
-    /// `USING`: a change to text or between kinds may need the explicit conversion.
-    fn alter_column_type(&self, table: &TableRef, column: &str, sql_type: &str) -> Option<String> {
+    /// `USING`: a change to text or between kinds may need the explicit conversion. `kept`
+    /// is the column's own collation (without it the column takes the new type's default).
+    fn alter_column_type(
+        &self,
+        table: &TableRef,
+        column: &str,
+        sql_type: &str,
+        kept: Option<&str>,
+    ) -> Option<String> {
         let c = self.quote_ident(column);
+        let kept = kept.map(|k| format!(" {k}")).unwrap_or_default();
         Some(format!(
-            "ALTER TABLE {table} ALTER COLUMN {c} TYPE {sql_type} USING CAST({c} AS {sql_type})"
+            "ALTER TABLE {table} ALTER COLUMN {c} TYPE {sql_type}{kept} USING CAST({c} AS {sql_type})"
         ))
     }
 
@@ -227,9 +235,15 @@ impl Catalog for Postgres {
         )
     }
 
+    /// Third: the column's collation where it is not its type's default (`ALTER … TYPE`
+    /// would reset it); nullability, default and comment survive that statement.
     fn column_types(&self, table: &TableRef) -> String {
         format!(
-            "SELECT attname::text, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = to_regclass({}) AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+            "SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), \
+             CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation THEN 'COLLATE ' || quote_ident(n.nspname) || '.' || quote_ident(co.collname) END \
+             FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid \
+             LEFT JOIN pg_collation co ON co.oid = a.attcollation LEFT JOIN pg_namespace n ON n.oid = co.collnamespace \
+             WHERE a.attrelid = to_regclass({}) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
             self.quote_literal(&table.sql())
         )
     }

@@ -139,7 +139,7 @@ fn other_paths(job: &Job) -> Vec<(String, String)> {
         ("add column", d.add_column(target, "Size", "CLOB")),
         (
             "widen",
-            d.alter_column_type(target, "Size", "VARCHAR2(20 CHAR)")
+            d.alter_column_type(target, "Size", "VARCHAR2(20 CHAR)", None)
                 .unwrap_or_default(),
         ),
         (

@@ -420,6 +420,8 @@ async fn mssql_catalog_names_follow_their_columns_after_a_drop() {
         &eavpivot::dialect::MsSql.column_types(&target),
     )
     .await;
+    // Names and types (the third column, what a widening restates, has its own tests).
+    let listed: Vec<_> = listed.iter().map(|r| r[..2].to_vec()).collect();
     let want = [
         ["id", "int"],
         ["a", "nvarchar(3)"],

@@ -34,6 +34,9 @@ struct Existing {
     attribute: String,
     /// The target's type as its catalog spells it.
     declared: String,
+    /// The rest of the column's definition that a change of its type must restate (its
+    /// collation, nullability, default: [`crate::dialect::Catalog::column_types`]).
+    kept: Option<String>,
     /// That type's kind, where it has a portable one.
     old: Option<ColumnKind>,
     /// The type the column has after the merge, where it changes.
@@ -80,14 +83,19 @@ impl Widening {
         let rows = session
             .inspect_target(&dialect.column_types(&shape.table))
             .await?;
-        let catalog: Vec<(String, String)> = rows
+        let catalog: Vec<(String, String, Option<String>)> = rows
             .iter()
-            .filter_map(|r| Some((r.first()?.as_text()?, r.get(1)?.as_text()?)))
+            .filter_map(|r| {
+                let kept = r.get(2).and_then(Value::as_text);
+                let kept = kept.map(|k| k.trim().to_string()).filter(|k| !k.is_empty());
+                Some((r.first()?.as_text()?, r.get(1)?.as_text()?, kept))
+            })
             .collect();
         let key = |n: &str| dialect.ident_key(n);
         let mut columns = Vec::new();
         for c in &shape.columns {
-            let Some((_, declared)) = catalog.iter().find(|(n, _)| key(n) == key(&c.column)) else {
+            let Some((_, declared, kept)) = catalog.iter().find(|(n, ..)| key(n) == key(&c.column))
+            else {
                 continue;
             };
             let staged = c.sql_type(shape).to_string();
@@ -97,6 +105,7 @@ impl Widening {
                 column: c.column.clone(),
                 attribute: c.attribute.clone(),
                 declared: declared.clone(),
+                kept: kept.clone(),
                 old: old.clone(),
                 widened: None,
                 staging_to_text: false,
@@ -125,7 +134,7 @@ impl Widening {
             };
             e.differs = old != new;
             let alterable = dialect
-                .alter_column_type(&shape.table, &c.column, &staged)
+                .alter_column_type(&shape.table, &c.column, &staged, None)
                 .is_some();
             let after = if holds(&old, &new) {
                 old
@@ -160,7 +169,7 @@ impl Widening {
             .iter()
             .filter_map(|c| {
                 let (_, sql) = c.widened.as_ref()?;
-                dialect.alter_column_type(copy, &c.column, sql)
+                dialect.alter_column_type(copy, &c.column, sql, c.kept.as_deref())
             })
             .collect()
     }
@@ -183,13 +192,14 @@ impl Widening {
         let applied = self.widen_unfit(session, dialect, staging).await?;
         for c in &applied.columns {
             if let (Some(target), Some((_, sql))) = (target, &c.widened) {
-                if let Some(alter) = dialect.alter_column_type(target, &c.column, sql) {
+                let kept = c.kept.as_deref();
+                if let Some(alter) = dialect.alter_column_type(target, &c.column, sql, kept) {
                     session.change(&alter).await?;
                 }
             }
             if c.staging_to_text {
                 if let Some(alter) =
-                    dialect.alter_column_type(staging, &c.column, dialect.text_type())
+                    dialect.alter_column_type(staging, &c.column, dialect.text_type(), None)
                 {
                     session.change(&alter).await?;
                 }
