@@ -353,6 +353,27 @@ impl Schema for MariaDb {
 }
 
 impl Catalog for MariaDb {
+    /// `CREATE TABLE … LIKE` copies neither triggers nor foreign keys; a trigger is dropped
+    /// with the replaced table, and a foreign key of another table follows the rename to it.
+    fn lost_by_copy(&self, table: &TableRef) -> Option<String> {
+        let (schema, name) = (self.schema_of(table), self.quote_literal(&table.name()));
+        Some(format!(
+            "SELECT 'trigger', trigger_name FROM information_schema.triggers WHERE event_object_schema = {schema} AND event_object_table = {name} \
+             UNION ALL SELECT 'foreign key', constraint_name FROM information_schema.referential_constraints WHERE constraint_schema = {schema} AND table_name = {name} \
+             UNION ALL SELECT 'foreign key of another table', CONCAT(table_name, '.', constraint_name) FROM information_schema.referential_constraints WHERE unique_constraint_schema = {schema} AND referenced_table_name = {name}"
+        ))
+    }
+
+    /// The comment quoted for the session's `NO_BACKSLASH_ESCAPES` (QUOTE() doubles
+    /// backslashes); an empty comment is restored too (the mark is eavpivot's, not the user's).
+    fn restore_comment(&self, table: &TableRef) -> Option<String> {
+        Some(format!(
+            "SELECT CONCAT('ALTER TABLE ', {target}, ' COMMENT = ', IF(@@SESSION.sql_mode LIKE '%NO_BACKSLASH_ESCAPES%', CONCAT('''', REPLACE(table_comment, '''', ''''''), ''''), QUOTE(table_comment))) FROM information_schema.tables WHERE {}",
+            self.in_catalog(table),
+            target = self.quote_literal(&table.to_string()),
+        ))
+    }
+
     fn view_exists(&self, table: &TableRef) -> Option<String> {
         Some(format!(
             "SELECT COUNT(*) FROM information_schema.tables WHERE {} AND table_type = 'VIEW'",

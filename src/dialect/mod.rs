@@ -661,6 +661,21 @@ pub trait Catalog: Quoting {
     /// [`Types::portable_type`] reads it: what a typed merge compares its values with.
     fn column_types(&self, table: &TableRef) -> String;
 
+    /// Where a merge goes into a copy swapped in after commit (DDL not transactional): a query
+    /// listing, as rows `(what, name)`, what belongs to `table` that the copy would not carry
+    /// and the swap would drop or leave pointing at the replaced table (triggers, foreign
+    /// keys). Any row refuses the merge before a write. None: nothing is lost.
+    fn lost_by_copy(&self, _table: &TableRef) -> Option<String> {
+        None
+    }
+
+    /// Where a merge goes into a copy whose run mark replaced `table`'s comment: a query giving
+    /// one row, the statement that gives `table` its comment back (run once the swap's cleanup
+    /// is done and the mark is no longer needed). None: the comment is not touched.
+    fn restore_comment(&self, _table: &TableRef) -> Option<String> {
+        None
+    }
+
     /// Where a merge goes into a copy swapped in after commit (DDL not transactional): one row
     /// that changes whenever a row of `table` does (its rows and a hash of `columns`), to tell
     /// whether the replaced target is still what was copied. None: the database needs none.

@@ -199,3 +199,99 @@ fn mssql_a_widened_column_keeps_its_nullability_and_collation() {
         }
     });
 }
+
+/// MariaDB merges new columns through a copy of the target (`CREATE TABLE … LIKE`), swapped in
+/// by `RENAME`: the copy carried the run's mark where the user's table comment was, and had
+/// none of the target's triggers (dropped with the replaced table) — a user's audit trigger
+/// silently gone. Now the comment comes back after the swap, and a target with a trigger or
+/// a foreign key is refused before a write, with the statements that add the columns in
+/// place; run those, and the merge needs no copy and keeps the trigger (which fires).
+#[test]
+fn mariadb_a_merge_through_its_copy_keeps_the_comment_and_loses_no_trigger() {
+    let db = mariadb();
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let prefix = format!("copydef{}", std::process::id());
+        let (kv, target, log) = (format!("{prefix}_kv"), format!("{prefix}_wide"), format!("{prefix}_log"));
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = job(dir.path(), &prefix);
+        let comment = |t: &str| {
+            format!("SELECT table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{t}'")
+        };
+        let columns = format!(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = '{target}' ORDER BY ordinal_position"
+        );
+        for strategy in ["pushdown", "stream"] {
+            source(c, &prefix, "TEXT").await;
+            execute_all(
+                c,
+                &[
+                    format!("INSERT INTO {kv} VALUES (1, 'New', 'n')"),
+                    format!("DROP TABLE IF EXISTS {target}, {log}"),
+                    format!("CREATE TABLE {target} (id INT PRIMARY KEY, Size LONGTEXT) COMMENT 'it''s \\\\ theirs'"),
+                    format!("INSERT INTO {target} VALUES (1, 'old')"),
+                ],
+            )
+            .await;
+            let out = merge(&job, strategy, &db.url);
+            assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+            assert_eq!(names(c, &columns).await, ["id", "Size", "New"], "{strategy}: through the copy");
+            assert_eq!(names(c, &comment(&target)).await, ["it's \\ theirs"], "{strategy}: the comment");
+
+            // A trigger: refused, nothing written, the statements to add the column given.
+            execute_all(
+                c,
+                &[
+                    format!("DROP TABLE {target}"),
+                    format!("CREATE TABLE {target} (id INT PRIMARY KEY, Size LONGTEXT)"),
+                    format!("INSERT INTO {target} VALUES (1, 'old')"),
+                    format!("CREATE TABLE {log} (id INT)"),
+                    format!("CREATE TRIGGER {prefix}_audit AFTER UPDATE ON {target} FOR EACH ROW INSERT INTO {log} VALUES (NEW.id)"),
+                ],
+            )
+            .await;
+            let out = merge(&job, strategy, &db.url);
+            let said = stderr(&out);
+            assert!(!out.status.success(), "{strategy}: the trigger would be lost");
+            assert!(said.contains(&format!("trigger {prefix}_audit")), "{strategy}: {said}");
+            assert_eq!(names(c, &columns).await, ["id", "Size"], "{strategy}: nothing written");
+            let statements = said
+                .split("needs no copy: ")
+                .nth(1)
+                .and_then(|rest| rest.split(";)").next())
+                .unwrap_or_else(|| panic!("{strategy}: the statements in {said}"));
+            execute_all(c, &[statements.to_string()]).await;
+            let out = merge(&job, strategy, &db.url);
+            assert!(out.status.success(), "{strategy}: in place: {}", stderr(&out));
+            let triggers = format!(
+                "SELECT trigger_name FROM information_schema.triggers WHERE event_object_schema = DATABASE() AND event_object_table = '{target}'"
+            );
+            assert_eq!(names(c, &triggers).await, [format!("{prefix}_audit")], "{strategy}");
+            let fired = text_rows(c, &format!("SELECT CAST(COUNT(*) AS CHAR) FROM {log}")).await;
+            assert_eq!(fired, [["1"]], "{strategy}: the trigger fired for the updated row");
+            let cells = text_rows(c, &format!("SELECT CAST(id AS CHAR), Size, COALESCE(New, '') FROM {target} ORDER BY id")).await;
+            assert_eq!(cells, [["1", "M", "n"], ["2", LONG, ""]], "{strategy}");
+
+            // A foreign key of another table to the target: refused too.
+            execute_all(
+                c,
+                &[
+                    format!("DROP TRIGGER {prefix}_audit"),
+                    format!("CREATE TABLE {prefix}_child (id INT, CONSTRAINT {prefix}_fk FOREIGN KEY (id) REFERENCES {target} (id))"),
+                    format!("INSERT INTO {kv} VALUES (1, 'Newer', 'x')"),
+                ],
+            )
+            .await;
+            let out = merge(&job, strategy, &db.url);
+            assert!(!out.status.success(), "{strategy}: the foreign key would follow the rename");
+            assert!(stderr(&out).contains(&format!("{prefix}_child.{prefix}_fk")), "{strategy}: {}", stderr(&out));
+            drop_if_exists(c, &format!("{prefix}_child")).await;
+        }
+        for t in [kv, target, log] {
+            drop_if_exists(c, &t).await;
+        }
+    });
+}

@@ -48,6 +48,9 @@ pub struct MergePlan {
     pub copy: Option<TableRef>,
     /// The copy's tag in its name and mark.
     pub copy_tag: String,
+    /// With a copy: the statement that gives the target its own comment back once the swap's
+    /// cleanup is done (the copy carries the run's mark in it).
+    pub(super) restore_comment: Option<String>,
     /// A merge whose `source.where` may be meant as a delta (no `source.changed`): refuse a
     /// cell going to NULL that the source still holds outside `where` ([`MergePlan::guard`]).
     /// The job and the source query the guard reads outside `where` with.
@@ -133,6 +136,17 @@ impl MergePlan {
         let widening = Widening::read(session, dialect, shape).await?;
         let altered = !added.is_empty() || widening.widens();
         let copy = (!dialect.transactional_ddl() && altered).then_some(copy);
+        let mut restore_comment = None;
+        if copy.is_some() {
+            refuse_losing_by_copy(session, dialect, shape, &added, &widening).await?;
+            if let Some(sql) = dialect.restore_comment(&shape.table) {
+                let rows = session.inspect_target(&sql).await?;
+                restore_comment = rows
+                    .first()
+                    .and_then(|r| r.first())
+                    .and_then(Value::as_text);
+            }
+        }
         // Keys and cells a collation may count as one in two spellings: by their bytes.
         let may_hold_text = |c: &String| {
             let declared = rows
@@ -157,6 +171,7 @@ impl MergePlan {
             on_missing,
             copy,
             copy_tag,
+            restore_comment,
             scope_guard: None,
             widening,
             renamed,
@@ -231,6 +246,48 @@ impl MergePlan {
         sql.extend(self.widening.alter_copy(dialect, copy));
         sql
     }
+}
+
+/// A merge that needs the copy (MariaDB: new or widened columns) is refused, before a write,
+/// where the copy would lose what the target has besides its columns (a trigger, a foreign
+/// key): the error gives the statements that add or widen the columns in place, after which
+/// the merge needs no copy.
+async fn refuse_losing_by_copy(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    shape: &TableShape,
+    added: &[(String, String)],
+    widening: &Widening,
+) -> Result<()> {
+    let Some(sql) = dialect.lost_by_copy(&shape.table) else {
+        return Ok(());
+    };
+    let lost: Vec<String> = session
+        .inspect_target(&sql)
+        .await?
+        .iter()
+        .filter_map(|r| {
+            Some(format!(
+                "{} {}",
+                r.first()?.as_text()?,
+                r.get(1)?.as_text()?
+            ))
+        })
+        .collect();
+    if lost.is_empty() {
+        return Ok(());
+    }
+    let target = &shape.table;
+    let statements: Vec<String> = added
+        .iter()
+        .map(|(c, ty)| dialect.add_column(target, c, ty))
+        .chain(widening.alter_copy(dialect, target))
+        .collect();
+    Err(Error::Job(format!(
+        "cannot merge into {target}: its new or widened columns need a copy of it here (DDL is not transactional), which would lose its {}; nothing was written (add them in place first, then the merge needs no copy: {};)",
+        lost.join(", "),
+        statements.join("; ")
+    )))
 }
 
 /// Inside the transaction, after the fill: merge `table`'s staging rows into the target (or

@@ -487,14 +487,30 @@ impl Writes {
                 .merge
                 .is_some()
                 .then(|| dialect.drop_table(&table.build));
+            let mut clean = true;
             for cleanup in statements.chain(staging) {
                 let done = session.change(&cleanup).await;
                 if done.is_ok() && table.merge.is_some() {
                     self.created_outside.retain(|t| *t != table.build);
                 }
                 if let Err(e) = done {
+                    clean = false;
                     eprintln!(
                         "warning: {} is in place, but cleaning up after it failed ({e}); the next run of this job drops what is left",
+                        table.shape.table
+                    );
+                }
+            }
+            // The swapped-in copy carries the run's mark as its comment; once nothing left
+            // behind needs it (the replaced table is gone), the target's own comes back.
+            let restore = table
+                .merge
+                .as_ref()
+                .and_then(|m| m.restore_comment.as_ref());
+            if let Some(sql) = restore.filter(|_| clean && table.swapped_in().is_some()) {
+                if let Err(e) = session.change(sql).await {
+                    eprintln!(
+                        "warning: {} is in place, but giving it back its comment failed ({e})",
                         table.shape.table
                     );
                 }
