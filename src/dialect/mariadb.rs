@@ -276,7 +276,7 @@ impl Schema for MariaDb {
     /// its default collation where there is one (`utf8mb3_unicode_ci` → `utf8mb4_unicode_ci`).
     fn created_table_defaults(&self, table: &TableRef) -> Option<String> {
         Some(format!(
-            "SELECT s.default_character_set_name, (SELECT c.collation_name FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')) FROM information_schema.schemata s WHERE s.schema_name = {}",
+            "SELECT s.default_character_set_name AS charset_name, (SELECT c.collation_name FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')) AS collation_name FROM information_schema.schemata s WHERE s.schema_name = {}",
             self.schema_of(table)
         ))
     }

@@ -15,6 +15,10 @@
 //! ending in a space, holding NUL or a character outside the BMP, or equal to another column
 //! ignoring case (MariaDB's column names are case-insensitive). `group_concat_max_len` is raised
 //! for the session and the column lists are checked for truncation.
+//!
+//! The session is set up as `eavpivot run`'s (UTF-8, `STRICT_ALL_TABLES`), and the staging
+//! table is created in `utf8mb4` where the schema's default character set is another, so a
+//! `latin1` schema holds `☃` instead of refusing it (or storing `?`).
 
 use super::query;
 use super::script::ScriptPlan;
@@ -38,7 +42,11 @@ pub fn render(plan: &ScriptPlan) -> Result<String> {
     let d = &MariaDb;
     Ok([
         header(plan),
-        "SET SESSION group_concat_max_len = 4294967295;\nDELIMITER //\nBEGIN NOT ATOMIC\n".into(),
+        // The session as `eavpivot run` sets it up: UTF-8, and strict (a value a column cannot
+        // hold fails the script instead of being stored as `?`). Strict refuses a variable set
+        // over its maximum: 1 GiB is `group_concat_max_len`'s (4294967295 failed).
+        format!("{};\n", d.session_setup().join(";\n")),
+        "SET SESSION group_concat_max_len = 1073741824;\nDELIMITER //\nBEGIN NOT ATOMIC\n".into(),
         declarations(d, plan),
         discover(d, plan),
         guards(d, plan),
@@ -101,6 +109,7 @@ fn declarations(d: &MariaDb, plan: &ScriptPlan) -> String {
          DECLARE v_expr LONGTEXT DEFAULT 's.v';\n  \
          DECLARE want, before_rows, got BIGINT DEFAULT 0;\n  \
          DECLARE staged BOOL DEFAULT FALSE;\n  \
+         DECLARE t_charset, t_collation, table_options LONGTEXT DEFAULT '';\n  \
          DECLARE EXIT HANDLER FOR SQLEXCEPTION\n  BEGIN\n    \
          GET DIAGNOSTICS CONDITION 1 msg = MESSAGE_TEXT;\n    ROLLBACK;\n    \
          DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;\n    {}\n    \
@@ -306,19 +315,27 @@ fn build(d: &MariaDb, plan: &ScriptPlan) -> String {
             )),
         )
     };
+    // The staging table's options as `eavpivot run` decides them
+    // ([`super::Schema::created_table_options`]): utf8mb4 where the schema's default is another
+    // character set, with the utf8mb4 twin of its collation where there is one.
+    let defaults = d.created_table_defaults(target).unwrap_or_default();
+    let options = format!(
+        "  SELECT t.charset_name, t.collation_name INTO t_charset, t_collation FROM ({defaults}) t;\n  \
+         IF t_charset <> 'utf8mb4' THEN\n    \
+         SET table_options = CONCAT(' DEFAULT CHARSET=utf8mb4', COALESCE(CONCAT(' COLLATE=', t_collation), ''));\n  \
+         END IF;\n"
+    );
     let stage = format!(
-        "{}{}  \
-         EXECUTE IMMEDIATE CONCAT({}, src, {});\n  SET staged = TRUE;\n  \
+        "{}{}{options}  \
+         EXECUTE IMMEDIATE CONCAT({}, table_options, {}, src, {});\n  SET staged = TRUE;\n  \
          EXECUTE IMMEDIATE CONCAT({}, col_defs);\n{}  \
          IF {exists} THEN\n    \
          RENAME TABLE {target} TO {old}, {staging} TO {target};\n    DROP TABLE {old};\n  \
          ELSE\n    RENAME TABLE {staging} TO {target};\n  END IF;\n  SET staged = FALSE;\n",
         taken(&staging),
         taken(&old),
-        lit(&format!(
-            "CREATE TABLE {staging} AS SELECT {} FROM (",
-            key_probe(d, plan)
-        )),
+        lit(&format!("CREATE TABLE {staging}")),
+        lit(&format!(" AS SELECT {} FROM (", key_probe(d, plan))),
         lit(") s WHERE 1 = 0"),
         lit(&format!("ALTER TABLE {staging} ")),
         fill(&staging.sql()),

@@ -530,3 +530,59 @@ async fn mariadb_script_keeps_the_conflicting_value_run_keeps() {
         }
     }
 }
+
+/// In a schema whose default character set is `latin1`, the script's staging table took it:
+/// `☃` failed the script (or became `?` where `sql_mode` is not strict). The script creates it
+/// in `utf8mb4` as `eavpivot run` does, and every value reads back with its bytes.
+#[tokio::test]
+async fn mariadb_script_holds_every_value_in_a_latin1_schema() {
+    let Some((mut admin, url)) = mariadb().await else {
+        return;
+    };
+    let database = format!("script_l1_{}", std::process::id());
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {database}"),
+        format!("CREATE DATABASE {database} CHARACTER SET latin1"),
+    ] {
+        admin.execute(&sql).await.expect(&sql);
+    }
+    let (server, _) = url.rsplit_once('/').expect("a database in the URL");
+    let url = format!("{server}/{database}");
+    let mut db = connect(&url).await.expect("the latin1 database");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tables = Tables::new("latin1");
+    let values = ["é", "☃", "😀"];
+    let rows: Vec<String> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("({}, 'a', '{v}')", i + 1))
+        .collect();
+    make_source(
+        db.as_mut(),
+        &tables,
+        "id INT NOT NULL, attr VARCHAR(10), val VARCHAR(10) CHARACTER SET utf8mb4",
+        &rows.join(", "),
+    )
+    .await;
+    let scripted = job(dir.path(), &tables.source, &tables.wide);
+    let said = run_script(db.as_ref(), Client::Mariadb, &url, dir.path(), &scripted);
+    let got = db
+        .query(&format!("SELECT HEX(a) FROM {} ORDER BY id", tables.wide))
+        .await;
+    drop(db);
+    admin
+        .execute(&format!("DROP DATABASE {database}"))
+        .await
+        .expect("drop the database");
+    let said = said.unwrap_or_else(|e| panic!("the script failed: {e}"));
+    let got: Vec<String> = got
+        .expect("the script's table")
+        .iter()
+        .filter_map(|r| r.first().and_then(|v| v.as_text()))
+        .collect();
+    let want: Vec<String> = values
+        .iter()
+        .map(|v| v.bytes().map(|b| format!("{b:02X}")).collect())
+        .collect();
+    assert_eq!(got, want, "{said}");
+}

@@ -9,7 +9,9 @@
 --    INSERT ... MAX(CASE ...) (names quoted by doubling backticks, values matched by HEX),
 --    verified, then swapped in with one RENAME TABLE; on any error it is dropped and the
 --    target is left as it was.
-SET SESSION group_concat_max_len = 4294967295;
+SET NAMES utf8mb4;
+SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_ALL_TABLES');
+SET SESSION group_concat_max_len = 1073741824;
 DELIMITER //
 BEGIN NOT ATOMIC
   DECLARE src LONGTEXT DEFAULT 'SELECT ID.ITEM_ID AS e0, CAST(CONVERT(AE.ELEMENT_DESC USING utf8mb4) AS BINARY) AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
@@ -23,6 +25,7 @@ BEGIN NOT ATOMIC
   DECLARE v_expr LONGTEXT DEFAULT 's.v';
   DECLARE want, before_rows, got BIGINT DEFAULT 0;
   DECLARE staged BOOL DEFAULT FALSE;
+  DECLARE t_charset, t_collation, table_options LONGTEXT DEFAULT '';
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
     GET DIAGNOSTICS CONDITION 1 msg = MESSAGE_TEXT;
@@ -103,7 +106,11 @@ HAVING MIN(CAST(CONVERT(s.e0 USING utf8mb4) AS BINARY)) <> MAX(CAST(CONVERT(s.e0
     SET msg = LEFT('eavpivot: a table named ITEM_WIDE__eavpivot_old already exists; this script never drops a table it did not create: drop or rename it', 500);
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END IF;
-  EXECUTE IMMEDIATE CONCAT('CREATE TABLE ITEM_WIDE__eavpivot_new AS SELECT s.e0 AS `ITEM_ID` FROM (', src, ') s WHERE 1 = 0');
+  SELECT t.charset_name, t.collation_name INTO t_charset, t_collation FROM (SELECT s.default_character_set_name AS charset_name, (SELECT c.collation_name FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')) AS collation_name FROM information_schema.schemata s WHERE s.schema_name = DATABASE()) t;
+  IF t_charset <> 'utf8mb4' THEN
+    SET table_options = CONCAT(' DEFAULT CHARSET=utf8mb4', COALESCE(CONCAT(' COLLATE=', t_collation), ''));
+  END IF;
+  EXECUTE IMMEDIATE CONCAT('CREATE TABLE ITEM_WIDE__eavpivot_new', table_options, ' AS SELECT s.e0 AS `ITEM_ID` FROM (', src, ') s WHERE 1 = 0');
   SET staged = TRUE;
   EXECUTE IMMEDIATE CONCAT('ALTER TABLE ITEM_WIDE__eavpivot_new ', col_defs);
   START TRANSACTION;
