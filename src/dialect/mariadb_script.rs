@@ -103,13 +103,13 @@ fn declarations(d: &MariaDb, plan: &ScriptPlan) -> String {
         false => "its staging table was dropped, the target was not touched",
     };
     format!(
-        "  DECLARE src LONGTEXT DEFAULT {};\n  \
-         DECLARE n_cols INT DEFAULT 0;\n  DECLARE bad LONGTEXT;\n  DECLARE msg VARCHAR(500);\n  \
-         DECLARE col_defs, col_names, cases LONGTEXT;\n  \
-         DECLARE v_expr LONGTEXT DEFAULT 's.v';\n  \
+        "  DECLARE src {TEXT} DEFAULT {};\n  \
+         DECLARE n_cols INT DEFAULT 0;\n  DECLARE bad {TEXT};\n  DECLARE msg VARCHAR(500) CHARACTER SET utf8mb4;\n  \
+         DECLARE col_defs, col_names, cases {TEXT};\n  \
+         DECLARE v_expr {TEXT} DEFAULT 's.v';\n  \
          DECLARE want, before_rows, got BIGINT DEFAULT 0;\n  \
          DECLARE staged BOOL DEFAULT FALSE;\n  \
-         DECLARE t_charset, t_collation, table_options LONGTEXT DEFAULT '';\n  \
+         DECLARE t_charset, t_collation, table_options {TEXT} DEFAULT '';\n  \
          DECLARE EXIT HANDLER FOR SQLEXCEPTION\n  BEGIN\n    \
          GET DIAGNOSTICS CONDITION 1 msg = MESSAGE_TEXT;\n    ROLLBACK;\n    \
          DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;\n    {}\n    \
@@ -126,6 +126,11 @@ fn declarations(d: &MariaDb, plan: &ScriptPlan) -> String {
         )),
     )
 }
+
+/// The type of the script's text variables: a variable declared without a character set takes
+/// the schema's default, and a `latin1` schema's could not hold a column name such as `naïve ☃`
+/// (the script stopped on "Incorrect string value", or named the column `naïve ?`).
+const TEXT: &str = "LONGTEXT CHARACTER SET utf8mb4";
 
 /// `eavpivot_attrs(ord, a, col)`: attribute bytes and column names, in column order.
 fn discover(d: &MariaDb, plan: &ScriptPlan) -> String {
