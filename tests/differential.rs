@@ -5,7 +5,8 @@
 //!
 //! - Legs: SQLite, PostgreSQL, MariaDB, PostgreSQL with a case-insensitive nondeterministic
 //!   collation on every source text column (`postgres_ci`) and with every one citext
-//!   (`postgres_citext`); SQL Server when `EAVPIVOT_MSSQL_URL` is set (the
+//!   (`postgres_citext`), MariaDB in a schema whose default character set is latin1
+//!   (`mariadb_latin1`, the source's text utf8mb4); SQL Server when `EAVPIVOT_MSSQL_URL` is set (the
 //!   first `EAVPIVOT_DIFF_MSSQL_CASES`, default 6, cases); Citus when `EAVPIVOT_CITUS_URL`
 //!   names a coordinator (the first `EAVPIVOT_DIFF_CITUS_CASES`, default 6, cases; the source
 //!   distributed by entity, every written table checked distributed and co-located). A leg

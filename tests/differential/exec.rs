@@ -16,7 +16,8 @@ use super::servers;
 
 /// A database leg, named by `what`: SQLite, PostgreSQL, MariaDB (indices 0, 1, 2 in
 /// `Case::cross`), PostgreSQL again with every source text column under a case-insensitive,
-/// nondeterministic collation (`postgres_ci`) and of type citext (`postgres_citext`), each a
+/// nondeterministic collation (`postgres_ci`) and of type citext (`postgres_citext`), and
+/// MariaDB in a schema whose default character set is latin1 (`mariadb_latin1`), each a
 /// scratch database of the run's own, then SQL
 /// Server when `EAVPIVOT_MSSQL_URL` names one (password in
 /// `EAVPIVOT_PASSWORD`; Babelfish works) and Citus when `EAVPIVOT_CITUS_URL` names a
@@ -27,7 +28,7 @@ pub struct Db {
     pub url: String,
     pub conn: Box<dyn Backend>,
     _keep: Option<servers::Db>,
-    _scratch: Option<servers::ScratchPostgres>,
+    _scratch: Option<servers::ScratchDatabase>,
 }
 
 /// Every backend, connected; None when a server is unreachable (a failure under
@@ -51,7 +52,7 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
         ("postgres_citext", servers::CITEXT, "diffcitext"),
     ];
     for (what, setup, tag) in scratch_legs {
-        if let Some((scratch, db)) = rt.block_on(servers::ScratchPostgres::create(tag, &[setup])) {
+        if let Some((scratch, db)) = rt.block_on(servers::ScratchDatabase::create(tag, &[setup])) {
             let conn = rt.block_on(db.open())?;
             dbs.push(Db {
                 what,
@@ -61,6 +62,19 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
                 _scratch: Some(scratch),
             });
         }
+    }
+    // MariaDB in a schema whose default character set is latin1 (a legacy database): the
+    // source's text is utf8mb4, the tables eavpivot creates must hold every value of it.
+    let latin1 = servers::ScratchDatabase::create_mariadb("difflatin1", "CHARACTER SET latin1");
+    if let Some((scratch, db)) = rt.block_on(latin1) {
+        let conn = rt.block_on(db.open())?;
+        dbs.push(Db {
+            what: "mariadb_latin1",
+            url: db.url.clone(),
+            conn,
+            _keep: None,
+            _scratch: Some(scratch),
+        });
     }
     if let Some(url) = std::env::var("EAVPIVOT_MSSQL_URL")
         .ok()
@@ -123,6 +137,7 @@ pub fn open_all(rt: &tokio::runtime::Runtime) -> Option<Vec<Db>> {
 pub fn sql_of(what: &str) -> &str {
     match what {
         "citus" | "postgres_ci" | "postgres_citext" => "postgres",
+        "mariadb_latin1" => "mariadb",
         w => w,
     }
 }
@@ -138,6 +153,8 @@ pub fn example_url(what: &str) -> &'static str {
         "postgres_ci" => "postgres://postgres@127.0.0.1:5432/ci",
         // CREATE EXTENSION citext
         "postgres_citext" => "postgres://postgres@127.0.0.1:5432/citext",
+        // CREATE DATABASE latin1 CHARACTER SET latin1
+        "mariadb_latin1" => "mariadb://root@127.0.0.1:3306/latin1",
         _ => "mssql://bbf_admin@127.0.0.1:1433/master?trust_cert=true",
     }
 }
@@ -210,6 +227,7 @@ pub fn source_sql(case: &Case, step: &Step, n: &Names, leg: &str) -> Vec<String>
     let text = move |len: u32| match leg {
         "postgres_ci" => format!("VARCHAR({len}) COLLATE ci"),
         "postgres_citext" => "citext".to_string(),
+        "mariadb_latin1" => format!("VARCHAR({len}) CHARACTER SET utf8mb4"),
         _ => format!("{n_}VARCHAR({len})"),
     };
     let mut sql = create_source(case, step, n, (what, &text));

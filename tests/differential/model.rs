@@ -257,7 +257,7 @@ pub enum KeyFold {
 /// target's keys are citext only where its own source's were, the same leg.
 pub fn key_fold(source: &str, target: &str) -> KeyFold {
     let of = |leg: &str, is_source: bool| match leg {
-        "mariadb" | "mssql" => KeyFold::CaseAndPad,
+        "mariadb" | "mariadb_latin1" | "mssql" => KeyFold::CaseAndPad,
         "postgres_ci" | "postgres_citext" if is_source => KeyFold::Case,
         _ => KeyFold::Bytes,
     };

@@ -17,7 +17,7 @@ use super::model::{Agg, Step, Target};
 fn dialect(leg: &str) -> Option<&'static str> {
     match leg {
         "postgres" | "postgres_ci" | "postgres_citext" | "citus" => Some("postgres"),
-        "mariadb" => Some("mariadb"),
+        "mariadb" | "mariadb_latin1" => Some("mariadb"),
         "mssql" => Some("mssql"),
         _ => None,
     }

@@ -120,7 +120,7 @@ async fn mssql_keeps_the_same_value_by_bytes() {
 #[tokio::test]
 async fn postgres_keeps_the_same_value_by_bytes_under_citext_and_a_ci_collation() {
     let setup = [CASE_INSENSITIVE_COLLATION, CITEXT];
-    if let Some((_scratch, db)) = ScratchPostgres::create("cford", &setup).await {
+    if let Some((_scratch, db)) = ScratchDatabase::create("cford", &setup).await {
         let again = Db {
             url: db.url.clone(),
             ..postgres()

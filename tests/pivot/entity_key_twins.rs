@@ -155,7 +155,7 @@ async fn mssql_keys_one_under_a_ci_collation_are_refused() {
 #[tokio::test]
 async fn postgres_keys_one_under_a_nondeterministic_collation_are_refused() {
     if let Some((_scratch, db)) =
-        ScratchPostgres::create("ndkey", &[CASE_INSENSITIVE_COLLATION]).await
+        ScratchDatabase::create("ndkey", &[CASE_INSENSITIVE_COLLATION]).await
     {
         key_twins(db, "TEXT COLLATE ci", true).await;
     }
@@ -164,7 +164,7 @@ async fn postgres_keys_one_under_a_nondeterministic_collation_are_refused() {
 #[tokio::test]
 async fn postgres_citext_keys_are_refused() {
     let setup = [CITEXT];
-    if let Some((_scratch, db)) = ScratchPostgres::create("citextkey", &setup).await {
+    if let Some((_scratch, db)) = ScratchDatabase::create("citextkey", &setup).await {
         key_twins(db, "citext", true).await;
     }
 }
@@ -175,7 +175,7 @@ async fn postgres_citext_keys_are_refused() {
 #[tokio::test]
 async fn postgres_attribute_names_one_under_the_collation_stay_apart() {
     let setup = [CASE_INSENSITIVE_COLLATION, CITEXT];
-    let Some((_scratch, db)) = ScratchPostgres::create("ndattr", &setup).await else {
+    let Some((_scratch, db)) = ScratchDatabase::create("ndattr", &setup).await else {
         return;
     };
     let mut conn = db.open().await.expect("open");
@@ -232,7 +232,7 @@ async fn postgres_attribute_names_one_under_the_collation_stay_apart() {
 #[tokio::test]
 async fn postgres_typed_columns_under_a_nondeterministic_collation() {
     let setup = [CASE_INSENSITIVE_COLLATION];
-    let Some((_scratch, db)) = ScratchPostgres::create("ndtyped", &setup).await else {
+    let Some((_scratch, db)) = ScratchDatabase::create("ndtyped", &setup).await else {
         return;
     };
     let mut conn = db.open().await.expect("open");
@@ -394,7 +394,7 @@ async fn mssql_a_merge_takes_a_respelled_key() {
 async fn postgres_a_merge_takes_a_respelled_key() {
     respelled_key(&postgres(), "VARCHAR(10)", false).await;
     let setup = [CASE_INSENSITIVE_COLLATION, CITEXT];
-    if let Some((_scratch, db)) = ScratchPostgres::create("respell", &setup).await {
+    if let Some((_scratch, db)) = ScratchDatabase::create("respell", &setup).await {
         respelled_key(&db, "TEXT COLLATE ci", false).await;
         respelled_key(&db, "citext", true).await;
     }

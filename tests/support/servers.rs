@@ -434,41 +434,57 @@ pub async fn printed(
     out
 }
 
-/// A PostgreSQL database of the test's own holding `setup` (a collation, an extension), so
-/// that nothing it declares reaches the shared database; dropped when the guard is.
-pub struct ScratchPostgres {
-    admin_url: String,
+/// A database of the test's own: PostgreSQL holding `setup` (a collation, an extension), or
+/// MariaDB with its own default character set, so that nothing it declares reaches the shared
+/// database; dropped when the guard is.
+pub struct ScratchDatabase {
+    admin: Db,
     name: String,
 }
 
-impl ScratchPostgres {
-    /// None where PostgreSQL is unreachable, or cannot make the database or run `setup` (no
-    /// CREATEDB right, no ICU): skipped with the reason, a failure under
+impl ScratchDatabase {
+    /// PostgreSQL. None where it is unreachable, or cannot make the database or run `setup`
+    /// (no CREATEDB right, no ICU): skipped with the reason, a failure under
     /// EAVPIVOT_REQUIRE_SERVERS=1.
-    pub async fn create(tag: &str, setup: &[&str]) -> Option<(ScratchPostgres, Db)> {
-        let admin = postgres();
+    pub async fn create(tag: &str, setup: &[&str]) -> Option<(ScratchDatabase, Db)> {
+        Self::make(postgres(), tag, "", setup).await
+    }
+
+    /// MariaDB, `options` its defaults (`CHARACTER SET latin1`); as [`Self::create`].
+    pub async fn create_mariadb(tag: &str, options: &str) -> Option<(ScratchDatabase, Db)> {
+        Self::make(mariadb(), tag, options, &[]).await
+    }
+
+    async fn make(
+        admin: Db,
+        tag: &str,
+        options: &str,
+        setup: &[&str],
+    ) -> Option<(ScratchDatabase, Db)> {
         let mut conn = admin.open().await?;
         // One per call: tests of one binary run side by side, and a second create of the
         // same name would drop (WITH FORCE) the first one's database under it.
         static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("eavpivot_scratch_{tag}_{}_{n}", std::process::id());
-        let scratch = ScratchPostgres {
-            admin_url: admin.url.clone(),
+        let what = admin.what;
+        let scratch = ScratchDatabase {
+            admin,
             name: name.clone(),
         };
         let made: Result<Db, String> = async {
-            let _ = conn
-                .execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                .await;
-            conn.execute(&format!("CREATE DATABASE {name}"))
+            let _ = conn.execute(&scratch.drop_sql()).await;
+            conn.execute(&format!("CREATE DATABASE {name} {options}"))
                 .await
                 .map_err(|e| format!("CREATE DATABASE {name}: {e}"))?;
-            let mut url = url::Url::parse(&admin.url).map_err(|e| format!("{}: {e}", admin.url))?;
+            let mut url = url::Url::parse(&scratch.admin.url)
+                .map_err(|e| format!("{}: {e}", scratch.admin.url))?;
             url.set_path(&format!("/{name}"));
             let db = Db {
+                what,
                 url: url.to_string(),
-                ..postgres()
+                list_staging: scratch.admin.list_staging,
+                _dir: None,
             };
             let mut own = db.open().await.ok_or("the scratch database did not open")?;
             for sql in setup {
@@ -480,24 +496,32 @@ impl ScratchPostgres {
         match made {
             Ok(db) => Some((scratch, db)),
             Err(why) if std::env::var("EAVPIVOT_REQUIRE_SERVERS").as_deref() == Ok("1") => {
-                panic!("a scratch PostgreSQL database: {why}")
+                panic!("a scratch {what} database: {why}")
             }
             Err(why) => {
-                eprintln!("skipping: a scratch PostgreSQL database: {why}");
+                eprintln!("skipping: a scratch {what} database: {why}");
                 None
             }
         }
     }
+
+    /// PostgreSQL's needs FORCE while the test's own connections are open.
+    fn drop_sql(&self) -> String {
+        let name = &self.name;
+        match self.admin.what {
+            "postgres" => format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            _ => format!("DROP DATABASE IF EXISTS {name}"),
+        }
+    }
 }
 
-impl Drop for ScratchPostgres {
+impl Drop for ScratchDatabase {
     fn drop(&mut self) {
-        let (url, name) = (self.admin_url.clone(), self.name.clone());
+        let (what, url, sql) = (self.admin.what, self.admin.url.clone(), self.drop_sql());
         // Its own runtime on its own thread: a drop cannot await the test's.
         let _ = std::thread::spawn(move || {
             runtime().block_on(async {
-                if let Some(mut conn) = connect_or_skip("postgres", &url).await {
-                    let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                if let Some(mut conn) = connect_or_skip(what, &url).await {
                     let _ = conn.execute(&sql).await;
                 }
             })
@@ -506,8 +530,8 @@ impl Drop for ScratchPostgres {
     }
 }
 
-/// For [`ScratchPostgres`]: a collation under which `k` and `K` are one (ICU, level 2).
+/// For [`ScratchDatabase`]: a collation under which `k` and `K` are one (ICU, level 2).
 pub const CASE_INSENSITIVE_COLLATION: &str =
     "CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)";
-/// For [`ScratchPostgres`]: the case-insensitive text type.
+/// For [`ScratchDatabase`]: the case-insensitive text type.
 pub const CITEXT: &str = "CREATE EXTENSION IF NOT EXISTS citext";
