@@ -39,6 +39,8 @@ mod pushdown_proof;
 mod quoting;
 #[path = "pivot/script_live.rs"]
 mod script_live;
+#[path = "pivot/server_settings.rs"]
+mod server_settings;
 #[path = "pivot/stored_order.rs"]
 mod stored_order;
 #[path = "pivot/strategies_sqlite.rs"]

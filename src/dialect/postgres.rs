@@ -47,6 +47,18 @@ impl Quoting for Postgres {
         "postgres"
     }
 
+    /// A text with a backslash is an escape string (`E'back\\slash'`), read the same whatever
+    /// `standard_conforming_strings` says: a server, database or role set to `off` (a legacy
+    /// setting) read `'back\slash'` as an escape, so the pushdown's `CASE` for that attribute
+    /// matched nothing (the run failed verification) and a merge's literals missed.
+    fn quote_literal(&self, text: &str) -> String {
+        if !text.contains('\\') {
+            return super::splice_nul(format!("'{}'", text.replace('\'', "''")), self.nul_splice());
+        }
+        let escaped = text.replace('\\', "\\\\").replace('\'', "''");
+        super::splice_nul(format!("E'{escaped}'"), "' || chr(0) || E'")
+    }
+
     /// PostgreSQL text cannot hold a NUL at all, and one inside the statement text fails in
     /// the protocol with no hint of the value; `chr(0)` fails as one clear line instead
     /// (`null character not permitted`).

@@ -18,6 +18,11 @@ fn literals_cannot_be_escaped_from() {
         MariaDb.quote_literal("a\\'"),
         "CONVERT(X'615C27' USING utf8mb4)"
     );
+    // PostgreSQL: a backslash makes an escape string, read the same under either
+    // `standard_conforming_strings`; without one the literal stays standard.
+    assert_eq!(Postgres.quote_literal("it's"), "'it''s'");
+    assert_eq!(Postgres.quote_literal("a\\'b"), "E'a\\\\''b'");
+    assert_eq!(Postgres.quote_literal("\\\0x"), "(E'\\\\' || chr(0) || E'x')");
 }
 
 #[test]

@@ -569,7 +569,10 @@ async fn mariadb_script_holds_every_value_in_a_latin1_schema() {
     let scripted = job(dir.path(), &tables.source, &tables.wide);
     let said = run_script(db.as_ref(), Client::Mariadb, &url, dir.path(), &scripted);
     let got = db
-        .query(&format!("SELECT HEX(`naïve ☃`) FROM {} ORDER BY id", tables.wide))
+        .query(&format!(
+            "SELECT HEX(`naïve ☃`) FROM {} ORDER BY id",
+            tables.wide
+        ))
         .await;
     drop(db);
     admin
