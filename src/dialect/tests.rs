@@ -22,7 +22,10 @@ fn literals_cannot_be_escaped_from() {
     // `standard_conforming_strings`; without one the literal stays standard.
     assert_eq!(Postgres.quote_literal("it's"), "'it''s'");
     assert_eq!(Postgres.quote_literal("a\\'b"), "E'a\\\\''b'");
-    assert_eq!(Postgres.quote_literal("\\\0x"), "(E'\\\\' || chr(0) || E'x')");
+    assert_eq!(
+        Postgres.quote_literal("\\\0x"),
+        "(E'\\\\' || chr(0) || E'x')"
+    );
 }
 
 #[test]
