@@ -182,6 +182,12 @@ pub struct PivotColumn {
     /// [`TableShape::column_type`].
     #[serde(skip)]
     pub typed: Option<Typed>,
+    /// The longest value the source has for this attribute, in bytes as discovery measured it
+    /// (never fewer than its characters or UTF-16 units), where the pivot writes the source's
+    /// values as they are (no transform): a merge keeps a user's bounded text column that
+    /// holds it without reading the staged values ([`crate::execute`]'s widening).
+    #[serde(skip)]
+    pub longest: Option<u64>,
 }
 
 impl PivotColumn {
@@ -191,6 +197,7 @@ impl PivotColumn {
             attribute: attribute.to_string(),
             column: column.to_string(),
             typed: None,
+            longest: None,
         }
     }
 

@@ -196,6 +196,11 @@ pub fn build_plan(
     notes.extend(type_columns(job, dialect, discovery, &mut columns)?);
     let (entity, column_type) = target_layout(job, dialect, entity_types);
     let widths = column_widths(discovery, &columns);
+    if job.transforms.is_empty() {
+        for (column, width) in columns.iter_mut().zip(&widths) {
+            column.longest = width.map(|(_, longest)| longest);
+        }
+    }
     let tables = split_tables(
         job,
         dialect,

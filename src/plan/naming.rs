@@ -104,6 +104,7 @@ pub fn name_columns(
             attribute: attribute.clone(),
             column,
             typed: None,
+            longest: None,
         });
     }
     Ok((columns, renamed))

@@ -188,6 +188,7 @@ fn other_paths(job: &Job) -> Vec<(String, String)> {
             round_trips: true,
             by_value: false,
         }),
+        longest: None,
     }];
     sql.extend(
         query::typed_round_trip(d, std::slice::from_ref(&shape), source, false)

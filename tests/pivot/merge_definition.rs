@@ -295,3 +295,61 @@ fn mariadb_a_merge_through_its_copy_keeps_the_comment_and_loses_no_trigger() {
         }
     });
 }
+
+/// MariaDB decided a user's bounded text column by type (its copy is made before the fill), so
+/// every text merge into a `VARCHAR(20)` went through the copy — and, with a trigger on the
+/// target, was refused although every value fitted. Discovery measures the longest value: a
+/// text merge whose longest value fits keeps the column, merges in place, keeps the trigger;
+/// one value longer than the column still needs the copy, and is refused for the trigger.
+#[test]
+fn mariadb_a_text_merge_whose_values_fit_keeps_the_column_and_its_trigger() {
+    let db = mariadb();
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let prefix = format!("fitdef{}", std::process::id());
+        let (kv, target, log) = (
+            format!("{prefix}_kv"),
+            format!("{prefix}_wide"),
+            format!("{prefix}_log"),
+        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = job(dir.path(), &prefix);
+        let declared = format!(
+            "SELECT column_type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = '{target}' AND column_name = 'Size'"
+        );
+        for strategy in ["pushdown", "stream"] {
+            source(c, &prefix, "TEXT").await;
+            execute_all(
+                c,
+                &[
+                    format!("DROP TABLE IF EXISTS {target}, {log}"),
+                    format!("CREATE TABLE {target} (id INT PRIMARY KEY, Size VARCHAR(13) NOT NULL)"),
+                    format!("INSERT INTO {target} VALUES (1, 'old')"),
+                    format!("CREATE TABLE {log} (id INT)"),
+                    format!("CREATE TRIGGER {prefix}_audit AFTER UPDATE ON {target} FOR EACH ROW INSERT INTO {log} VALUES (NEW.id)"),
+                ],
+            )
+            .await;
+            // `LARGER_THAN_5` is 13 bytes: it fits VARCHAR(13).
+            let out = merge(&job, strategy, &db.url);
+            assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+            assert_eq!(names(c, &declared).await, ["varchar(13)"], "{strategy}: kept");
+            let fired = text_rows(c, &format!("SELECT CAST(COUNT(*) AS CHAR) FROM {log}")).await;
+            assert_eq!(fired, [["1"]], "{strategy}: in place, the trigger fired");
+            let cells = text_rows(c, &format!("SELECT CAST(id AS CHAR), Size FROM {target} ORDER BY id")).await;
+            assert_eq!(cells, [["1", "M"], ["2", LONG]], "{strategy}");
+            // One byte more than the column holds: the copy, refused for the trigger.
+            execute_all(c, &[format!("UPDATE {kv} SET val = '{LONG}!' WHERE id = 2")]).await;
+            let out = merge(&job, strategy, &db.url);
+            assert!(!out.status.success(), "{strategy}: the trigger would be lost");
+            assert!(stderr(&out).contains("MODIFY"), "{strategy}: {}", stderr(&out));
+            assert_eq!(names(c, &declared).await, ["varchar(13)"], "{strategy}: as it was");
+        }
+        for t in [kv, target, log] {
+            drop_if_exists(c, &t).await;
+        }
+    });
+}

@@ -141,6 +141,11 @@ impl Widening {
             } else if !alterable {
                 e.refuse = true;
                 old
+            } else if portable::is_varying_text(declared) && holds_the_longest(&old, &new, c) {
+                // Discovery measured every value: the column holds them as they are (on
+                // MariaDB too, which otherwise decides before the fill, by type).
+                e.kept_by_values = true;
+                old
             } else if portable::is_varying_text(declared) && dialect.transactional_ddl() {
                 // Decided once the staged values are known (as the text the column would
                 // take), inside the transaction.
@@ -475,6 +480,28 @@ async fn refuse_unfit(
 
 /// Two catalog spellings of one declared type (`numeric(4,2)` and `DECIMAL(4,2)`, MariaDB's
 /// `int(11)` and `INT`, `datetime` and `DATETIME(0)`).
+/// A text run's values into a bounded text column: the source's longest value, in bytes,
+/// within each of the column's limits (a byte count is never below the characters or UTF-16
+/// units it holds, in UTF-8, UTF-16 or a single-byte set).
+fn holds_the_longest(
+    old: &ColumnKind,
+    new: &ColumnKind,
+    column: &crate::dialect::PivotColumn,
+) -> bool {
+    let (
+        ColumnKind::Text {
+            chars,
+            utf16,
+            bytes,
+        },
+        Some(longest),
+    ) = (old, column.longest)
+    else {
+        return false;
+    };
+    new.is_text() && longest <= *chars.min(utf16).min(bytes)
+}
+
 fn same_declared_type(a: &str, b: &str) -> bool {
     fn normal(t: &str) -> String {
         let t = t
