@@ -5,6 +5,15 @@
 
 use super::{EntityColumn, Quoting, TableShape, Types};
 
+/// `sql_type` followed by the rest of a column's definition a change of type must restate
+/// ([`super::Schema::alter_column_type`]'s `kept`).
+pub fn retyped(sql_type: &str, kept: Option<&str>) -> String {
+    match kept {
+        Some(kept) => format!("{sql_type} {kept}"),
+        None => sql_type.to_string(),
+    }
+}
+
 /// Why the entity columns cannot be this table's primary key here, if they cannot:
 /// an unknown type (the column would be created untyped), a type the database will not
 /// index, or a key wider than the database allows.

@@ -9,6 +9,15 @@ use crate::table_ref::TableRef;
 
 pub struct MariaDb;
 
+/// SQL giving the text of `expr` as a string literal for this session: `QUOTE()` escapes with
+/// backslashes, which a session under `NO_BACKSLASH_ESCAPES` would read as characters. For
+/// the catalog's texts (comments) that a statement restates: COMMENT takes no expression.
+fn literal_in_sql(expr: &str) -> String {
+    format!(
+        "IF(@@SESSION.sql_mode LIKE '%NO_BACKSLASH_ESCAPES%', CONCAT('''', REPLACE({expr}, '''', ''''''), ''''), QUOTE({expr}))"
+    )
+}
+
 impl MariaDb {
     /// The schema a table name resolves to: its own, or the connection's database.
     fn schema_of(&self, table: &TableRef) -> String {
@@ -272,27 +281,17 @@ impl Schema for MariaDb {
         false
     }
 
-    /// The schema's default character set, and the `utf8mb4` collation of the same rules as
-    /// its default collation where there is one (`utf8mb3_unicode_ci` → `utf8mb4_unicode_ci`).
-    fn created_table_defaults(&self, table: &TableRef) -> Option<String> {
+    /// Only `utf8mb4` holds every value the stream and the pushdown write (a `latin1` schema's
+    /// `LONGTEXT` refused `☃`, or took its UTF-8 bytes as three Latin-1 characters): where the
+    /// schema's default is another character set, `DEFAULT CHARSET=utf8mb4` with the `utf8mb4`
+    /// collation of the same rules as its default where there is one (`utf8mb3_unicode_ci` →
+    /// `utf8mb4_unicode_ci`; names from the server's own catalog). A schema already in it keeps
+    /// its own collation (NULL: no option). The script reads the same query.
+    fn created_table_options(&self, table: &TableRef) -> Option<String> {
         Some(format!(
-            "SELECT s.default_character_set_name AS charset_name, (SELECT c.collation_name FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')) AS collation_name FROM information_schema.schemata s WHERE s.schema_name = {}",
+            "SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE(CONCAT(' COLLATE=', (SELECT c.collation_name FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_'))), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = {}",
             self.schema_of(table)
         ))
-    }
-
-    /// Only `utf8mb4` holds every value the stream and the pushdown write (a `latin1` schema's
-    /// `LONGTEXT` refused `☃`, or took its UTF-8 bytes as three Latin-1 characters); a schema
-    /// already in it keeps its own collation (no option).
-    fn created_table_options(&self, charset: &str, collation: Option<&str>) -> Option<String> {
-        if charset.eq_ignore_ascii_case("utf8mb4") {
-            return None;
-        }
-        let named = |c: &&str| c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
-        Some(match collation.filter(named) {
-            Some(c) => format!("DEFAULT CHARSET=utf8mb4 COLLATE={c}"),
-            None => "DEFAULT CHARSET=utf8mb4".into(),
-        })
     }
 
     /// Used on a merge's copy of the target, outside the transaction (DDL is not
@@ -306,10 +305,10 @@ impl Schema for MariaDb {
         sql_type: &str,
         kept: Option<&str>,
     ) -> Option<String> {
-        let kept = kept.map(|k| format!(" {k}")).unwrap_or_default();
         Some(format!(
-            "ALTER TABLE {table} MODIFY {} {sql_type}{kept}",
-            self.quote_ident(column)
+            "ALTER TABLE {table} MODIFY {} {}",
+            self.quote_ident(column),
+            super::ddl::retyped(sql_type, kept)
         ))
     }
 
@@ -364,13 +363,13 @@ impl Catalog for MariaDb {
         ))
     }
 
-    /// The comment quoted for the session's `NO_BACKSLASH_ESCAPES` (QUOTE() doubles
-    /// backslashes); an empty comment is restored too (the mark is eavpivot's, not the user's).
+    /// An empty comment is restored too (the mark is eavpivot's, not the user's).
     fn restore_comment(&self, table: &TableRef) -> Option<String> {
         Some(format!(
-            "SELECT CONCAT('ALTER TABLE ', {target}, ' COMMENT = ', IF(@@SESSION.sql_mode LIKE '%NO_BACKSLASH_ESCAPES%', CONCAT('''', REPLACE(table_comment, '''', ''''''), ''''), QUOTE(table_comment))) FROM information_schema.tables WHERE {}",
+            "SELECT CONCAT('ALTER TABLE ', {target}, ' COMMENT = ', {comment}) FROM information_schema.tables WHERE {}",
             self.in_catalog(table),
             target = self.quote_literal(&table.to_string()),
+            comment = literal_in_sql("table_comment"),
         ))
     }
 
@@ -406,8 +405,7 @@ impl Catalog for MariaDb {
         )
     }
 
-    /// Third: the rest of the column's definition, as `MODIFY` must restate it. The comment
-    /// is quoted for the session's `NO_BACKSLASH_ESCAPES` (QUOTE() doubles backslashes).
+    /// Third: the rest of the column's definition, as `MODIFY` must restate it.
     fn column_types(&self, table: &TableRef) -> String {
         format!(
             "SELECT column_name, column_type, NULLIF(CONCAT_WS(' ', \
@@ -415,9 +413,10 @@ impl Catalog for MariaDb {
              IF(is_nullable = 'NO', 'NOT NULL', NULL), \
              IF(column_default IS NULL OR column_default = 'NULL', NULL, CONCAT('DEFAULT ', column_default)), \
              IF(extra LIKE 'on update %', extra, NULL), \
-             IF(column_comment = '', NULL, CONCAT('COMMENT ', IF(@@SESSION.sql_mode LIKE '%NO_BACKSLASH_ESCAPES%', CONCAT('''', REPLACE(column_comment, '''', ''''''), ''''), QUOTE(column_comment))))), '') \
+             IF(column_comment = '', NULL, CONCAT('COMMENT ', {comment}))), '') \
              FROM information_schema.columns WHERE {} ORDER BY ordinal_position",
-            self.in_catalog(table)
+            self.in_catalog(table),
+            comment = literal_in_sql("column_comment"),
         )
     }
 

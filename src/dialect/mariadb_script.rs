@@ -109,7 +109,7 @@ fn declarations(d: &MariaDb, plan: &ScriptPlan) -> String {
          DECLARE v_expr {TEXT} DEFAULT 's.v';\n  \
          DECLARE want, before_rows, got BIGINT DEFAULT 0;\n  \
          DECLARE staged BOOL DEFAULT FALSE;\n  \
-         DECLARE t_charset, t_collation, table_options {TEXT} DEFAULT '';\n  \
+         DECLARE table_options {TEXT};\n  \
          DECLARE EXIT HANDLER FOR SQLEXCEPTION\n  BEGIN\n    \
          GET DIAGNOSTICS CONDITION 1 msg = MESSAGE_TEXT;\n    ROLLBACK;\n    \
          DROP TEMPORARY TABLE IF EXISTS eavpivot_attrs;\n    {}\n    \
@@ -320,26 +320,23 @@ fn build(d: &MariaDb, plan: &ScriptPlan) -> String {
             )),
         )
     };
-    // The staging table's options as `eavpivot run` decides them
+    // The staging table's options by the query `eavpivot run` reads
     // ([`super::Schema::created_table_options`]): utf8mb4 where the schema's default is another
-    // character set, with the utf8mb4 twin of its collation where there is one.
-    let defaults = d.created_table_defaults(target).unwrap_or_default();
+    // character set.
     let options = format!(
-        "  SELECT t.charset_name, t.collation_name INTO t_charset, t_collation FROM ({defaults}) t;\n  \
-         IF t_charset <> 'utf8mb4' THEN\n    \
-         SET table_options = CONCAT(' DEFAULT CHARSET=utf8mb4', COALESCE(CONCAT(' COLLATE=', t_collation), ''));\n  \
-         END IF;\n"
+        "  SELECT t.table_options INTO table_options FROM ({}) t;\n",
+        d.created_table_options(target).unwrap_or_default()
     );
     let stage = format!(
         "{}{}{options}  \
-         EXECUTE IMMEDIATE CONCAT({}, table_options, {}, src, {});\n  SET staged = TRUE;\n  \
+         EXECUTE IMMEDIATE CONCAT({}, COALESCE(table_options, ''), {}, src, {});\n  SET staged = TRUE;\n  \
          EXECUTE IMMEDIATE CONCAT({}, col_defs);\n{}  \
          IF {exists} THEN\n    \
          RENAME TABLE {target} TO {old}, {staging} TO {target};\n    DROP TABLE {old};\n  \
          ELSE\n    RENAME TABLE {staging} TO {target};\n  END IF;\n  SET staged = FALSE;\n",
         taken(&staging),
         taken(&old),
-        lit(&format!("CREATE TABLE {staging}")),
+        lit(&format!("CREATE TABLE {staging} ")),
         lit(&format!(" AS SELECT {} FROM (", key_probe(d, plan))),
         lit(") s WHERE 1 = 0"),
         lit(&format!("ALTER TABLE {staging} ")),

@@ -507,18 +507,12 @@ pub trait Schema: Quoting {
         "ROLLBACK".into()
     }
 
-    /// A query giving one row, `(character set, a collation)`, from which
-    /// [`Schema::created_table_options`] decides what a table created as `table` needs. None:
-    /// a created table's text holds every value whatever the database's defaults.
-    fn created_table_defaults(&self, _table: &TableRef) -> Option<String> {
-        None
-    }
-
-    /// What a `CREATE TABLE` adds after its columns where the defaults read by
-    /// [`Schema::created_table_defaults`] would not hold every value (a MariaDB schema whose
-    /// default character set is `latin1`: `☃` would fail, or be stored as `?` or as its
-    /// UTF-8 bytes read as Latin-1 characters). None: the defaults hold every value.
-    fn created_table_options(&self, _charset: &str, _collation: Option<&str>) -> Option<String> {
+    /// A query giving one row, one column `table_options`: what a `CREATE TABLE` of `table`
+    /// adds after its columns where the database's defaults would not hold every value (a
+    /// MariaDB schema whose default character set is `latin1`: `☃` would fail, or be stored as
+    /// `?` or as its UTF-8 bytes read as Latin-1 characters), NULL where they do. None: a
+    /// created table's text holds every value whatever the defaults.
+    fn created_table_options(&self, _table: &TableRef) -> Option<String> {
         None
     }
 

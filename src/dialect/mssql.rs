@@ -230,10 +230,10 @@ impl Schema for MsSql {
         sql_type: &str,
         kept: Option<&str>,
     ) -> Option<String> {
-        let kept = kept.map(|k| format!(" {k}")).unwrap_or_default();
         Some(format!(
-            "ALTER TABLE {table} ALTER COLUMN {} {sql_type}{kept}",
-            self.quote_ident(column)
+            "ALTER TABLE {table} ALTER COLUMN {} {}",
+            self.quote_ident(column),
+            super::ddl::retyped(sql_type, kept)
         ))
     }
 

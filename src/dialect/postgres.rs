@@ -224,9 +224,9 @@ impl Schema for Postgres {
         kept: Option<&str>,
     ) -> Option<String> {
         let c = self.quote_ident(column);
-        let kept = kept.map(|k| format!(" {k}")).unwrap_or_default();
         Some(format!(
-            "ALTER TABLE {table} ALTER COLUMN {c} TYPE {sql_type}{kept} USING CAST({c} AS {sql_type})"
+            "ALTER TABLE {table} ALTER COLUMN {c} TYPE {} USING CAST({c} AS {sql_type})",
+            super::ddl::retyped(sql_type, kept)
         ))
     }
 

@@ -20,16 +20,6 @@ fn url_of(db: &Db, database: &str) -> String {
     format!("{server}/{database}")
 }
 
-fn job(dir: &std::path::Path, target: &str, if_exists: &str) -> std::path::PathBuf {
-    let path = dir.join(format!("{target}_{if_exists}.yaml"));
-    std::fs::write(
-        &path,
-        format!("name: charsets\nsource: {{table: charset_kv, alias: s}}\nentity: [s.id]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {target}, if_exists: {if_exists}}}\n"),
-    )
-    .expect("write job");
-    path
-}
-
 /// `id → HEX(column)` of `table`, in id order.
 async fn hex_cells(c: &mut dyn Backend, table: &str, column: &str) -> Vec<(i64, String)> {
     let sql = format!("SELECT id, HEX(`{column}`) FROM {table} ORDER BY id");
@@ -48,10 +38,7 @@ fn expected_hex(values: &[&str]) -> Vec<(i64, String)> {
     values
         .iter()
         .enumerate()
-        .map(|(i, v)| {
-            let hex: String = v.bytes().map(|b| format!("{b:02X}")).collect();
-            (i as i64 + 1, hex)
-        })
+        .map(|(i, v)| (i as i64 + 1, upper_hex(v)))
         .collect()
 }
 
@@ -119,16 +106,8 @@ fn mariadb_tables_hold_every_value_whatever_the_schema_default() {
             for strategy in ["pushdown", "stream"] {
                 source(c.as_mut(), "Size", &VALUES).await;
                 drop_if_exists(c.as_mut(), "charset_wide").await;
-                let replace = job(dir.path(), "charset_wide", "replace");
-                let out = run(
-                    &[
-                        "run",
-                        &replace.display().to_string(),
-                        "--strategy",
-                        strategy,
-                    ],
-                    &url,
-                );
+                let replace = kv_job(dir.path(), "charset_kv", "charset_wide", "replace");
+                let out = run_strategy(&replace, strategy, &url);
                 assert!(
                     out.status.success(),
                     "{database} {strategy}: {}",
@@ -147,11 +126,8 @@ fn mariadb_tables_hold_every_value_whatever_the_schema_default() {
                 );
                 // A new attribute: the merge goes through a copy of the target.
                 source(c.as_mut(), "Colour", &VALUES).await;
-                let merge = job(dir.path(), "charset_wide", "merge");
-                let out = run(
-                    &["run", &merge.display().to_string(), "--strategy", strategy],
-                    &url,
-                );
+                let merge = kv_job(dir.path(), "charset_kv", "charset_wide", "merge");
+                let out = run_strategy(&merge, strategy, &url);
                 assert!(
                     out.status.success(),
                     "{database} {strategy} merge: {}",
@@ -217,7 +193,7 @@ fn mariadb_a_server_without_strict_mode_changes_no_value() {
         let url = url_of(&db, &database);
         let mut t = connect_or_skip("mariadb", &url).await.expect("the new database");
         let dir = tempfile::tempdir().expect("temp dir");
-        let merge = job(dir.path(), "charset_wide", "merge");
+        let merge = kv_job(dir.path(), "charset_kv", "charset_wide", "merge");
         for strategy in ["pushdown", "stream"] {
             source(t.as_mut(), "Size", &["L", "☃"]).await;
             execute_all(
@@ -229,7 +205,7 @@ fn mariadb_a_server_without_strict_mode_changes_no_value() {
                 ],
             )
             .await;
-            let out = run(&["run", &merge.display().to_string(), "--strategy", strategy], &url);
+            let out = run_strategy(&merge, strategy, &url);
             assert!(!out.status.success(), "{strategy}: a value was changed to fit: {:?}", hex_cells(t.as_mut(), "charset_wide", "Size").await);
             assert!(stderr(&out).contains("rolled back"), "{strategy}: {}", stderr(&out));
             assert_eq!(

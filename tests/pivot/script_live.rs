@@ -587,7 +587,7 @@ async fn mariadb_script_holds_every_value_in_a_latin1_schema() {
         .collect();
     let want: Vec<String> = values
         .iter()
-        .map(|v| v.bytes().map(|b| format!("{b:02X}")).collect())
+        .map(|v| crate::servers::upper_hex(v))
         .collect();
     assert_eq!(got, want, "{said}");
 }

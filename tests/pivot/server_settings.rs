@@ -21,13 +21,8 @@ fn postgres_standard_conforming_strings_off_changes_no_name_or_value() {
         let setting = text_rows(c, "SHOW standard_conforming_strings").await;
         assert_eq!(setting, [["off"]]);
         let dir = tempfile::tempdir().expect("temp dir");
-        let job = |if_exists: &str| {
-            let path = dir.path().join(format!("{if_exists}.yaml"));
-            let body = format!("name: settings\nsource: {{table: kv, alias: s}}\nentity: [s.id]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: kv_wide, if_exists: {if_exists}}}\n");
-            std::fs::write(&path, body).expect("job file");
-            path.display().to_string()
-        };
-        let (replace, merge) = (job("replace"), job("merge"));
+        let replace = kv_job(dir.path(), "kv", "kv_wide", "replace");
+        let merge = kv_job(dir.path(), "kv", "kv_wide", "merge");
         let read = "SELECT id::text, \"back\\slash\", \"it's\" FROM kv_wide ORDER BY id";
         for strategy in ["pushdown", "stream"] {
             // E'' literals: the same under either setting.
@@ -40,12 +35,12 @@ fn postgres_standard_conforming_strings_off_changes_no_name_or_value() {
                 ],
             )
             .await;
-            let out = run(&["run", &replace, "--strategy", strategy], &db.url);
+            let out = run_strategy(&replace, strategy, &db.url);
             assert!(out.status.success(), "{strategy} replace: {}", stderr(&out));
             let want = [["1", "x\\y", "a\\'b"], ["2", "", "p"]];
             assert_eq!(text_rows(c, read).await, want, "{strategy} replace");
             execute_all(c, &["INSERT INTO kv VALUES (2, E'back\\\\slash', E'\\\\\\\\')".into()]).await;
-            let out = run(&["run", &merge, "--strategy", strategy], &db.url);
+            let out = run_strategy(&merge, strategy, &db.url);
             assert!(out.status.success(), "{strategy} merge: {}", stderr(&out));
             let want = [["1", "x\\y", "a\\'b"], ["2", "\\\\", "p"]];
             assert_eq!(text_rows(c, read).await, want, "{strategy} merge");

@@ -241,6 +241,35 @@ pub fn run(args: &[&str], url: &str) -> Output {
     eavpivot(args, url).output().expect("run eavpivot")
 }
 
+/// `eavpivot run JOB --strategy STRATEGY` at `url`.
+pub fn run_strategy(job: &std::path::Path, strategy: &str, url: &str) -> Output {
+    run(
+        &["run", &job.display().to_string(), "--strategy", strategy],
+        url,
+    )
+}
+
+/// A job file in `dir` pivoting `source` (`id`, `attr`, `val`) into `target`, `if_exists` as
+/// given; named after both, so one test can hold several.
+pub fn kv_job(
+    dir: &std::path::Path,
+    source: &str,
+    target: &str,
+    if_exists: &str,
+) -> std::path::PathBuf {
+    let path = dir.join(format!("{target}_{if_exists}.yaml"));
+    let body = format!(
+        "name: kv\nsource: {{table: {source}, alias: s}}\nentity: [s.id]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {target}, if_exists: {if_exists}}}\n"
+    );
+    std::fs::write(&path, body).expect("write job");
+    path
+}
+
+/// `text`'s bytes in upper-case hex, as MariaDB's `HEX()` prints them.
+pub fn upper_hex(text: &str) -> String {
+    text.bytes().map(|b| format!("{b:02X}")).collect()
+}
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }

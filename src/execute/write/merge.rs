@@ -238,14 +238,24 @@ impl MergePlan {
             return Vec::new();
         };
         let mut sql = vec![like, merge::mark_copy(dialect, copy, mark)];
-        sql.extend(
-            self.added
-                .iter()
-                .map(|(c, ty)| dialect.add_column(copy, c, ty)),
-        );
-        sql.extend(self.widening.alter_copy(dialect, copy));
+        sql.extend(column_changes(dialect, copy, &self.added, &self.widening));
         sql
     }
+}
+
+/// The statements that give `table` the merge's new columns and widened types: the copy's,
+/// or those a user runs on the target so that the merge needs no copy.
+fn column_changes(
+    dialect: &dyn Dialect,
+    table: &TableRef,
+    added: &[(String, String)],
+    widening: &Widening,
+) -> Vec<String> {
+    added
+        .iter()
+        .map(|(c, ty)| dialect.add_column(table, c, ty))
+        .chain(widening.alter_types(dialect, table))
+        .collect()
 }
 
 /// A merge that needs the copy (MariaDB: new or widened columns) is refused, before a write,
@@ -278,11 +288,7 @@ async fn refuse_losing_by_copy(
         return Ok(());
     }
     let target = &shape.table;
-    let statements: Vec<String> = added
-        .iter()
-        .map(|(c, ty)| dialect.add_column(target, c, ty))
-        .chain(widening.alter_copy(dialect, target))
-        .collect();
+    let statements = column_changes(dialect, target, added, widening);
     Err(Error::Job(format!(
         "cannot merge into {target}: its new or widened columns need a copy of it here (DDL is not transactional), which would lose its {}; nothing was written (add them in place first, then the merge needs no copy: {};)",
         lost.join(", "),

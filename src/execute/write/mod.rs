@@ -62,7 +62,8 @@ pub struct Table {
     /// a table made in the transaction cannot outlive a failed run.
     pub create_as: bool,
     /// What a `CREATE TABLE` of this table adds after its columns so that its text holds
-    /// every value ([`crate::dialect::Schema::created_table_options`]).
+    /// every value ([`crate::dialect::Schema::created_table_options`], read with the table's
+    /// existence).
     options: Option<String>,
 }
 
@@ -507,7 +508,7 @@ impl Writes {
                 .merge
                 .as_ref()
                 .and_then(|m| m.restore_comment.as_ref());
-            if let Some(sql) = restore.filter(|_| clean && table.swapped_in().is_some()) {
+            if let Some(sql) = restore.filter(|_| clean) {
                 if let Err(e) = session.change(sql).await {
                     eprintln!(
                         "warning: {} is in place, but giving it back its comment failed ({e})",
@@ -620,12 +621,12 @@ async fn plan_table(
         true => run.staging_name(dialect, &shape.table, &tag),
         false => shape.table.clone(),
     };
-    let options = match dialect.created_table_defaults(&shape.table) {
+    let options = match dialect.created_table_options(&shape.table) {
         Some(sql) => {
             let rows = session.inspect_target(&sql).await?;
-            let row = rows.first();
-            let text = |i: usize| row.and_then(|r| r.get(i)).and_then(|v| v.as_text());
-            text(0).and_then(|charset| dialect.created_table_options(&charset, text(1).as_deref()))
+            rows.first()
+                .and_then(|r| r.first())
+                .and_then(|v| v.as_text())
         }
         None => None,
     };

@@ -168,13 +168,14 @@ impl Widening {
         self.columns.iter().any(|c| c.widened.is_some())
     }
 
-    /// The statements that give the merge's copy of the target (MariaDB) the widened types.
-    pub fn alter_copy(&self, dialect: &dyn Dialect, copy: &TableRef) -> Vec<String> {
+    /// The statements that give `table` the widened types: the merge's copy of the target
+    /// (MariaDB), or the target itself where a user must widen it first.
+    pub fn alter_types(&self, dialect: &dyn Dialect, table: &TableRef) -> Vec<String> {
         self.columns
             .iter()
             .filter_map(|c| {
                 let (_, sql) = c.widened.as_ref()?;
-                dialect.alter_column_type(copy, &c.column, sql, c.kept.as_deref())
+                dialect.alter_column_type(table, &c.column, sql, c.kept.as_deref())
             })
             .collect()
     }
@@ -480,28 +481,6 @@ async fn refuse_unfit(
 
 /// Two catalog spellings of one declared type (`numeric(4,2)` and `DECIMAL(4,2)`, MariaDB's
 /// `int(11)` and `INT`, `datetime` and `DATETIME(0)`).
-/// A text run's values into a bounded text column: the source's longest value, in bytes,
-/// within each of the column's limits (a byte count is never below the characters or UTF-16
-/// units it holds, in UTF-8, UTF-16 or a single-byte set).
-fn holds_the_longest(
-    old: &ColumnKind,
-    new: &ColumnKind,
-    column: &crate::dialect::PivotColumn,
-) -> bool {
-    let (
-        ColumnKind::Text {
-            chars,
-            utf16,
-            bytes,
-        },
-        Some(longest),
-    ) = (old, column.longest)
-    else {
-        return false;
-    };
-    new.is_text() && longest <= *chars.min(utf16).min(bytes)
-}
-
 fn same_declared_type(a: &str, b: &str) -> bool {
     fn normal(t: &str) -> String {
         let t = t
@@ -591,6 +570,28 @@ pub fn holds(old: &ColumnKind, new: &ColumnKind) -> bool {
             _ => old == new,
         },
     }
+}
+
+/// A text run's values into a bounded text column: the source's longest value, in bytes,
+/// within each of the column's limits (a byte count is never below the characters or UTF-16
+/// units it holds, in UTF-8, UTF-16 or a single-byte set).
+fn holds_the_longest(
+    old: &ColumnKind,
+    new: &ColumnKind,
+    column: &crate::dialect::PivotColumn,
+) -> bool {
+    let (
+        ColumnKind::Text {
+            chars,
+            utf16,
+            bytes,
+        },
+        Some(longest),
+    ) = (old, column.longest)
+    else {
+        return false;
+    };
+    new.is_text() && longest <= *chars.min(utf16).min(bytes)
 }
 
 /// What a column of kind `old` becomes to take values of kind `new`: the least common kind

@@ -25,7 +25,7 @@ BEGIN NOT ATOMIC
   DECLARE v_expr LONGTEXT CHARACTER SET utf8mb4 DEFAULT 's.v';
   DECLARE want, before_rows, got BIGINT DEFAULT 0;
   DECLARE staged BOOL DEFAULT FALSE;
-  DECLARE t_charset, t_collation, table_options LONGTEXT CHARACTER SET utf8mb4 DEFAULT '';
+  DECLARE table_options LONGTEXT CHARACTER SET utf8mb4;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
     GET DIAGNOSTICS CONDITION 1 msg = MESSAGE_TEXT;
@@ -106,11 +106,8 @@ HAVING MIN(CAST(CONVERT(s.e0 USING utf8mb4) AS BINARY)) <> MAX(CAST(CONVERT(s.e0
     SET msg = LEFT('eavpivot: a table named ITEM_WIDE__eavpivot_old already exists; this script never drops a table it did not create: drop or rename it', 500);
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END IF;
-  SELECT t.charset_name, t.collation_name INTO t_charset, t_collation FROM (SELECT s.default_character_set_name AS charset_name, (SELECT c.collation_name FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')) AS collation_name FROM information_schema.schemata s WHERE s.schema_name = DATABASE()) t;
-  IF t_charset <> 'utf8mb4' THEN
-    SET table_options = CONCAT(' DEFAULT CHARSET=utf8mb4', COALESCE(CONCAT(' COLLATE=', t_collation), ''));
-  END IF;
-  EXECUTE IMMEDIATE CONCAT('CREATE TABLE ITEM_WIDE__eavpivot_new', table_options, ' AS SELECT s.e0 AS `ITEM_ID` FROM (', src, ') s WHERE 1 = 0');
+  SELECT t.table_options INTO table_options FROM (SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE(CONCAT(' COLLATE=', (SELECT c.collation_name FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_'))), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = DATABASE()) t;
+  EXECUTE IMMEDIATE CONCAT('CREATE TABLE ITEM_WIDE__eavpivot_new ', COALESCE(table_options, ''), ' AS SELECT s.e0 AS `ITEM_ID` FROM (', src, ') s WHERE 1 = 0');
   SET staged = TRUE;
   EXECUTE IMMEDIATE CONCAT('ALTER TABLE ITEM_WIDE__eavpivot_new ', col_defs);
   START TRANSACTION;
