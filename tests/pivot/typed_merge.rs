@@ -813,3 +813,93 @@ fn postgres_uuid_and_char_columns_are_decided_by_type() {
         }
     });
 }
+
+/// A typed run merged into a user's text columns writes the source's values as written, as a
+/// text run would: not this run's typed values printed back by the database (`12.5` in a
+/// DECIMAL(4,2) prints `12.50`, a timestamp `…05.50`; SQL Server prints a FLOAT with 6
+/// digits). An unbounded text column and a bounded one (kept: the values fit), by value
+/// (`numbers: value`, the default) and with a `pivot.types` FLOAT.
+async fn text_columns_keep_the_source_text(db: &Db, (text, bounded): (&str, &str)) {
+    let Some(mut conn) = open(db).await else {
+        return;
+    };
+    let c: &mut dyn Backend = conn.as_mut();
+    let prefix = format!("astext{}_{}", std::process::id(), db.what);
+    let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
+    let rows = [
+        (1, "p", "12.5"),
+        (2, "p", "7.25"),
+        (1, "t", "2020-01-02 03:04:05.5"),
+        (2, "t", "2020-01-02 03:04:05.25"),
+        (1, "f", "1234567.891"),
+        (2, "f", "0.1"),
+    ];
+    source_table(c, &source, &rows).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = write_job(
+        dir.path(),
+        &prefix,
+        &format!("name: as_text\nsource: {{table: {source}, alias: s}}\nentity: [s.id]\nattribute: s.attr\nvalue: s.val\npivot: {{column_type: infer, types: {{f: FLOAT}}}}\ntarget: {{table: {target}, if_exists: merge}}\n"),
+    );
+    let mut want = Cells::new();
+    for (e, a, v) in rows {
+        want.entry(e)
+            .or_default()
+            .insert(a.to_string(), v.to_string());
+    }
+    for strategy in ["pushdown", "stream"] {
+        drop_if_exists(c, &target).await;
+        c.execute(&format!(
+            "CREATE TABLE {target} (id INT PRIMARY KEY, p {text}, t {bounded}, f {text})"
+        ))
+        .await
+        .expect("target");
+        let r = report(&run_json(&job, strategy, &db.url, &[]));
+        let cells = printed(c, db.what, &target, &["p", "t", "f"]).await;
+        assert_eq!(cells, want, "{} {strategy}: {r}", db.what);
+        let types = declared_types(c, db.what, &target).await;
+        assert!(
+            types.get("t").is_some_and(|t| t.ends_with("(40)")),
+            "{} {strategy}: the bounded column is kept: {types:?}",
+            db.what
+        );
+    }
+    for t in [&source, &target] {
+        drop_if_exists(c, t).await;
+    }
+}
+
+#[test]
+fn sqlite_a_typed_merge_into_text_columns_keeps_the_source_text() {
+    runtime().block_on(text_columns_keep_the_source_text(
+        &sqlite(),
+        ("TEXT", "VARCHAR(40)"),
+    ));
+}
+
+#[test]
+fn postgres_a_typed_merge_into_text_columns_keeps_the_source_text() {
+    runtime().block_on(text_columns_keep_the_source_text(
+        &postgres(),
+        ("text", "varchar(40)"),
+    ));
+}
+
+#[test]
+fn mariadb_a_typed_merge_into_text_columns_keeps_the_source_text() {
+    runtime().block_on(text_columns_keep_the_source_text(
+        &mariadb(),
+        ("TEXT", "VARCHAR(40)"),
+    ));
+}
+
+#[test]
+fn mssql_a_typed_merge_into_text_columns_keeps_the_source_text() {
+    let Some(db) = mssql() else {
+        return;
+    };
+    runtime().block_on(text_columns_keep_the_source_text(
+        &db,
+        ("NVARCHAR(MAX)", "NVARCHAR(40)"),
+    ));
+}

@@ -101,7 +101,6 @@ impl MergePlan {
         let is_key = |c: &str| keys.iter().any(|k| key_of(k) == key_of(c));
         let existing: Vec<String> = columns.into_iter().filter(|c| !is_key(c)).collect();
         let renamed = match_existing_columns(dialect, shape, &existing, naming)?;
-        let shape = &*shape;
         let in_target = |c: &PivotColumn| existing.iter().any(|e| key_of(e) == key_of(&c.column));
         let new: Vec<&PivotColumn> = shape.columns.iter().filter(|c| !in_target(c)).collect();
         if on_new == OnNewAttributes::Error && !new.is_empty() {

@@ -15,7 +15,7 @@
 //! assignment cast can ever commit, whatever this module decided.
 
 use crate::config::TableRef;
-use crate::dialect::{portable, query, ColumnKind, Dialect, TableShape, Typed};
+use crate::dialect::{portable, query, ColumnKind, Dialect, PivotColumn, TableShape, Typed};
 use crate::error::{shown, Error, Result};
 use crate::plan::types::converts;
 use crate::report::ColumnType;
@@ -41,9 +41,6 @@ struct Existing {
     old: Option<ColumnKind>,
     /// The type the column has after the merge, where it changes.
     widened: Option<(ColumnKind, String)>,
-    /// The staging column is changed to text before the upsert (a text target, typed values:
-    /// comparisons and assignments between text and other types fail on PostgreSQL).
-    staging_to_text: bool,
     /// The column cannot be widened here: the run stops if a value does not fit.
     refuse: bool,
     /// A bounded variable-length text column (`VARCHAR(5)`, `NVARCHAR(5)`) narrower than this
@@ -74,11 +71,12 @@ pub struct Widening {
 
 impl Widening {
     /// Read the target's column types and decide, per attribute column both tables have,
-    /// whether it stays, widens or cannot take the run's values.
+    /// whether it stays, widens or cannot take the run's values. A column that is or becomes
+    /// text is staged as text in `shape`: it takes the source's values as written.
     pub async fn read(
         session: &mut Session<'_>,
         dialect: &dyn Dialect,
-        shape: &TableShape,
+        shape: &mut TableShape,
     ) -> Result<Widening> {
         let rows = session
             .inspect_target(&dialect.column_types(&shape.table))
@@ -93,71 +91,21 @@ impl Widening {
             .collect();
         let key = |n: &str| dialect.ident_key(n);
         let mut columns = Vec::new();
-        for c in &shape.columns {
+        for i in 0..shape.columns.len() {
+            let c = &shape.columns[i];
             let Some((_, declared, kept)) = catalog.iter().find(|(n, ..)| key(n) == key(&c.column))
             else {
                 continue;
             };
-            let staged = c.sql_type(shape).to_string();
-            let old = dialect.portable_type(declared);
-            let new = dialect.portable_type(&staged);
-            let mut e = Existing {
-                column: c.column.clone(),
-                attribute: c.attribute.clone(),
-                declared: declared.clone(),
-                kept: kept.clone(),
-                old: old.clone(),
-                widened: None,
-                staging_to_text: false,
-                refuse: false,
-                widen_if_unfit: false,
-                kept_by_values: false,
-                why: c.typed.as_ref().map(|t| t.why.clone()),
-                staged: staged.clone(),
-                differs: false,
-                converted: !same_declared_type(declared, &staged),
-            };
-            let (Some(old), Some(new)) = (old, new) else {
-                // A target type without a portable kind can only take values of that very
-                // type: nothing says how the others would convert, or compare.
-                if e.old.is_none() && !declared.eq_ignore_ascii_case(&e.staged) {
-                    return Err(Error::Job(format!(
-                        "cannot merge attribute {} into {}.{}: its type {declared} is not one eavpivot can widen or compare with this run's {}; nothing was written (give the attribute that type in pivot.types, or rebuild the table with if_exists: replace)",
-                        shown(&c.attribute),
-                        shape.table,
-                        c.column,
-                        e.staged
-                    )));
-                }
-                columns.push(e);
-                continue;
-            };
-            e.differs = old != new;
-            let alterable = dialect
-                .alter_column_type(&shape.table, &c.column, &staged, None)
-                .is_some();
-            let after = if holds(&old, &new) {
-                old
-            } else if !alterable {
-                e.refuse = true;
-                old
-            } else if portable::is_varying_text(declared) && holds_the_longest(&old, &new, c) {
-                // Discovery measured every value: the column holds them as they are (on
-                // MariaDB too, which otherwise decides before the fill, by type).
-                e.kept_by_values = true;
-                old
-            } else if portable::is_varying_text(declared) && dialect.transactional_ddl() {
-                // Decided once the staged values are known (as the text the column would
-                // take), inside the transaction.
-                e.widen_if_unfit = true;
-                old
-            } else {
-                let (kind, sql) = widened(dialect, &old, &new);
-                e.widened = Some((kind.clone(), sql));
-                kind
-            };
-            e.staging_to_text = dialect.transactional_ddl() && after.is_text() && !new.is_text();
-            e.converted |= e.widened.is_some() || e.staging_to_text;
+            let (mut e, becomes_text) = decide(dialect, shape, c, declared, kept)?;
+            if becomes_text {
+                // The column is (or becomes) text: it takes the source's values as written,
+                // as a text run would, not this run's typed values printed back (`12.5`
+                // would land as `12.50`, a SQL Server FLOAT with 6 digits).
+                let is_text = dialect.portable_type(declared).is_some_and(|k| k.is_text());
+                stage_as_text(dialect, &mut shape.columns[i], declared, is_text);
+                e = decide(dialect, shape, &shape.columns[i], declared, kept)?.0;
+            }
             columns.push(e);
         }
         Ok(Widening { columns })
@@ -183,8 +131,7 @@ impl Widening {
     /// Inside the transaction, after the fill and before the upsert: refuse a value the
     /// target cannot take, decide the text columns that widen only if a value does not fit,
     /// then widen the target (`target`: None when the merge goes into a copy already created
-    /// with the widened types) and turn staging columns into text where the target's column is
-    /// text. Returns the decisions as applied.
+    /// with the widened types). Returns the decisions as applied.
     pub async fn apply(
         &self,
         session: &mut Session<'_>,
@@ -200,13 +147,6 @@ impl Widening {
             if let (Some(target), Some((_, sql))) = (target, &c.widened) {
                 let kept = c.kept.as_deref();
                 if let Some(alter) = dialect.alter_column_type(target, &c.column, sql, kept) {
-                    session.change(&alter).await?;
-                }
-            }
-            if c.staging_to_text {
-                if let Some(alter) =
-                    dialect.alter_column_type(staging, &c.column, dialect.text_type(), None)
-                {
                     session.change(&alter).await?;
                 }
             }
@@ -371,16 +311,12 @@ impl Widening {
     fn unequal(&self, dialect: &dyn Dialect, shape: &TableShape, column: &str) -> String {
         let q = dialect.quote_ident(column);
         let (t, s) = (format!("t.{q}"), format!("s.{q}"));
-        let to_text = self
-            .columns
-            .iter()
-            .any(|c| c.column == *column && c.staging_to_text);
         let typed: Option<&Typed> = shape
             .columns
             .iter()
             .find(|c| c.column == *column)
             .and_then(|c| c.typed.as_ref())
-            .filter(|t| !t.kind.is_text() && !to_text);
+            .filter(|t| !t.kind.is_text());
         let merged = match typed {
             Some(ty) => dialect.text_of(&dialect.cast_to(&t, ty)),
             None => dialect.text_of(&t),
@@ -572,14 +508,96 @@ pub fn holds(old: &ColumnKind, new: &ColumnKind) -> bool {
     }
 }
 
+/// What the merge does with one attribute column the target has (`declared`, with `kept` the
+/// rest of its definition); true: the column is text after the merge where this run typed it.
+fn decide(
+    dialect: &dyn Dialect,
+    shape: &TableShape,
+    c: &PivotColumn,
+    declared: &str,
+    kept: &Option<String>,
+) -> Result<(Existing, bool)> {
+    let staged = c.sql_type(shape).to_string();
+    let old = dialect.portable_type(declared);
+    let new = dialect.portable_type(&staged);
+    let mut e = Existing {
+        column: c.column.clone(),
+        attribute: c.attribute.clone(),
+        declared: declared.to_string(),
+        kept: kept.clone(),
+        old: old.clone(),
+        widened: None,
+        refuse: false,
+        widen_if_unfit: false,
+        kept_by_values: false,
+        why: c.typed.as_ref().map(|t| t.why.clone()),
+        staged: staged.clone(),
+        differs: false,
+        converted: !same_declared_type(declared, &staged),
+    };
+    let (Some(old), Some(new)) = (old, new) else {
+        // A target type without a portable kind can only take values of that very
+        // type: nothing says how the others would convert, or compare.
+        if e.old.is_none() && !declared.eq_ignore_ascii_case(&e.staged) {
+            return Err(Error::Job(format!(
+                "cannot merge attribute {} into {}.{}: its type {declared} is not one eavpivot can widen or compare with this run's {}; nothing was written (give the attribute that type in pivot.types, or rebuild the table with if_exists: replace)",
+                shown(&c.attribute),
+                shape.table,
+                c.column,
+                e.staged
+            )));
+        }
+        return Ok((e, false));
+    };
+    e.differs = old != new;
+    let alterable = dialect
+        .alter_column_type(&shape.table, &c.column, &staged, None)
+        .is_some();
+    let after = if holds(&old, &new) {
+        old
+    } else if !alterable {
+        e.refuse = true;
+        old
+    } else if portable::is_varying_text(declared) && holds_the_longest(&old, &new, c) {
+        // Discovery measured every value: the column holds them as they are (on
+        // MariaDB too, which otherwise decides before the fill, by type).
+        e.kept_by_values = true;
+        old
+    } else if portable::is_varying_text(declared) && dialect.transactional_ddl() {
+        // Decided once the staged values are known (as the text the column would
+        // take), inside the transaction.
+        e.widen_if_unfit = true;
+        old
+    } else {
+        let (kind, sql) = widened(dialect, &old, &new);
+        e.widened = Some((kind.clone(), sql));
+        kind
+    };
+    e.converted |= e.widened.is_some();
+    Ok((e, after.is_text() && !new.is_text()))
+}
+
+/// Stage `column` as text: the source's values go into it as written.
+fn stage_as_text(dialect: &dyn Dialect, column: &mut PivotColumn, declared: &str, is_text: bool) {
+    let why = column.typed.as_ref().map_or("", |t| t.why.as_str());
+    let target = match is_text {
+        true => format!("the target's column is {declared}"),
+        false => format!("the target's {declared} column widens to text"),
+    };
+    let kind = ColumnKind::UnboundedText;
+    column.typed = Some(Typed {
+        sql_type: dialect.column_sql_type(&kind),
+        kind,
+        why: format!("{why}; merged as text: {target}, which takes the source's values as written"),
+        round_trips: true,
+        by_value: false,
+    });
+}
+
 /// A text run's values into a bounded text column: the source's longest value, in bytes,
 /// within each of the column's limits (a byte count is never below the characters or UTF-16
 /// units it holds, in UTF-8, UTF-16 or a single-byte set).
-fn holds_the_longest(
-    old: &ColumnKind,
-    new: &ColumnKind,
-    column: &crate::dialect::PivotColumn,
-) -> bool {
+fn holds_the_longest(old: &ColumnKind, new: &ColumnKind, column: &PivotColumn) -> bool {
     let (
         ColumnKind::Text {
             chars,
