@@ -4,10 +4,12 @@
 //! exactly (by value: `5` in `DECIMAL(3,1)` reads `5.0`), it stays; where not, it is widened to
 //! the least type that holds both its old values and the new ones — decimal precision and
 //! scale (integer digits kept), integer width (SMALLINT → INTEGER → BIGINT → DECIMAL), DATE →
-//! TIMESTAMP, text length, and text as the last step. Where DDL is transactional the ALTER runs
-//! inside the merge's transaction, and text into a bounded text column widens only if a staged
-//! value does not fit it; on MariaDB the merge's copy of the target is created with the
-//! widened types. Where a column cannot be changed in place (SQLite), the run is refused in one
+//! TIMESTAMP, text length, and text as the last step. A column that is text in the target, or
+//! becomes text, is staged as text: it takes the source's values as written, as a text run's
+//! would, never a typed value printed back (`12.5` as `12.50`). Where DDL is transactional the
+//! ALTER runs inside the merge's transaction, and text into a bounded text column widens only
+//! if a staged value does not fit it; on MariaDB the merge's copy of the target is created
+//! with the widened types. Where a column cannot be changed in place (SQLite), the run is refused in one
 //! line naming the first value that does not fit.
 //!
 //! After the upsert, [`Widening::check_cells`] proves that every merged cell equals its staging
