@@ -2,7 +2,7 @@
 //! cell by cell, with the exit code, the report's counts, the source checksum and, for
 //! refusals, the untouched target checked. Also the shrinker and the printed reproduction.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::exec::{self, Db, Names};
@@ -142,6 +142,7 @@ fn steps(
     let mut prev: Option<Target> = None;
     let mut tables: Vec<String> = Vec::new();
     let mut map = BTreeMap::new();
+    let mut as_written = BTreeSet::new();
     let (source_url, target_url) = (side.dbs[s].url.clone(), side.dbs[t].url.clone());
     let cross = s != t;
     let (source_leg, target_leg) = (side.dbs[s].what, side.dbs[t].what);
@@ -234,7 +235,16 @@ fn steps(
                 .collect();
         }
         map.extend(exec::column_map(report));
-        let actual = side
+        let text_now = text_columns(report, target_leg);
+        as_written = match (&prev, step.merge) {
+            // A merge keeps what an existing column held; a column it adds is new.
+            (Some(p), true) => text_now
+                .into_iter()
+                .filter(|a| as_written.contains(a) || !p.columns.contains(a))
+                .collect(),
+            _ => text_now,
+        };
+        let mut actual = side
             .rt
             .block_on(exec::read_target(
                 side.dbs[t].conn.as_mut(),
@@ -244,6 +254,7 @@ fn steps(
                 &map,
             ))
             .map_err(|e| fail(format!("reading the target back: {e}")))?;
+        actual.as_written.clone_from(&as_written);
         compare(case, &target, &actual).map_err(fail)?;
         if !cross && script::applies(case, step, target_leg, &exec::column_map(report)) {
             let step_map = exec::column_map(report);
@@ -341,6 +352,25 @@ async fn distributed_like_the_source(
     }
 }
 
+/// The attributes whose column the run's report types as text (`columns[].type`, after the run).
+fn text_columns(report: &serde_json::Value, leg: &str) -> BTreeSet<String> {
+    let Some(dialect) = eavpivot::dialect::by_name(exec::sql_of(leg)) else {
+        return BTreeSet::new();
+    };
+    report["columns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| {
+            c["type"]
+                .as_str()
+                .and_then(|t| dialect.portable_type(t))
+                .is_some_and(|k| k.is_text())
+        })
+        .filter_map(|c| c["attribute"].as_str().map(String::from))
+        .collect()
+}
+
 pub fn compare(case: &Case, expected: &Target, actual: &exec::Actual) -> Result<(), String> {
     let mut diffs = Vec::new();
     for c in expected.columns.difference(&actual.columns) {
@@ -372,7 +402,8 @@ pub fn compare(case: &Case, expected: &Target, actual: &exec::Actual) -> Result<
             .iter()
             .filter(|c| actual.columns.contains(*c))
         {
-            let typed = case.job.infer || case.job.types.contains_key(attr);
+            let typed = (case.job.infer || case.job.types.contains_key(attr))
+                && !actual.as_written.contains(attr);
             match (want.get(attr), got.get(attr)) {
                 (None, None) => {}
                 (Some(w), Some(g)) if model::same(w, g, typed) => {}

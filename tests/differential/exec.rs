@@ -493,6 +493,9 @@ pub fn column_map(report: &serde_json::Value) -> BTreeMap<String, (String, Strin
 pub struct Actual {
     pub columns: BTreeSet<String>,
     pub rows: BTreeMap<Vec<K>, BTreeMap<String, Cell>>,
+    /// Attributes whose column has been text in every run since the target was created: their
+    /// cells are the source's texts as written, compared exactly in a typed job too.
+    pub as_written: BTreeSet<String>,
 }
 
 async fn catalog_columns(

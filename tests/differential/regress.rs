@@ -253,6 +253,36 @@ pub fn named() -> Vec<(&'static str, Case)> {
             ),
         ));
     }
+    for pushdown in [true, false] {
+        // Session 25: a text column took the typed value printed back (`12.50`, `…05.50`).
+        cases.push((
+            "a typed merge into a text column writes the source's text (12.5, not 12.50)",
+            case(
+                job(true, pushdown),
+                vec![
+                    step(
+                        false,
+                        vec![row(1, "p", "about 12", 0, 0), row(1, "t", "soon", 0, 0)],
+                        None,
+                        None,
+                    ),
+                    step(
+                        true,
+                        vec![
+                            row(1, "p", "12.5", 0, 0),
+                            row(2, "p", "7.25", 0, 0),
+                            row(1, "t", "2020-01-02 03:04:05.5", 0, 0),
+                            row(2, "t", "2020-01-02 03:04:05.25", 0, 0),
+                        ],
+                        None,
+                        None,
+                    ),
+                ],
+                None,
+                &["typed_merge"],
+            ),
+        ));
+    }
     for cross in [(2, 0), (0, 1), (1, 2)] {
         cases.push((
             "issue 21 defect 5: --target-connection with column_type: infer",
