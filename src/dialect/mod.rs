@@ -408,6 +408,12 @@ pub trait Types: Quoting {
         "BIGINT"
     }
 
+    /// Why changing a column declared `declared` to text in place would rewrite the values it
+    /// holds (the database's own conversion is not exact), or None where it keeps them.
+    fn text_conversion_loss(&self, _declared: &str) -> Option<&'static str> {
+        None
+    }
+
     /// Whether a column of `kind` stores its values so that they print back as the source
     /// text; where not, the plan keeps the attribute as text and says why.
     fn stores(&self, kind: &ColumnKind) -> bool {

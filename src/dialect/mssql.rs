@@ -159,6 +159,18 @@ impl Types for MsSql {
         })
     }
 
+    /// `ALTER COLUMN` converts with the default style (0): a FLOAT or REAL keeps 6 significant
+    /// digits, a DATETIME or SMALLDATETIME loses its seconds (SQL Server's CAST and CONVERT
+    /// documentation; Babelfish converts them exactly, SQL Server is the contract).
+    fn text_conversion_loss(&self, declared: &str) -> Option<&'static str> {
+        let base = declared.split('(').next().unwrap_or("").trim();
+        match base.to_ascii_lowercase().as_str() {
+            "float" | "real" => Some("SQL Server converts a FLOAT or REAL to text with 6 significant digits (1.23457e+006)"),
+            "datetime" | "smalldatetime" => Some("SQL Server converts a DATETIME to text without its seconds (Jan  2 2020  3:04AM)"),
+            _ => None,
+        }
+    }
+
     /// `NVARCHAR(n)` counts UTF-16 code units, up to 4,000.
     /// `TRIM(TRAILING … FROM …)` is SQL Server 2022's and Babelfish rejects it: cut at the
     /// last character that is not `0` (found in the reversed text), and that one too when it

@@ -903,3 +903,62 @@ fn mssql_a_typed_merge_into_text_columns_keeps_the_source_text() {
         ("NVARCHAR(MAX)", "NVARCHAR(40)"),
     ));
 }
+
+/// SQL Server's `ALTER COLUMN` converts a column to text with the default style, which keeps
+/// 6 digits of a FLOAT and drops a DATETIME's seconds (its documented CAST styles; Babelfish
+/// converts both exactly, so this holds the refusal, decided by type before any write): a merge
+/// whose values need such a column widened to text is refused, the target as it was.
+#[test]
+fn mssql_a_merge_never_widens_a_float_or_datetime_column_to_text() {
+    let Some(db) = mssql() else {
+        return;
+    };
+    runtime().block_on(async {
+        let Some(mut conn) = open(&db).await else {
+            return;
+        };
+        let c: &mut dyn Backend = conn.as_mut();
+        let prefix = format!("lossy{}", std::process::id());
+        let (source, target) = (format!("{prefix}_kv"), format!("{prefix}_wide"));
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = write_job(
+            dir.path(),
+            &prefix,
+            &format!("name: lossy\nsource: {{table: {source}, alias: s}}\nentity: [s.id]\nattribute: s.attr\nvalue: s.val\npivot: {{column_type: infer}}\ntarget: {{table: {target}, if_exists: merge}}\n"),
+        );
+        let old_values = [
+            ("d", "DATETIME", "CAST('2020-01-02T03:04:05' AS DATETIME)"),
+            ("f", "FLOAT", "1234567.891"),
+        ];
+        for (column, declared, old) in old_values {
+            drop_if_exists(c, &target).await;
+            c.execute(&format!(
+                "CREATE TABLE {target} (id INT PRIMARY KEY, {column} {declared})"
+            ))
+            .await
+            .expect("target");
+            c.execute(&format!(
+                "INSERT INTO {target} VALUES (1, {old})"
+            ))
+            .await
+            .expect("old value");
+            source_table(c, &source, &[(2, column, "not a number or a date")]).await;
+            let before = fingerprint(c, &target).await;
+            for strategy in ["pushdown", "stream"] {
+                let out = run_json(&job, strategy, &db.url, &[]);
+                let err = stderr(&out);
+                assert_eq!(out.status.code(), Some(1), "{declared} {strategy}: {err}");
+                assert!(
+                    err.to_lowercase()
+                        .contains(&format!("the {} column widened to text", declared.to_lowercase()))
+                        && err.contains("nothing was written"),
+                    "{declared} {strategy}: {err}"
+                );
+                assert_eq!(fingerprint(c, &target).await, before, "{declared} {strategy}");
+            }
+        }
+        for t in [&source, &target] {
+            drop_if_exists(c, t).await;
+        }
+    });
+}

@@ -572,6 +572,18 @@ fn decide(
         old
     } else {
         let (kind, sql) = widened(dialect, &old, &new);
+        if let Some(loss) = kind
+            .is_text()
+            .then(|| dialect.text_conversion_loss(declared))
+            .flatten()
+        {
+            return Err(Error::Job(format!(
+                "cannot merge attribute {} into {}.{}: its values need the {declared} column widened to text, and {loss}, which would change the values it holds; nothing was written (convert the column to text yourself with an exact style, or rebuild the table with if_exists: replace)",
+                shown(&c.attribute),
+                shape.table,
+                c.column,
+            )));
+        }
         e.widened = Some((kind.clone(), sql));
         kind
     };
