@@ -99,12 +99,13 @@ impl Widening {
             else {
                 continue;
             };
+            let kept = kept.as_deref();
             let (mut e, becomes_text) = decide(dialect, shape, c, declared, kept)?;
             if becomes_text {
                 // The column is (or becomes) text: it takes the source's values as written,
                 // as a text run would, not this run's typed values printed back (`12.5`
                 // would land as `12.50`, a SQL Server FLOAT with 6 digits).
-                let is_text = dialect.portable_type(declared).is_some_and(|k| k.is_text());
+                let is_text = e.old.as_ref().is_some_and(ColumnKind::is_text);
                 stage_as_text(dialect, &mut shape.columns[i], declared, is_text);
                 e = decide(dialect, shape, &shape.columns[i], declared, kept)?.0;
             }
@@ -517,7 +518,7 @@ fn decide(
     shape: &TableShape,
     c: &PivotColumn,
     declared: &str,
-    kept: &Option<String>,
+    kept: Option<&str>,
 ) -> Result<(Existing, bool)> {
     let staged = c.sql_type(shape).to_string();
     let old = dialect.portable_type(declared);
@@ -526,7 +527,7 @@ fn decide(
         column: c.column.clone(),
         attribute: c.attribute.clone(),
         declared: declared.to_string(),
-        kept: kept.clone(),
+        kept: kept.map(str::to_string),
         old: old.clone(),
         widened: None,
         refuse: false,
