@@ -125,9 +125,17 @@ impl Quoting for MariaDb {
     }
 
     /// Column names compare case-insensitively but accent-sensitively (verified on 10.11:
-    /// `é`/`e` may coexist, `É`/`é` and `a`/`A` may not).
+    /// `é`/`e` may coexist, `É`/`é` and `a`/`A` may not): each character lowered alone by
+    /// `utf8mb3_general_ci`'s table. That is Unicode's simple mapping, one character for one,
+    /// so `İ` is `i` (not `i̇`) and a final `Σ` is `σ` (not `ς`); checked against the server's
+    /// `LOWER` for every BMP character, where it lowers no character that this key keeps.
     fn ident_key(&self, name: &str) -> String {
-        name.to_lowercase()
+        name.chars()
+            .flat_map(|c| match c {
+                '\u{130}' => 'i'.to_lowercase(),
+                c => c.to_lowercase(),
+            })
+            .collect()
     }
 
     fn column_name_problem(&self, name: &str) -> Option<&'static str> {
