@@ -28,7 +28,7 @@ pub use citus::{Citus, ScaleOut};
 pub use ident_case::{entity_column_name, UnquotedCase};
 pub use identity::Identity;
 pub use mariadb::MariaDb;
-pub use mssql::MsSql;
+pub use mssql::{Cell as MsSqlCell, MsSql};
 pub use oracle::Oracle;
 pub use postgres::Postgres;
 pub use session_sql::SessionSql;

@@ -4,7 +4,9 @@
 //! 128 UTF-16 units, and compare like the database collation: case-insensitively, trailing
 //! spaces ignored.
 
-use super::{Catalog, ColumnKind, IdentLimit, Query, Quoting, RowBudget, Schema, Script, Types};
+use super::{
+    Catalog, ColumnKind, IdentLimit, Query, Quoting, RowBudget, Schema, Script, Typed, Types,
+};
 use crate::table_ref::TableRef;
 
 pub struct MsSql;
@@ -24,17 +26,17 @@ impl MsSql {
         )
     }
 
-    /// [`Schema::insert_values`] for `rows` whose NULL cells (`is_null(row, column)`) are
+    /// [`Schema::insert_values`] for `rows` whose NULL cells (`cell(row, column)`) are
     /// written as the literal `NULL` instead of a parameter; the others are `@P1, @P2, …` in
-    /// row order. tiberius sends a `None` parameter as the untyped TDS NULLTYPE (0x1F), which
-    /// Babelfish answers by dropping the connection; a literal NULL is typed by its column on
-    /// every server.
+    /// row order, some converted first ([`Cell::ParamAs`]). tiberius sends a `None` parameter
+    /// as the untyped TDS NULLTYPE (0x1F), which Babelfish answers by dropping the
+    /// connection; a literal NULL is typed by its column on every server.
     pub fn insert_values_nulls_inline(
         &self,
         table: &TableRef,
         columns: &[String],
         rows: usize,
-        is_null: impl Fn(usize, usize) -> bool,
+        cell: impl Fn(usize, usize) -> Cell,
     ) -> String {
         let cols: Vec<String> = columns.iter().map(|c| self.quote_ident(c)).collect();
         let mut index = 0;
@@ -42,11 +44,16 @@ impl MsSql {
             .map(|r| {
                 let cells: Vec<String> = (0..columns.len())
                     .map(|c| {
-                        if is_null(r, c) {
-                            return "NULL".to_string();
-                        }
+                        let as_type = match cell(r, c) {
+                            Cell::Null => return "NULL".to_string(),
+                            Cell::Param => None,
+                            Cell::ParamAs(sql_type) => Some(sql_type),
+                        };
                         index += 1;
-                        self.placeholder(index)
+                        match as_type {
+                            None => self.placeholder(index),
+                            Some(t) => format!("CAST({} AS {t})", self.placeholder(index)),
+                        }
                     })
                     .collect();
                 format!("({})", cells.join(", "))
@@ -58,6 +65,15 @@ impl MsSql {
             tuples.join(", ")
         )
     }
+}
+
+/// One cell of [`MsSql::insert_values_nulls_inline`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell {
+    Null,
+    Param,
+    /// The parameter cast to this type first.
+    ParamAs(&'static str),
 }
 
 /// Appended to every attribute name before comparison so trailing spaces count.
@@ -97,8 +113,13 @@ impl Quoting for MsSql {
         IdentLimit::Bytes(63)
     }
 
+    /// Case-insensitive (the default collations), trailing spaces ignored; each character
+    /// lowered alone, so a final `Σ` is `σ` as the server's upper/lower pairs have it.
     fn ident_key(&self, name: &str) -> String {
-        name.trim_end_matches(' ').to_lowercase()
+        name.trim_end_matches(' ')
+            .chars()
+            .flat_map(char::to_lowercase)
+            .collect()
     }
 
     fn column_name_problem(&self, name: &str) -> Option<&'static str> {
@@ -168,6 +189,20 @@ impl Types for MsSql {
             "float" | "real" => Some("SQL Server converts a FLOAT or REAL to text with 6 significant digits (1.23457e+006)"),
             "datetime" | "smalldatetime" => Some("SQL Server converts a DATETIME to text without its seconds (Jan  2 2020  3:04AM)"),
             _ => None,
+        }
+    }
+
+    /// `DATETIME` and `SMALLDATETIME` read `yyyy-mm-dd hh:mm:ss` as year-day-month under a
+    /// `dmy` login language (SET DATEFORMAT); `DATETIME2` reads it the same way under any:
+    /// the text goes through it, and SQL Server rounds it to the column as it would have.
+    fn cast_to(&self, expr: &str, typed: &Typed) -> String {
+        let base = typed.sql_type.split('(').next().unwrap_or("").trim();
+        match base.to_ascii_uppercase().as_str() {
+            _ if typed.kind.is_text() => expr.to_string(),
+            "DATETIME" | "SMALLDATETIME" => {
+                format!("CAST(CAST({expr} AS DATETIME2(7)) AS {})", typed.sql_type)
+            }
+            _ => format!("CAST({expr} AS {})", typed.sql_type),
         }
     }
 
@@ -249,8 +284,10 @@ impl Schema for MsSql {
         ))
     }
 
+    /// `NOCOUNT OFF`: a server whose `user options` turn NOCOUNT on for every session would
+    /// report no row counts, and the stream's loads are checked by their counts.
     fn begin(&self) -> String {
-        "SET XACT_ABORT ON; BEGIN TRANSACTION".into()
+        "SET XACT_ABORT ON; SET NOCOUNT OFF; BEGIN TRANSACTION".into()
     }
 
     fn commit(&self) -> String {

@@ -40,6 +40,18 @@ fn mssql_compares_attribute_names_exactly() {
 }
 
 #[test]
+fn case_insensitive_identifiers_lower_one_character_at_a_time() {
+    // MariaDB lowers `İ` to `i` (its `utf8mb3_general_ci` table: `Duplicate column name`
+    // for the pair); a whole-string lowering gives `i̇` and a final-sigma `ς`.
+    assert_eq!(MariaDb.ident_key("İ"), MariaDb.ident_key("i"));
+    assert_eq!(MariaDb.ident_key("ΑΣ"), MariaDb.ident_key("ασ"));
+    assert_ne!(MariaDb.ident_key("é"), MariaDb.ident_key("e"));
+    assert_eq!(MsSql.ident_key("ΑΣ "), MsSql.ident_key("ασ"));
+    // SQL Server's accent-sensitive default collations keep `İ` apart from `i`.
+    assert_ne!(MsSql.ident_key("İ"), MsSql.ident_key("i"));
+}
+
+#[test]
 fn identifier_limits_count_the_right_units() {
     assert!(IdentLimit::Bytes(63).fits(&"a".repeat(63)));
     assert!(!IdentLimit::Bytes(63).fits(&"é".repeat(32)));
@@ -160,4 +172,59 @@ fn a_delta_on_the_entity_key_alone_filters_the_rows_directly_where_that_is_exact
     let general = super::SourceQuery::from(&delta_job("s.id"));
     assert!(!general.changed_by_key);
     assert!(query::source_rows(&Postgres, &general).contains("WHERE r.e0 IN (SELECT"));
+}
+
+#[test]
+fn mssql_reads_datetime_text_through_datetime2() {
+    // `yyyy-mm-dd hh:mm:ss` is year-day-month to DATETIME under a `dmy` language.
+    let typed = |sql_type: &str, kind: ColumnKind| Typed {
+        sql_type: sql_type.into(),
+        kind,
+        why: String::new(),
+        round_trips: false,
+        by_value: false,
+    };
+    let stamp = ColumnKind::Timestamp { fraction: 3 };
+    assert_eq!(
+        MsSql.cast_to("v", &typed("DATETIME", stamp.clone())),
+        "CAST(CAST(v AS DATETIME2(7)) AS DATETIME)"
+    );
+    assert_eq!(
+        MsSql.cast_to("v", &typed("smalldatetime", stamp.clone())),
+        "CAST(CAST(v AS DATETIME2(7)) AS smalldatetime)"
+    );
+    assert_eq!(
+        MsSql.cast_to("v", &typed("DATETIME2(3)", stamp)),
+        "CAST(v AS DATETIME2(3))"
+    );
+    assert_eq!(
+        MsSql.cast_to(
+            "v",
+            &typed(
+                "NVARCHAR(MAX)",
+                ColumnKind::Text {
+                    chars: u64::MAX,
+                    utf16: u64::MAX,
+                    bytes: u64::MAX
+                }
+            )
+        ),
+        "v"
+    );
+    let table = TableRef::parse("t").expect("name");
+    let cells = [
+        MsSqlCell::Param,
+        MsSqlCell::Null,
+        MsSqlCell::ParamAs("DATETIME2(7)"),
+    ];
+    let sql = MsSql.insert_values_nulls_inline(
+        &table,
+        &["a".into(), "b".into(), "c".into()],
+        2,
+        |_, c| cells[c],
+    );
+    assert_eq!(
+        sql,
+        "INSERT INTO t ([a], [b], [c]) VALUES (@P1, NULL, CAST(@P2 AS DATETIME2(7))), (@P3, NULL, CAST(@P4 AS DATETIME2(7)))"
+    );
 }

@@ -32,7 +32,7 @@ fn full_run_sends_discovery_begin_create_insert_verify_commit() {
             s if s.contains("OBJECT_ID(N'dbo.WIDE', N'U')") => "target exists?",
             "SELECT OBJECT_ID(N'dbo.WIDE')" => "target identity",
             s if s.starts_with("SELECT p.a, COUNT(*) AS pairs") => "survey pairs",
-            "SET XACT_ABORT ON; BEGIN TRANSACTION" => "BEGIN",
+            "SET XACT_ABORT ON; SET NOCOUNT OFF; BEGIN TRANSACTION" => "BEGIN",
             s if s.starts_with("CREATE TABLE dbo.WIDE (") => "CREATE",
             s if s.starts_with("INSERT INTO dbo.WIDE ([item_id], [Color], [Size])") => "INSERT",
             s if s.starts_with("SELECT COUNT(*) FROM (SELECT DISTINCT") => "verify entities",
@@ -102,7 +102,7 @@ fn dry_run_sends_only_read_only_statements() {
     assert!(sent[4].starts_with("SELECT p.a, COUNT(*) AS pairs"));
     let printed = String::from_utf8_lossy(&out.stdout);
     for would in [
-        "SET XACT_ABORT ON; BEGIN TRANSACTION",
+        "SET XACT_ABORT ON; SET NOCOUNT OFF; BEGIN TRANSACTION",
         "CREATE TABLE dbo.WIDE",
         "INSERT INTO dbo.WIDE",
         "COMMIT TRANSACTION",
@@ -165,7 +165,10 @@ fn server_error_mid_insert_rolls_back_and_shows_the_server_error() {
         ],
     );
     let tail: Vec<&str> = sent[sent.len() - 4..].iter().map(String::as_str).collect();
-    assert_eq!(tail[0], "SET XACT_ABORT ON; BEGIN TRANSACTION");
+    assert_eq!(
+        tail[0],
+        "SET XACT_ABORT ON; SET NOCOUNT OFF; BEGIN TRANSACTION"
+    );
     assert!(tail[1].starts_with("CREATE TABLE dbo.WIDE"));
     assert!(tail[2].starts_with("INSERT INTO dbo.WIDE"));
     assert_eq!(tail[3], MsSql.rollback());

@@ -16,7 +16,9 @@
 //!   `NCHAR`, `NVARCHAR(2001…4000)`, which tiberius would declare as `nvarchar(max)`), is
 //!   read-only, or is not the column asked for;
 //! - a value does not convert exactly: an integer outside its column's width, a float into
-//!   a column of another type, text longer than its column (or, for `NVARCHAR(MAX)`,
+//!   a column of another type than float or text (into text it goes as its shortest exact
+//!   decimal digits, as the INSERT binds it: the server's own print keeps 6), text longer
+//!   than its column (or, for `NVARCHAR(MAX)`,
 //!   over 8,000 bytes: real servers refuse those from tiberius, its issue #322), non-ASCII
 //!   text for a `VARCHAR` column, NULL for a `NOT NULL` column (the INSERT then gets the
 //!   server's own error).
@@ -54,7 +56,47 @@ const MAX_BULK_TEXT_BYTES: usize = 8_000;
 #[derive(Debug)]
 pub(super) enum Route<'a> {
     Bulk(Vec<TokenRow<'a>>),
-    Insert(Fallback),
+    /// Why not bulk, and how each column's values are bound (all [`Param::AsIs`] where the
+    /// server could not describe the columns).
+    Insert(Fallback, Vec<Param>),
+}
+
+/// How the parameterised INSERT binds a value for one column, so that the server's implicit
+/// conversion can neither round nor misread it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Param {
+    AsIs,
+    /// A text column: a float goes as its exact decimal text, not as a FLOAT the server
+    /// would print with 6 significant digits (CAST and CONVERT's style 0).
+    Text,
+    /// `DATETIME`/`SMALLDATETIME`: text goes through `DATETIME2`, which reads
+    /// `yyyy-mm-dd hh:mm:ss` whatever the session's `DATEFORMAT`, where these two types read
+    /// it as year-day-month under a `dmy` login language (British, German, French, …).
+    DateTime,
+}
+
+/// Each column's [`Param`], from the server's description of the target.
+fn params(metadata: &[MetaDataColumn<'_>], width: usize) -> Vec<Param> {
+    if metadata.len() != width {
+        return vec![Param::AsIs; width];
+    }
+    metadata
+        .iter()
+        .map(|meta| match meta.base().ty() {
+            TypeInfo::FixedLen(FixedLenType::Datetime | FixedLenType::Datetime4) => Param::DateTime,
+            TypeInfo::VarLenSized(cx) => match cx.r#type() {
+                VarLenType::Datetimen => Param::DateTime,
+                VarLenType::NVarchar
+                | VarLenType::NChar
+                | VarLenType::BigVarChar
+                | VarLenType::BigChar
+                | VarLenType::Text
+                | VarLenType::NText => Param::Text,
+                _ => Param::AsIs,
+            },
+            _ => Param::AsIs,
+        })
+        .collect()
 }
 
 /// Why a batch goes by the parameterised INSERT instead; said in that INSERT's errors.
@@ -147,19 +189,23 @@ pub(super) async fn route<'a>(
     let names: Vec<&str> = quoted.iter().map(String::as_str).collect();
     let metadata = match client.column_metadata(&table, &names).await {
         Ok(metadata) => metadata,
-        Err(TdsError::BulkInput(_)) => return Ok(Route::Insert(Fallback::Identifier)),
+        Err(TdsError::BulkInput(_)) => {
+            let as_is = vec![Param::AsIs; target.columns.len()];
+            return Ok(Route::Insert(Fallback::Identifier, as_is));
+        }
         Err(e) => {
             let context = format!("reading the column types of {table} for a bulk load");
             return Err(db_error(&context, e));
         }
     };
+    let params = params(&metadata, target.columns.len());
     let slots = match slots(&metadata, &target.columns) {
         Ok(slots) => slots,
-        Err(why) => return Ok(Route::Insert(why)),
+        Err(why) => return Ok(Route::Insert(why, params)),
     };
     Ok(match bulk_rows(&slots, &target.columns, rows) {
         Ok(rows) => Route::Bulk(rows),
-        Err(why) => Route::Insert(why),
+        Err(why) => Route::Insert(why, params),
     })
 }
 
@@ -308,6 +354,15 @@ fn cell(slot: Slot, value: &Value) -> Option<ColumnData<'_>> {
         }
         (Kind::Ascii(max), Value::Text(s)) if s.is_ascii() && s.len() <= max => {
             text(Cow::Borrowed(s))
+        }
+        // A float as its shortest exact decimal text (the server's own print keeps 6 digits).
+        (Kind::NText(max), Value::Float(f)) if f.is_finite() => {
+            let s = f.to_string();
+            (s.len() * 2 <= max).then(|| text(Cow::Owned(s))).flatten()
+        }
+        (Kind::Ascii(max), Value::Float(f)) if f.is_finite() => {
+            let s = f.to_string();
+            (s.len() <= max).then(|| text(Cow::Owned(s))).flatten()
         }
         // The server turns an integer into text as plain decimal digits, as Rust does.
         (Kind::NText(max), Value::Int(n)) => {
@@ -469,7 +524,13 @@ mod tests {
         assert!(bulk_rows(&slots, &cols, &[row("sechs!", "abc")]).is_err());
         assert!(bulk_rows(&slots, &cols, &[row("x", "abcd")]).is_err());
         assert!(bulk_rows(&slots, &cols, &[row("x", "é")]).is_err());
-        assert!(bulk_rows(&slots, &cols, &[vec![Value::Float(1.5), Value::Null]]).is_err());
+        // A float into text goes as its exact digits (SQL Server would print 6): "1.5" fits
+        // 10 bytes, "1234567.891" does not.
+        let float = |f: f64| vec![Value::Float(f), Value::Null];
+        let rows = [float(1.5)];
+        let bulk = bulk_rows(&slots, &cols, &rows).expect("fits");
+        assert!(format!("{:?}", bulk[0]).contains("\"1.5\""), "{bulk:?}");
+        assert!(bulk_rows(&slots, &cols, &[float(1234567.891)]).is_err());
     }
 
     #[test]

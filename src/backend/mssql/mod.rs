@@ -30,6 +30,7 @@ use super::credentials;
 use super::read_ahead::{ReadAhead, RowSender};
 use super::watch::{self, Monitor, SessionWatch};
 use super::{Backend, ConnectOptions, LoadTarget};
+use crate::dialect::MsSqlCell as Cell;
 use crate::dialect::{Dialect, MsSql, SessionSql};
 use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
@@ -287,7 +288,7 @@ impl MsSqlBackend {
         }
         match bulk::route(&mut self.client, target, rows).await? {
             bulk::Route::Bulk(bulk_rows) => bulk::load(&mut self.client, target, bulk_rows).await,
-            bulk::Route::Insert(why) => self.insert(target, rows, &why).await,
+            bulk::Route::Insert(why, params) => self.insert(target, rows, &why, &params).await,
         }
     }
 
@@ -297,21 +298,32 @@ impl MsSqlBackend {
         target: &LoadTarget,
         rows: &[Vec<Value>],
         why: &bulk::Fallback,
+        params: &[bulk::Param],
     ) -> Result<u64> {
         let width = target.columns.len().max(1);
         let per_statement = (MAX_PARAMS / width).clamp(1, MAX_VALUES_ROWS);
         let mut loaded = 0;
         for chunk in rows.chunks(per_statement) {
-            let is_null = |r: usize, c: usize| chunk[r].get(c).is_none_or(Value::is_null);
-            let sql = MsSql.insert_values_nulls_inline(
-                &target.table,
-                &target.columns,
-                chunk.len(),
-                is_null,
-            );
+            let param = |c: usize| params.get(c).copied().unwrap_or(bulk::Param::AsIs);
+            let cell = |r: usize, c: usize| match chunk[r].get(c) {
+                None | Some(Value::Null) => Cell::Null,
+                Some(Value::Text(_)) if param(c) == bulk::Param::DateTime => {
+                    Cell::ParamAs("DATETIME2(7)")
+                }
+                Some(_) => Cell::Param,
+            };
+            let sql =
+                MsSql.insert_values_nulls_inline(&target.table, &target.columns, chunk.len(), cell);
             let mut query = Query::new(sql);
-            for value in chunk.iter().flatten().filter(|v| !v.is_null()) {
-                query.bind(values::to_column(value));
+            for row in chunk {
+                for (c, value) in row.iter().enumerate().filter(|(_, v)| !v.is_null()) {
+                    query.bind(match (param(c), value) {
+                        (bulk::Param::Text, Value::Float(f)) => {
+                            values::to_column(&Value::Text(f.to_string()))
+                        }
+                        _ => values::to_column(value),
+                    });
+                }
             }
             let context = format!("loading rows into {} (by INSERT: {why})", target.table);
             let result = query

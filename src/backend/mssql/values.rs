@@ -26,8 +26,9 @@ pub fn from_column(data: ColumnData<'static>) -> Value {
         ColumnData::Numeric(v) => v.map_or(Value::Null, |n| Value::Text(n.to_string())),
         ColumnData::Xml(v) => v.map_or(Value::Null, |x| Value::Text(x.to_string())),
         ColumnData::DateTime(v) => v.map_or(Value::Null, |d| {
-            // Days since 1900-01-01 and 1/300 s ticks.
-            let ms = u64::from(d.seconds_fragments()) * 10 / 3;
+            // Days since 1900-01-01 and 1/300 s ticks, rounded to the millisecond as SQL
+            // Server prints them (2 ticks: .007, not .006).
+            let ms = (u64::from(d.seconds_fragments()) * 10 + 1) / 3;
             Value::Text(format!(
                 "{} {}",
                 date_1900(i64::from(d.days())),
@@ -164,6 +165,21 @@ mod tests {
         assert_eq!(date_1900(0), "1900-01-01");
         assert_eq!(date_1900(45_000), "2023-03-17");
         assert_eq!(clock(37_235_000_000, 3), "01:02:03.500");
+    }
+
+    #[test]
+    fn datetime_milliseconds_round_as_sql_server_prints_them() {
+        // 1/300 s ticks: 1, 2 and 299 ticks are .003, .007 and .997 on SQL Server.
+        let at = |ticks: u32| {
+            let cell = ColumnData::DateTime(Some(tiberius::time::DateTime::new(
+                45_000,
+                36_672 * 300 + ticks,
+            )));
+            from_column(cell)
+        };
+        assert_eq!(at(1), Value::Text("2023-03-17 10:11:12.003".into()));
+        assert_eq!(at(2), Value::Text("2023-03-17 10:11:12.007".into()));
+        assert_eq!(at(299), Value::Text("2023-03-17 10:11:12.997".into()));
     }
 
     #[test]
