@@ -188,6 +188,7 @@ impl Types for MsSql {
         match base.to_ascii_lowercase().as_str() {
             "float" | "real" => Some("SQL Server converts a FLOAT or REAL to text with 6 significant digits (1.23457e+006)"),
             "datetime" | "smalldatetime" => Some("SQL Server converts a DATETIME to text without its seconds (Jan  2 2020  3:04AM)"),
+            "money" | "smallmoney" => Some("SQL Server converts a MONEY to text with 2 decimals (12.35)"),
             _ => None,
         }
     }

@@ -178,22 +178,34 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
             Some(known) => known,
             None => keys::may_collate(&mut session, dialect, &plan.source).await?,
         };
-        if collates {
-            keys::refuse_keys_one_under_collation(
-                &mut session,
-                dialect,
-                (job, &plan.source),
-                &entity_types,
-            )
-            .await?;
-        }
         // The pushdown's MAX/MIN keep what the stream keeps: texts by their bytes. An engine
-        // that orders text as it compares it needs saying so only where it may collate.
-        if collates || !dialect.orders_text_as_it_compares() {
-            let value_type = session
-                .inspect_types(&dialect.describe_value(&plan.source))
+        // that orders text as it compares it needs saying so only where it may collate. (So
+        // SQL Server's values, whose conversion to text can lose digits, are always described.)
+        let described = collates || !dialect.orders_text_as_it_compares();
+        let value_type = match described {
+            true => {
+                session
+                    .inspect_types(&dialect.describe_value(&plan.source))
+                    .await?
+            }
+            false => Vec::new(),
+        };
+        if let Some(reason) = stream_for_lossy_values(job, &options.plan, dialect, &value_type)? {
+            plan.strategy = Strategy::Stream;
+            plan.strategy_reason = reason;
+        } else {
+            if collates {
+                keys::refuse_keys_one_under_collation(
+                    &mut session,
+                    dialect,
+                    (job, &plan.source),
+                    &entity_types,
+                )
                 .await?;
-            plan.source.value_order = query::value_order(dialect, &value_type);
+            }
+            if described {
+                plan.source.value_order = query::value_order(dialect, &value_type);
+            }
         }
     }
     let companions = transforms
@@ -261,6 +273,32 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
 
     stats.conflicts = stats.conflicts.max(conflicts);
     finish(session, job, plan, &discovery, &stats, options, started).await
+}
+
+/// The pushdown writes the values through the database's own conversion to text (a text
+/// column, and the print-back check of a typed one): where that loses digits for the source's
+/// value type (SQL Server's FLOAT, MONEY, DATETIME), `auto` streams instead — the stream
+/// writes each value's exact text — and an asked-for pushdown is refused before any write.
+fn stream_for_lossy_values(
+    job: &Job,
+    options: &PlanOptions,
+    dialect: &dyn Dialect,
+    value_type: &[Option<String>],
+) -> Result<Option<String>> {
+    let Some(declared) = value_type.first().cloned().flatten() else {
+        return Ok(None);
+    };
+    let Some(loss) = dialect.text_conversion_loss(&declared) else {
+        return Ok(None);
+    };
+    match options.strategy.unwrap_or(job.strategy) {
+        StrategyName::Auto => Ok(Some(format!(
+            "auto: the source's values are {declared} and {loss}: the stream writes each value's exact text"
+        ))),
+        _ => Err(Error::Usage(format!(
+            "strategy: pushdown would write the source's {declared} values as text through the database's own conversion, and {loss}; nothing was written: use strategy: stream (or auto), or convert the value in `value:` yourself"
+        ))),
+    }
 }
 
 /// A merge with `source.changed` into a target that does not exist yet: the job without the
