@@ -175,8 +175,15 @@ pub async fn inspect(db: &mut dyn Backend, job: &Job, connection: &str) -> Resul
         .await
         .map_err(|e| e.with_context(&format!("inspecting {}", job.source.table)))?;
     let discovery = census.discovery();
-    let options = crate::transform::plan_options(job, PlanOptions::default());
-    let written = plan::build_plan(job, dialect, &discovery, &entity_types, options);
+    let mut options = crate::transform::plan_options(job, PlanOptions::default());
+    // Named as a run names them: by the server's comparison where the dialect asks it.
+    let names = plan::naming::natural_column_names(job, dialect, &discovery.attributes);
+    if let Some(sql) = dialect.identifier_classes(&names) {
+        let rows = db.query(&sql).await?;
+        let classes = plan::naming::classes_by_name(&names, &rows)?;
+        options.identifier_classes = Some(std::sync::Arc::new(classes));
+    }
+    let written = plan::build_plan(job, dialect, &discovery, &entity_types, options.clone());
     let mut typed_job = job.clone();
     typed_job.pivot.column_type = ColumnType::Infer;
     let typed = plan::build_plan(&typed_job, dialect, &discovery, &entity_types, options).ok();

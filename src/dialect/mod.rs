@@ -693,6 +693,13 @@ pub trait Catalog: Quoting {
     /// A query returning one row with one integer: 1 when the table exists, else 0.
     fn table_exists(&self, table: &TableRef) -> String;
 
+    /// A query whose rows are `(i, class)` for each of `names` (`i` its index): names of one
+    /// class are one identifier to this database. None where [`Quoting::ident_key`] is the
+    /// database's rule; SQL Server compares column names by the database's collation.
+    fn identifier_classes(&self, _names: &[String]) -> Option<String> {
+        None
+    }
+
     /// The unique keys of `table` that the catalog vouches for, one row per key column:
     /// `key_name, column_name`. Only keys enforced for every row (no partial index, no
     /// expression part, not deferred). Where the job's entity and attribute columns cover

@@ -351,6 +351,27 @@ impl MsSql {
 }
 
 impl Catalog for MsSql {
+    /// By the database's collation, as SQL Server compares column names: under the common
+    /// ones `ß` is `ss` and a full-width letter its ASCII one, and under an `_AI` one `é` is
+    /// `e` — which lower-casing cannot tell, so CREATE TABLE refused such pairs. Names of
+    /// printable ASCII alone compare as the key has it under every case-insensitive
+    /// collation: no query for them.
+    fn identifier_classes(&self, names: &[String]) -> Option<String> {
+        let plain = |n: &String| n.bytes().all(|b| b == b' ' || b.is_ascii_graphic());
+        if names.iter().all(plain) {
+            return None;
+        }
+        let rows: Vec<String> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("({i}, {})", self.quote_literal(n)))
+            .collect();
+        Some(format!(
+            "SELECT v.i, DENSE_RANK() OVER (ORDER BY v.n COLLATE DATABASE_DEFAULT) AS class\nFROM (VALUES {}) v(i, n)",
+            rows.join(", ")
+        ))
+    }
+
     /// Names are cast to NVARCHAR: `sysname` is NVARCHAR on SQL Server but VARCHAR on
     /// Babelfish, whose replies then carry a name in the server's code page ('☃' as '?'), so
     /// a merge took an existing column for a new one. See [`case_kept_name`] and

@@ -46,7 +46,7 @@ pub async fn run_job(
     let entity_types = session
         .inspect_types(&dialect.describe_entity(&source))
         .await?;
-    let plan_options = transform::plan_options(job, options.plan);
+    let plan_options = transform::plan_options(job, options.plan.clone());
     let plan = plan::build_plan(job, dialect, &discovery, &entity_types, plan_options)?;
     let [shape] = plan.tables.as_slice() else {
         return Err(Error::Usage(format!(

@@ -84,7 +84,7 @@ pub async fn run_job_across(
     let options = RunOptions {
         plan: PlanOptions {
             across_databases: true,
-            ..options.plan
+            ..options.plan.clone()
         },
         ..options.clone()
     };
@@ -128,13 +128,19 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
         )
         .await?;
     }
-    let mut plan_options = options.plan;
+    let mut plan_options = options.plan.clone();
     // Only `auto` weighs the link, and only within one database (across two, only the stream
     // can run).
     if plan_options.strategy.unwrap_or(job.strategy) == StrategyName::Auto
         && !session.across_databases()
     {
         plan_options.link = link::measure(&mut *session.backend, job, &discovery).await;
+    }
+    let names = plan::naming::natural_column_names(job, dialect, &discovery.attributes);
+    if let Some(sql) = dialect.identifier_classes(&names) {
+        let rows = session.inspect_target(&sql).await?;
+        let classes = plan::naming::classes_by_name(&names, &rows)?;
+        plan_options.identifier_classes = Some(std::sync::Arc::new(classes));
     }
     let mut plan = plan::build_plan(job, dialect, &discovery, &entity_types, plan_options)?;
     plan.source

@@ -124,7 +124,7 @@ impl Plan {
 }
 
 /// Options that come from the command line rather than the job file.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct PlanOptions {
     pub strategy: Option<StrategyName>,
     /// The source is read from another database than the target (`target.connection`):
@@ -137,6 +137,10 @@ pub struct PlanOptions {
     /// the numbers): `auto` weighs it against the engine's costs ([`remote`]). None for an
     /// embedded database, or when nothing was measured.
     pub link: Option<Link>,
+    /// Column names as the target database compares identifiers, where its rule is not the
+    /// dialect's key ([`crate::dialect::Catalog::identifier_classes`]): names with one class
+    /// are one identifier there. Read by execute before planning.
+    pub identifier_classes: Option<std::sync::Arc<HashMap<String, u64>>>,
 }
 
 /// The link to a database server as measured at run time.
@@ -191,7 +195,12 @@ pub fn build_plan(
             }
         )));
     }
-    let (mut columns, renamed) = naming::name_columns(job, dialect, &attributes)?;
+    let (mut columns, renamed) = naming::name_columns_in(
+        job,
+        dialect,
+        &attributes,
+        options.identifier_classes.as_deref(),
+    )?;
     let mut notes = dialect.plan_notes();
     notes.extend(type_columns(job, dialect, discovery, &mut columns)?);
     let (entity, column_type) = target_layout(job, dialect, entity_types);

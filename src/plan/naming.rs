@@ -3,7 +3,7 @@
 //! disambiguated name, or an error before any DDL under `on_collision: error`.
 //! Two attributes never share a column and no attribute is silently dropped.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::config::{Job, OnCollision};
 use crate::dialect::{entity_column_name, Dialect, IdentLimit, PivotColumn, TableShape};
@@ -42,17 +42,74 @@ impl NaturalNames {
     }
 }
 
+/// The names a plan of `job` can give its columns before any disambiguation: the entity
+/// columns and every discovered attribute's natural name, sorted, once each. What
+/// [`crate::dialect::Catalog::identifier_classes`] asks the target about.
+pub fn natural_column_names(
+    job: &Job,
+    dialect: &dyn Dialect,
+    attributes: &[super::Discovered],
+) -> Vec<String> {
+    let natural = NaturalNames::of(job);
+    let mut names: Vec<String> = job
+        .entity
+        .iter()
+        .map(|e| entity_column_name(dialect, e))
+        .chain(attributes.iter().map(|a| natural.name(&a.name)))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Rows `(index into names, class)` as [`identifier_classes`] returns them, by name.
+///
+/// [`identifier_classes`]: crate::dialect::Catalog::identifier_classes
+pub fn classes_by_name(names: &[String], rows: &[Vec<Value>]) -> Result<HashMap<String, u64>> {
+    rows.iter()
+        .map(|row| {
+            let index = row.first().and_then(Value::as_i64);
+            let class = row.get(1).and_then(Value::as_i64);
+            match (index.and_then(|i| usize::try_from(i).ok()), class) {
+                (Some(i), Some(class)) if i < names.len() => {
+                    Ok((names[i].clone(), class.unsigned_abs()))
+                }
+                _ => Err(Error::Job(format!(
+                    "the target's comparison of column names returned an unexpected row: {row:?}"
+                ))),
+            }
+        })
+        .collect()
+}
+
 /// Name every attribute's column, in the order given.
 pub fn name_columns(
     job: &Job,
     dialect: &dyn Dialect,
     attributes: &[String],
 ) -> Result<(Vec<PivotColumn>, Vec<Renamed>)> {
+    name_columns_in(job, dialect, attributes, None)
+}
+
+/// [`name_columns`], where the target database said which names are one identifier to it
+/// (`classes`, by natural name: [`crate::dialect::Catalog::identifier_classes`]); a name it
+/// was not asked about (a disambiguated one) takes the dialect's key.
+pub fn name_columns_in(
+    job: &Job,
+    dialect: &dyn Dialect,
+    attributes: &[String],
+    classes: Option<&HashMap<String, u64>>,
+) -> Result<(Vec<PivotColumn>, Vec<Renamed>)> {
     let limit = dialect.ident_limit();
+    // A class and a key cannot be equal: a class key starts with NUL, which no column name holds.
+    let key = |name: &str| match classes.and_then(|c| c.get(name)) {
+        Some(class) => format!("\0{class}"),
+        None => dialect.ident_key(name),
+    };
     let mut taken: HashSet<String> = job
         .entity
         .iter()
-        .map(|e| dialect.ident_key(&entity_column_name(dialect, e)))
+        .map(|e| key(&entity_column_name(dialect, e)))
         .collect();
     let mut columns = Vec::with_capacity(attributes.len());
     let mut renamed = Vec::new();
@@ -72,11 +129,14 @@ pub fn name_columns(
                 "is longer than {}'s identifier limit{units}",
                 dialect.name()
             ))
-        } else if taken.contains(&dialect.ident_key(&base)) {
-            Some(format!(
-                "collides with another column as a {} identifier",
-                dialect.name()
-            ))
+        } else if taken.contains(&key(&base)) {
+            Some(match classes.is_some_and(|c| c.contains_key(&base)) {
+                true => "is the same identifier as another column to the target database (its collation compares them equal)".to_string(),
+                false => format!(
+                    "collides with another column as a {} identifier",
+                    dialect.name()
+                ),
+            })
         } else {
             None
         };
@@ -99,7 +159,7 @@ pub fn name_columns(
                 column
             }
         };
-        taken.insert(dialect.ident_key(&column));
+        taken.insert(key(&column));
         columns.push(PivotColumn {
             attribute: attribute.clone(),
             column,

@@ -6,6 +6,7 @@
 
 use crate::servers;
 
+use eavpivot::dialect::{MsSql, Quoting};
 use servers::*;
 
 #[test]
@@ -209,5 +210,90 @@ fn mssql_a_login_whose_sessions_start_with_nocount_still_loads() {
         drop_if_exists(c, &target).await;
         drop_if_exists(c, &source).await;
         let _ = c.execute(&format!("DROP LOGIN {login}")).await;
+    });
+}
+
+/// SQL Server compares column names by the database's collation: under the common ones `Ａ`
+/// (full-width) is `A`, a decomposed `é` the composed one, `ﬁ` is `fi` and (Windows
+/// collations) `ß` is `ss` — which lower-casing cannot tell, so CREATE TABLE refused the
+/// pair. The run asks the database which of its names are one identifier: each attribute
+/// keeps its own column and its cells, on whatever collation the server has.
+#[test]
+fn mssql_names_one_identifier_under_the_collation_get_their_own_columns() {
+    let Some(db) = mssql() else {
+        return;
+    };
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let p = format!("collnames{}", std::process::id());
+        let (source, target) = (format!("{p}_kv"), format!("{p}_w"));
+        let names = ["ß", "ss", "Ａ", "A", "e\u{301}", "é", "ﬁ", "fi"];
+        let rows: Vec<String> = names
+            .iter()
+            .enumerate()
+            .flat_map(|(i, n)| {
+                let n = n.replace('\'', "''");
+                [
+                    format!("(1, N'{n}', N'v{i}')"),
+                    format!("(2, N'{n}', N'w{i}')"),
+                ]
+            })
+            .collect();
+        for t in [&target, &source] {
+            drop_if_exists(c, t).await;
+        }
+        execute_all(
+            c,
+            &[
+                format!("CREATE TABLE {source} (id INT, attr NVARCHAR(20), val NVARCHAR(20))"),
+                format!("INSERT INTO {source} VALUES {}", rows.join(", ")),
+            ],
+        )
+        .await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = kv_job(dir.path(), &source, &target, "replace");
+        for strategy in ["pushdown", "stream"] {
+            let out = run(
+                &[
+                    "run",
+                    &job.display().to_string(),
+                    "--json",
+                    "--strategy",
+                    strategy,
+                ],
+                &db.url,
+            );
+            assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+            let report: serde_json::Value =
+                serde_json::from_slice(&out.stdout).expect("the --json report");
+            let asked = report["statements"].as_array().is_some_and(|s| {
+                s.iter().any(|s| {
+                    s.as_str()
+                        .is_some_and(|s| s.contains("COLLATE DATABASE_DEFAULT"))
+                })
+            });
+            assert!(asked, "{strategy}: the database was not asked: {report}");
+            let columns = report["columns"].as_array().expect("columns");
+            assert_eq!(columns.len(), names.len(), "{strategy}: {report}");
+            for (i, name) in names.iter().enumerate() {
+                let column = columns
+                    .iter()
+                    .find(|col| col["attribute"] == *name)
+                    .and_then(|col| col["column"].as_str())
+                    .unwrap_or_else(|| panic!("{strategy}: no column for {name:?}: {report}"));
+                let read = format!(
+                    "SELECT {} FROM {target} ORDER BY id",
+                    MsSql.quote_ident(column)
+                );
+                let want = [[format!("v{i}")], [format!("w{i}")]];
+                assert_eq!(text_rows(c, &read).await, want, "{strategy}: {name:?}");
+            }
+        }
+        for t in [&target, &source] {
+            drop_if_exists(c, t).await;
+        }
     });
 }

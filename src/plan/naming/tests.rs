@@ -233,3 +233,56 @@ fn an_unplanned_attribute_is_found_in_its_own_column() {
         columns_of_unplanned(&strict, &MariaDb, &shape, &existing, &unplanned[..1]).expect("named");
     assert!(got[0].starts_with("a~"), "{got:?}");
 }
+
+#[test]
+fn the_target_databases_classes_decide_which_names_are_one_identifier() {
+    let j = job("");
+    let attrs: Vec<String> = ["ß", "ss", "Ａ", "A", "Color", "color"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    // As a collation might have it: ß is ss, Ａ is A, and (case-sensitive) Color is not color.
+    let classes: HashMap<String, u64> = [
+        ("ID", 0),
+        ("ß", 1),
+        ("ss", 1),
+        ("Ａ", 2),
+        ("A", 2),
+        ("Color", 3),
+        ("color", 4),
+    ]
+    .iter()
+    .map(|(n, c)| (n.to_string(), *c))
+    .collect();
+    let (columns, renamed) = name_columns_in(&j, &MsSql, &attrs, Some(&classes)).expect("named");
+    let columns: Vec<&str> = columns.iter().map(|c| c.column.as_str()).collect();
+    assert_eq!(columns[0], "ß");
+    assert!(columns[1].starts_with("ss~"), "{columns:?}");
+    assert_eq!(columns[2], "Ａ");
+    assert!(columns[3].starts_with("A~"), "{columns:?}");
+    assert_eq!(&columns[4..], ["Color", "color"]);
+    assert!(
+        renamed.iter().all(|r| r.reason.contains("collation")),
+        "{renamed:?}"
+    );
+    // Without the classes, the dialect's key: only case is folded.
+    assert_eq!(names(&j, &MsSql, &["ß", "ss"]), ["ß", "ss"]);
+    // The names asked about: entity columns and natural names, once each.
+    let discovered: Vec<crate::plan::Discovered> = ["b", "a", "b"]
+        .iter()
+        .map(|n| crate::plan::Discovered {
+            name: n.to_string(),
+            rows: 1,
+            values: 1,
+            widths: None,
+        })
+        .collect();
+    assert_eq!(
+        natural_column_names(&j, &MsSql, &discovered),
+        ["ID", "a", "b"]
+    );
+    let rows = vec![vec![Value::Int(1), Value::Int(7)]];
+    let names = ["x".to_string(), "y".to_string()];
+    assert_eq!(classes_by_name(&names, &rows).expect("rows")["y"], 7);
+    assert!(classes_by_name(&names, &[vec![Value::Int(2), Value::Int(1)]]).is_err());
+}
