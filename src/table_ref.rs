@@ -61,6 +61,11 @@ impl TableRef {
         (self.parts.len() >= 2).then(|| unquote(&self.parts[self.parts.len() - 2]))
     }
 
+    /// The database part (of `db.schema.table`) without quotes, when one was written.
+    pub fn database(&self) -> Option<String> {
+        (self.parts.len() == 3).then(|| unquote(&self.parts[0]))
+    }
+
     /// A sibling table in the same schema: `dbo.ITEM_WIDE` + `_2` = `dbo.ITEM_WIDE_2`,
     /// keeping the quoting style of the last part.
     pub fn with_suffix(&self, suffix: &str) -> TableRef {

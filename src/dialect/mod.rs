@@ -693,6 +693,11 @@ pub trait Catalog: Quoting {
     /// A query returning one row with one integer: 1 when the table exists, else 0.
     fn table_exists(&self, table: &TableRef) -> String;
 
+    /// Why eavpivot cannot write the table `table` as named, if it cannot.
+    fn target_name_problem(&self, _table: &TableRef) -> Option<String> {
+        None
+    }
+
     /// A query whose rows are `(i, class)` for each of `names` (`i` its index): names of one
     /// class are one identifier to this database. None where [`Quoting::ident_key`] is the
     /// database's rule; SQL Server compares column names by the database's collation.

@@ -351,6 +351,16 @@ impl MsSql {
 }
 
 impl Catalog for MsSql {
+    /// `sp_rename` renames only in the current database, and `sys.columns` lists only its
+    /// tables: a target in another database would fail its swap after the whole load, and a
+    /// merge would not see its columns.
+    fn target_name_problem(&self, table: &TableRef) -> Option<String> {
+        let database = table.database()?;
+        Some(format!(
+            "it names the database {database}, and eavpivot writes only in the database it is connected to (sp_rename and sys.columns work there alone); connect to {database} (/{database} in the URL, Database={database} in an ADO.NET string) and name the table without it"
+        ))
+    }
+
     /// By the database's collation, as SQL Server compares column names: under the common
     /// ones `ß` is `ss` and a full-width letter its ASCII one, and under an `_AI` one `é` is
     /// `e` — which lower-casing cannot tell, so CREATE TABLE refused such pairs. Names of

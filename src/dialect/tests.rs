@@ -228,3 +228,17 @@ fn mssql_reads_datetime_text_through_datetime2() {
         "INSERT INTO t ([a], [b], [c]) VALUES (@P1, NULL, CAST(@P2 AS DATETIME2(7))), (@P3, NULL, CAST(@P4 AS DATETIME2(7)))"
     );
 }
+
+#[test]
+fn mssql_writes_only_in_the_connected_database() {
+    let table = |t: &str| TableRef::parse(t).expect("name");
+    let problem = MsSql.target_name_problem(&table("[other db].dbo.t"));
+    assert!(
+        problem
+            .as_deref()
+            .is_some_and(|p| p.contains("names the database other db")),
+        "{problem:?}"
+    );
+    assert_eq!(MsSql.target_name_problem(&table("dbo.t")), None);
+    assert_eq!(Postgres.target_name_problem(&table("db.public.t")), None);
+}

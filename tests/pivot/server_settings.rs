@@ -3,9 +3,14 @@
 //! a backslash in `'…'` as an escape: the pushdown's `CASE WHEN attr = 'back\slash'` matched
 //! nothing, so the run failed its verification. Through the real binary, both strategies, a
 //! replace and then a merge; cells read back as the source holds them.
+//!
+//! And SQL Server's own rules where Babelfish differs (SQL Server's documentation is the
+//! contract): its conversions to text, a login's NOCOUNT, column names equal under the
+//! database's collation, a target in another database.
 
 use crate::servers;
 
+use eavpivot::backend::Backend;
 use eavpivot::dialect::{MsSql, Quoting};
 use servers::*;
 
@@ -49,6 +54,20 @@ fn postgres_standard_conforming_strings_off_changes_no_name_or_value() {
     });
 }
 
+/// A SQL Server source `(id INT, attr NVARCHAR(20), val <value_type>)` holding `rows` (a
+/// `VALUES` list), made anew.
+async fn mssql_source(c: &mut dyn Backend, source: &str, value_type: &str, rows: &str) {
+    drop_if_exists(c, source).await;
+    execute_all(
+        c,
+        &[
+            format!("CREATE TABLE {source} (id INT, attr NVARCHAR(20), val {value_type})"),
+            format!("INSERT INTO {source} VALUES {rows}"),
+        ],
+    )
+    .await;
+}
+
 /// SQL Server converts a FLOAT, MONEY or DATETIME to text with its default style — 6
 /// significant digits, 2 decimals, no seconds (CAST and CONVERT's documentation) — and the
 /// pushdown writes a text column's values through that conversion. Babelfish converts them
@@ -69,8 +88,16 @@ fn mssql_float_money_and_datetime_values_keep_their_digits_in_text_columns() {
         // (type, two literals, the texts they must arrive as). DATETIME literals in the
         // `T` form, which SQL Server reads the same under any DATEFORMAT.
         let cases = [
-            ("FLOAT", ["3.14159265358979", "1234567.891"], ["3.14159265358979", "1234567.891"]),
-            ("MONEY", ["12.3456", "-922337203.5807"], ["12.3456", "-922337203.5807"]),
+            (
+                "FLOAT",
+                ["3.14159265358979", "1234567.891"],
+                ["3.14159265358979", "1234567.891"],
+            ),
+            (
+                "MONEY",
+                ["12.3456", "-922337203.5807"],
+                ["12.3456", "-922337203.5807"],
+            ),
             (
                 "DATETIME",
                 ["'2020-03-01T10:11:12.007'", "'2020-01-13T00:00:00.997'"],
@@ -80,15 +107,8 @@ fn mssql_float_money_and_datetime_values_keep_their_digits_in_text_columns() {
         for (declared, [a, b], [text_a, text_b]) in cases {
             let (source, target) = (format!("{p}_{declared}_kv"), format!("{p}_{declared}_w"));
             drop_if_exists(c, &target).await;
-            drop_if_exists(c, &source).await;
-            execute_all(
-                c,
-                &[
-                    format!("CREATE TABLE {source} (id INT, attr NVARCHAR(20), val {declared})"),
-                    format!("INSERT INTO {source} VALUES (1, N'a', {a}), (1, N'b', {b}), (2, N'a', {b})"),
-                ],
-            )
-            .await;
+            let rows = format!("(1, N'a', {a}), (1, N'b', {b}), (2, N'a', {b})");
+            mssql_source(c, &source, declared, &rows).await;
             let job = kv_job(dir.path(), &source, &target, "replace");
             let out = run(&["run", &job.display().to_string(), "--json"], &db.url);
             assert!(out.status.success(), "{declared} auto: {}", stderr(&out));
@@ -112,7 +132,11 @@ fn mssql_float_money_and_datetime_values_keep_their_digits_in_text_columns() {
                 err.contains("strategy: pushdown would write"),
                 "{declared} pushdown: {err}"
             );
-            assert_eq!(text_rows(c, &read).await, want, "{declared}: the target as it was");
+            assert_eq!(
+                text_rows(c, &read).await,
+                want,
+                "{declared}: the target as it was"
+            );
             drop_if_exists(c, &target).await;
             drop_if_exists(c, &source).await;
         }
@@ -185,15 +209,8 @@ fn mssql_a_login_whose_sessions_start_with_nocount_still_loads() {
         assert_eq!(options, [["512"]]);
         let (source, target) = (format!("{login}_kv"), format!("{login}_w"));
         drop_if_exists(c, &target).await;
-        drop_if_exists(c, &source).await;
-        execute_all(
-            c,
-            &[
-                format!("CREATE TABLE {source} (id INT, attr NVARCHAR(20), val NVARCHAR(20))"),
-                format!("INSERT INTO {source} VALUES (1, N'a', N'x'), (1, N'b', N'y'), (2, N'a', N'z')"),
-            ],
-        )
-        .await;
+        let rows = "(1, N'a', N'x'), (1, N'b', N'y'), (2, N'a', N'z')";
+        mssql_source(c, &source, "NVARCHAR(20)", rows).await;
         let dir = tempfile::tempdir().expect("temp dir");
         let job = kv_job(dir.path(), &source, &target, "replace");
         let read = format!("SELECT CAST(id AS NVARCHAR(10)), a, COALESCE(b, N'') FROM {target} ORDER BY id");
@@ -242,17 +259,8 @@ fn mssql_names_one_identifier_under_the_collation_get_their_own_columns() {
                 ]
             })
             .collect();
-        for t in [&target, &source] {
-            drop_if_exists(c, t).await;
-        }
-        execute_all(
-            c,
-            &[
-                format!("CREATE TABLE {source} (id INT, attr NVARCHAR(20), val NVARCHAR(20))"),
-                format!("INSERT INTO {source} VALUES {}", rows.join(", ")),
-            ],
-        )
-        .await;
+        drop_if_exists(c, &target).await;
+        mssql_source(c, &source, "NVARCHAR(20)", &rows.join(", ")).await;
         let dir = tempfile::tempdir().expect("temp dir");
         let job = kv_job(dir.path(), &source, &target, "replace");
         for strategy in ["pushdown", "stream"] {
@@ -295,5 +303,37 @@ fn mssql_names_one_identifier_under_the_collation_get_their_own_columns() {
         for t in [&target, &source] {
             drop_if_exists(c, t).await;
         }
+    });
+}
+
+/// A target named with a database part (`otherdb.dbo.t`): SQL Server's `sp_rename` and
+/// `sys.columns` work in the connected database only, so the swap failed after the whole load
+/// (and Babelfish refused the write with "permission denied for schema"). Refused first, naming
+/// the database and how to connect to it; nothing is created.
+#[test]
+fn mssql_a_target_in_another_database_is_refused_before_any_write() {
+    let Some(db) = mssql() else {
+        return;
+    };
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let source = format!("otherdb{}_kv", std::process::id());
+        mssql_source(c, &source, "NVARCHAR(20)", "(1, N'a', N'x')").await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = kv_job(dir.path(), &source, "elsewhere.dbo.w", "replace");
+        for strategy in ["pushdown", "stream"] {
+            let out = run_strategy(&job, strategy, &db.url);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{strategy}: {err}");
+            assert!(
+                err.contains("names the database elsewhere")
+                    && err.contains("connect to elsewhere"),
+                "{strategy}: {err}"
+            );
+        }
+        drop_if_exists(c, &source).await;
     });
 }

@@ -210,6 +210,12 @@ impl Writes {
         let mut all = Vec::new();
         let mut notes = Vec::new();
         for (index, shape) in targets.into_iter().chain(companions).enumerate() {
+            if let Some(problem) = dialect.target_name_problem(&shape.table) {
+                return Err(Error::Job(format!(
+                    "cannot write the target table {}: {problem}",
+                    shape.table
+                )));
+            }
             run.lock(session, dialect, &shape.table).await?;
             run.clean_leftovers(session, dialect, &shape.table).await?;
             let tag = run.tag(index);
