@@ -67,6 +67,24 @@ impl MsSql {
     }
 }
 
+/// The types whose implicit conversion to text (style 0) loses part of the value, with what
+/// it loses (SQL Server's CAST and CONVERT documentation; Babelfish converts them exactly):
+/// [`Types::text_conversion_loss`], and the standalone script's refusal.
+pub const TEXT_CONVERSION_LOSSES: [(&[&str], &str); 3] = [
+    (
+        &["float", "real"],
+        "SQL Server converts a FLOAT or REAL to text with 6 significant digits (1.23457e+006)",
+    ),
+    (
+        &["datetime", "smalldatetime"],
+        "SQL Server converts a DATETIME to text without its seconds (Jan  2 2020  3:04AM)",
+    ),
+    (
+        &["money", "smallmoney"],
+        "SQL Server converts a MONEY to text with 2 decimals (12.35)",
+    ),
+];
+
 /// One cell of [`MsSql::insert_values_nulls_inline`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cell {
@@ -185,12 +203,10 @@ impl Types for MsSql {
     /// documentation; Babelfish converts them exactly, SQL Server is the contract).
     fn text_conversion_loss(&self, declared: &str) -> Option<&'static str> {
         let base = declared.split('(').next().unwrap_or("").trim();
-        match base.to_ascii_lowercase().as_str() {
-            "float" | "real" => Some("SQL Server converts a FLOAT or REAL to text with 6 significant digits (1.23457e+006)"),
-            "datetime" | "smalldatetime" => Some("SQL Server converts a DATETIME to text without its seconds (Jan  2 2020  3:04AM)"),
-            "money" | "smallmoney" => Some("SQL Server converts a MONEY to text with 2 decimals (12.35)"),
-            _ => None,
-        }
+        TEXT_CONVERSION_LOSSES
+            .iter()
+            .find(|(types, _)| types.contains(&base.to_ascii_lowercase().as_str()))
+            .map(|(_, loss)| *loss)
     }
 
     /// `DATETIME` and `SMALLDATETIME` read `yyyy-mm-dd hh:mm:ss` as year-day-month under a

@@ -347,7 +347,7 @@ fn value_order(d: &MsSql, plan: &ScriptPlan) -> String {
          SET @value_type = (SELECT t.name FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.system_type_id WHERE c.object_id = OBJECT_ID({probe_name}));\n  \
          EXEC sp_executesql {drop};\n  \
          IF @value_type IN (N'nvarchar', N'nchar')\n    SET @value = {unicode};\n  \
-         ELSE IF @value_type IN (N'varchar', N'char')\n    SET @value = {code_page};\n",
+         ELSE IF @value_type IN (N'varchar', N'char')\n    SET @value = {code_page};\n{lossy}",
         probe_name = d.quote_literal(&probe.sql()),
         probe_text = raise_text(&probe.sql()),
         create = d.quote_literal(&format!(
@@ -357,7 +357,24 @@ fn value_order(d: &MsSql, plan: &ScriptPlan) -> String {
         drop = d.quote_literal(&format!("DROP TABLE {probe}")),
         unicode = as_text("NVARCHAR"),
         code_page = as_text("VARCHAR"),
+        lossy = refuse_lossy_values(d),
     )
+}
+
+/// The values go into text columns through SQL Server's implicit conversion, which loses
+/// digits of these types (`eavpivot run` streams them instead): refused, saying which.
+fn refuse_lossy_values(d: &MsSql) -> String {
+    super::mssql::TEXT_CONVERSION_LOSSES
+        .iter()
+        .map(|(types, loss)| {
+            let names: Vec<String> = types.iter().map(|t| d.quote_literal(t)).collect();
+            format!(
+                "  IF @value_type IN ({})\n    RAISERROR(N'eavpivot: the source''s values are %s and {}: convert them in the job''s value: (e.g. CONVERT(NVARCHAR(40), v, 3) for a FLOAT, 121 for a DATETIME) and write the script again, or use eavpivot run', 16, 1, @value_type);\n",
+                names.join(", "),
+                raise_text(loss)
+            )
+        })
+        .collect()
 }
 
 fn run_in_transaction(d: &MsSql, plan: &ScriptPlan) -> String {

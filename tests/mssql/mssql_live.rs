@@ -18,6 +18,7 @@ use assert_cmd::Command;
 use eavpivot::backend::{self, Backend, ConnectOptions, ConnectionSpec};
 use eavpivot::config::{self, Job};
 use eavpivot::dialect::mssql_script::{self, Aggregation};
+use eavpivot::value::first_int;
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
@@ -535,4 +536,51 @@ async fn standalone_script_keeps_the_conflicting_value_run_keeps() {
         assert!(!probe, "{value_type}: the probe table was left behind");
     }
     let _ = conn.execute(&format!("DROP TYPE IF EXISTS {alias}")).await;
+}
+
+/// The script writes values into text columns through SQL Server's implicit conversion, which
+/// keeps 6 digits of a FLOAT, 2 decimals of a MONEY and no seconds of a DATETIME (its CAST and
+/// CONVERT documentation; `eavpivot run` streams such values instead): refused by type, so on
+/// Babelfish too, naming the type, and no table is written.
+#[tokio::test]
+async fn script_refuses_values_sql_server_would_print_with_a_loss() {
+    let Some(url) = server() else { return };
+    let job = config::parse_job(
+        "name: script_lossy\nsource: { table: lossy_kv, alias: k }\nentity: [k.ID]\nattribute: k.NAME\nvalue: k.VAL\ntarget: { table: lossy_wide, if_exists: replace }\n",
+        std::path::Path::new("script_lossy.yaml"),
+    )
+    .expect("job");
+    let script = mssql_script::render(&eavpivot::plan::script_plan(&job), Aggregation::Ordered)
+        .expect("script");
+    for (declared, value, loss) in [
+        ("FLOAT", "1234567.891", "6 significant digits"),
+        ("MONEY", "12.3456", "2 decimals"),
+        (
+            "DATETIME",
+            "'2020-03-01T10:11:12.007'",
+            "without its seconds",
+        ),
+    ] {
+        let scratch = Scratch::new(&url).await;
+        let mut db = connect(&with_database(&url, &scratch.name)).await;
+        db.execute_script(&format!(
+            "CREATE TABLE lossy_kv (ID INT NOT NULL, NAME NVARCHAR(50) NULL, VAL {declared} NULL);\n\
+             INSERT INTO lossy_kv VALUES (1, N'x', {value});\n"
+        ))
+        .await
+        .expect("source loads");
+        let result = db.execute_script(&script).await.map_err(|e| e.to_string());
+        let written = db
+            .query("SELECT COUNT(*) FROM sys.tables WHERE name = 'lossy_wide'")
+            .await
+            .map(|rows| first_int(&rows));
+        drop(db);
+        scratch.drop_now().await;
+        let err = result.expect_err(declared);
+        assert!(
+            err.contains(&format!("values are {}", declared.to_lowercase())) && err.contains(loss),
+            "{declared}: {err}"
+        );
+        assert_eq!(written.ok(), Some(0), "{declared}: a table was written");
+    }
 }
