@@ -29,7 +29,8 @@ pub struct SudokuArgs {
     /// Print the number of solutions instead of a solution (counting stops at 10000).
     #[arg(long)]
     pub count: bool,
-    /// Classify every puzzle of a file, one per line ('#' lines and blank lines skipped).
+    /// Classify every puzzle of a file, one per line ('#' lines and blank lines skipped;
+    /// a line 'puzzle:count[:solution]', as tdoku's test sets, is its puzzle).
     #[arg(long)]
     pub file: Option<PathBuf>,
     /// With --file: print puzzles per second and total search nodes on standard error.

@@ -103,3 +103,43 @@ fn sudoku_file_stops_at_an_unreadable_line_after_answering_the_ones_before() {
         );
     }
 }
+
+/// tdoku's counted set as it is shipped (`puzzle:solutions[:solution]` per line): `--file`
+/// takes the annotated lines as their puzzles, `--count` prints every recorded count and the
+/// plain answer is the recorded solution, `no_solution` or `multiple_solutions`.
+#[test]
+fn sudoku_file_reads_tdokus_annotated_lines() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data/sudoku/solution_counts.txt");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (shared/ must sit beside the repo)", path.display()));
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(lines.len(), 43);
+    let mut counts = String::new();
+    let mut answers = String::new();
+    for line in &lines {
+        let mut parts = line.split(':');
+        let (_, count, solution) = (parts.next(), parts.next(), parts.next());
+        let count = count.unwrap_or_else(|| panic!("no count: {line}"));
+        counts.push_str(&format!("{count}\n"));
+        answers.push_str(match (count, solution) {
+            ("0", _) => "no_solution",
+            ("1", Some(solution)) => solution,
+            _ => "multiple_solutions",
+        });
+        answers.push('\n');
+    }
+    let mut cmd = Command::cargo_bin("eavpivot").expect("binary");
+    let out = cmd
+        .args(["sudoku", "--count", "--file"])
+        .arg(&path)
+        .output()
+        .expect("runs");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), counts);
+    let (code, stdout, stderr) = solve_file(&path, None);
+    assert_eq!((code, stdout, stderr), (0, answers, String::new()));
+}

@@ -190,8 +190,13 @@ impl Grid {
     }
 
     /// Parses one line: its length (after trimming) picks the size, `.` or `0` is a blank.
+    /// A line annotated as tdoku's test sets are (`puzzle:solutions[:solution]`, as in
+    /// `solution_counts.txt`) is its puzzle: no cell symbol is a `:`.
     pub fn parse(line: &str) -> Result<Grid, GridError> {
         let line = line.trim();
+        let line = line
+            .split_once(':')
+            .map_or(line, |(puzzle, _)| puzzle.trim_end());
         // Every well-formed puzzle is ASCII, where bytes are characters.
         let len = if line.is_ascii() {
             line.len()
@@ -389,6 +394,13 @@ mod tests {
         assert_eq!(g.to_line(), PUZZLE);
         assert_eq!(Grid::parse(&PUZZLE.replace('.', "0")).unwrap(), g);
         assert_eq!(g.givens(), 30);
+        // tdoku's annotated lines: the puzzle, then the solution count and the solution.
+        assert_eq!(
+            Grid::parse(&format!("{PUZZLE}:1:{}", "1".repeat(81))).unwrap(),
+            g
+        );
+        assert_eq!(Grid::parse(&format!("{PUZZLE}:847")).unwrap(), g);
+        assert_eq!(Grid::parse(":1"), Err(GridError::LineLength(0)));
     }
 
     #[test]
