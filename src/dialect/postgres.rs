@@ -7,6 +7,18 @@ use crate::table_ref::TableRef;
 
 pub struct Postgres;
 
+impl Postgres {
+    /// Run on every new connection: the output formats every value is read in, whatever a
+    /// legacy database or role set. `extra_float_digits = 3` prints a float8 exactly (shortest
+    /// round trip since PostgreSQL 12; at 0 or below, the pre-12 default, 15 digits); `DateStyle
+    /// = ISO` sets only the output (`2020-01-02`, not `02/01/2020`), keeping the field order
+    /// the user's own literals are read in; `IntervalStyle` and `bytea_output` back to their
+    /// defaults, which the stream reads.
+    pub fn session_setup(&self) -> &'static str {
+        "SET extra_float_digits = 3; SET DateStyle = ISO; SET IntervalStyle = postgres; SET bytea_output = hex"
+    }
+}
+
 /// `expr` as `text` compared and ordered by its bytes, whatever its type (`citext`, a domain)
 /// or collation (a nondeterministic one counts `k` and `K` as one).
 fn text_by_bytes(expr: &str) -> String {

@@ -337,3 +337,73 @@ fn mssql_a_target_in_another_database_is_refused_before_any_write() {
         drop_if_exists(c, &source).await;
     });
 }
+
+/// A PostgreSQL database set as a legacy one may be — `extra_float_digits = 0` (the default
+/// before PostgreSQL 12: 15 digits), `DateStyle = 'SQL, DMY'`, `IntervalStyle = iso_8601`,
+/// `bytea_output = escape` — printed float8 values with 15 digits and dates as `02/01/2020`:
+/// the stream wrote `0.3` for 0.30000000000000004 and failed on a date key. Every connection
+/// now sets the output formats back; the user's own date order is kept (a `where:` literal
+/// `'01/02/2020'` is still the 1st of February under DMY).
+#[test]
+fn postgres_legacy_output_formats_change_no_value() {
+    runtime().block_on(async {
+        let setup = [
+            "DO $$ BEGIN \
+             EXECUTE format('ALTER DATABASE %I SET extra_float_digits = 0', current_database()); \
+             EXECUTE format('ALTER DATABASE %I SET DateStyle = ''SQL, DMY''', current_database()); \
+             EXECUTE format('ALTER DATABASE %I SET IntervalStyle = iso_8601', current_database()); \
+             EXECUTE format('ALTER DATABASE %I SET bytea_output = escape', current_database()); \
+             END $$",
+        ];
+        let Some((_scratch, db)) = ScratchDatabase::create("legacyfmt", &setup).await else {
+            return;
+        };
+        let mut conn = db.open().await.expect("the scratch database");
+        let c = conn.as_mut();
+        // The database still says so (eavpivot's own sessions set the formats back).
+        let said = text_rows(
+            c,
+            "SELECT setconfig::text FROM pg_db_role_setting WHERE setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        )
+        .await;
+        assert!(said[0][0].contains("extra_float_digits=0"), "{said:?}");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("legacy.yaml");
+        let job = |if_exists: &str| {
+            format!(
+                "name: legacy\nsource: {{table: kv, alias: s, where: \"s.d <> '01/02/2020'\"}}\nentity: [s.d]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: kv_wide, if_exists: {if_exists}}}\n"
+            )
+        };
+        let read = "SELECT d::text, a::text, COALESCE(b::text, '') FROM kv_wide ORDER BY d";
+        for strategy in ["pushdown", "stream"] {
+            execute_all(
+                c,
+                &[
+                    "DROP TABLE IF EXISTS kv, kv_wide".into(),
+                    "CREATE TABLE kv (d DATE, attr TEXT, val FLOAT8)".into(),
+                    // 2020-02-01 is left out by the job's where (DMY), as the user meant it.
+                    "INSERT INTO kv VALUES ('2020-01-02', 'a', 0.1::float8 + 0.2), ('2020-01-02', 'b', 1.0000000000000002), ('2020-01-13', 'a', 123456.78901234567), ('2020-02-01', 'a', 1)".into(),
+                ],
+            )
+            .await;
+            std::fs::write(&path, job("replace")).expect("job");
+            let out = run_strategy(&path, strategy, &db.url);
+            assert!(out.status.success(), "{strategy} replace: {}", stderr(&out));
+            let want = [
+                ["2020-01-02", "0.30000000000000004", "1.0000000000000002"],
+                ["2020-01-13", "123456.78901234567", ""],
+            ];
+            assert_eq!(text_rows(c, read).await, want, "{strategy} replace");
+            let update = "UPDATE kv SET val = 2.0000000000000004 WHERE attr = 'b'";
+            execute_all(c, &[update.into()]).await;
+            std::fs::write(&path, job("merge")).expect("job");
+            let out = run_strategy(&path, strategy, &db.url);
+            assert!(out.status.success(), "{strategy} merge: {}", stderr(&out));
+            let want = [
+                ["2020-01-02", "0.30000000000000004", "2.0000000000000004"],
+                ["2020-01-13", "123456.78901234567", ""],
+            ];
+            assert_eq!(text_rows(c, read).await, want, "{strategy} merge");
+        }
+    });
+}

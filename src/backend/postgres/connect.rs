@@ -265,9 +265,16 @@ async fn attempt(target: &PgTarget, mode: Mode, remaining: Duration) -> Result<C
                 .map(|r| r.map(spawn))
         }
     };
-    match connected {
+    let client = match connected {
+        Err(_) => return Err(Attempt::timeout()),
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) => return Err(failure(&e, verify)),
+    };
+    // The session's output formats, whatever the database or role set (`Postgres::session_setup`).
+    let setup = client.batch_execute(crate::dialect::Postgres.session_setup());
+    match tokio::time::timeout(remaining, setup).await {
         Err(_) => Err(Attempt::timeout()),
-        Ok(Ok(client)) => Ok(client),
+        Ok(Ok(())) => Ok(client),
         Ok(Err(e)) => Err(failure(&e, verify)),
     }
 }
