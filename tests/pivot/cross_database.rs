@@ -160,3 +160,59 @@ fn every_pair_of_databases_gives_the_single_database_table() {
         }
     }
 }
+
+/// MariaDB described a `DATETIME(6)` or `TIMESTAMP(3)` key without its fractional digits,
+/// so the target's key column was a plain `DATETIME` (or PostgreSQL's `timestamp(0)`): every
+/// key lost its fraction, silently, and two keys a fraction apart collided. Both strategies,
+/// and across to PostgreSQL.
+#[test]
+fn mariadb_fractional_second_keys_keep_their_digits() {
+    runtime().block_on(async {
+        let (maria, pg) = (mariadb(), postgres());
+        let Some(mut m) = maria.open().await else {
+            return;
+        };
+        let Some(mut p) = pg.open().await else {
+            return;
+        };
+        let tag = format!("xfrac{}", std::process::id());
+        let (source, target) = (format!("{tag}_kv"), format!("{tag}_w"));
+        drop_if_exists(m.as_mut(), &source).await;
+        execute_all(
+            m.as_mut(),
+            &[
+                format!("CREATE TABLE {source} (ts DATETIME(6), t3 TIMESTAMP(3) NULL, attr VARCHAR(10), val VARCHAR(10))"),
+                format!("INSERT INTO {source} VALUES ('2020-01-02 03:04:05.123456', '2020-01-02 03:04:05.100', 'a', 'x'), ('2020-01-02 03:04:05.9', '2020-01-02 03:04:05.900', 'a', 'y')"),
+            ],
+        )
+        .await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("frac.yaml");
+        std::fs::write(
+            &path,
+            format!("name: frac\nsource: {{table: {source}, alias: s}}\nentity: [s.ts, s.t3]\nattribute: s.attr\nvalue: s.val\ntarget: {{table: {target}, if_exists: replace}}\n"),
+        )
+        .expect("write job");
+        let job = path.display().to_string();
+        let want = [
+            ["2020-01-02 03:04:05.123456", "2020-01-02 03:04:05.100", "x"],
+            ["2020-01-02 03:04:05.900000", "2020-01-02 03:04:05.900", "y"],
+        ];
+        for strategy in ["pushdown", "stream"] {
+            let out = run(&["run", &job, "--strategy", strategy], &maria.url);
+            assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+            let read = format!("SELECT CAST(ts AS CHAR), CAST(t3 AS CHAR), a FROM {target} ORDER BY ts");
+            assert_eq!(text_rows(m.as_mut(), &read).await, want, "{strategy}");
+        }
+        drop_if_exists(p.as_mut(), &target).await;
+        let out = run(&["run", &job, "--target-connection", &pg.url], &maria.url);
+        assert!(out.status.success(), "to postgres: {}", stderr(&out));
+        let read = format!(
+            "SELECT to_char(ts, 'YYYY-MM-DD HH24:MI:SS.US'), to_char(t3, 'YYYY-MM-DD HH24:MI:SS.MS'), a FROM {target} ORDER BY ts"
+        );
+        assert_eq!(text_rows(p.as_mut(), &read).await, want, "to postgres");
+        drop_if_exists(p.as_mut(), &target).await;
+        drop_if_exists(m.as_mut(), &target).await;
+        drop_if_exists(m.as_mut(), &source).await;
+    });
+}

@@ -394,8 +394,10 @@ fn type_name(column: &Column) -> Option<String> {
             format!("DECIMAL({precision},{scale}){unsigned}")
         }
         ColumnType::MYSQL_TYPE_DATE => "DATE".into(),
-        ColumnType::MYSQL_TYPE_DATETIME => "DATETIME".into(),
-        ColumnType::MYSQL_TYPE_TIMESTAMP => "TIMESTAMP".into(),
+        // With its fractional digits: a DATETIME(6) key made a plain DATETIME kept whole
+        // seconds only (and two keys a fraction apart collided). 39 is "not fixed": all six.
+        ColumnType::MYSQL_TYPE_DATETIME => format!("DATETIME{}", fraction(column.decimals())),
+        ColumnType::MYSQL_TYPE_TIMESTAMP => format!("TIMESTAMP{}", fraction(column.decimals())),
         ColumnType::MYSQL_TYPE_VAR_STRING | ColumnType::MYSQL_TYPE_VARCHAR if binary => {
             format!("VARBINARY({chars})")
         }
@@ -411,6 +413,15 @@ fn type_name(column: &Column) -> Option<String> {
         _ => return None,
     };
     Some(name)
+}
+
+/// A temporal type's fractional digits as declared: none, `(1)` … `(6)`.
+fn fraction(decimals: u8) -> String {
+    match decimals {
+        0 => String::new(),
+        1..=6 => format!("({decimals})"),
+        _ => "(6)".into(),
+    }
 }
 
 fn db_error(context: &str, err: &mysql_async::Error) -> Error {
