@@ -40,11 +40,17 @@ impl MariaDb {
     /// cannot hold fails the statement instead of being stored as `?` or cut short: a server
     /// set to `sql_mode = ''`, or the default `STRICT_TRANS_TABLES` on a table of a
     /// non-transactional engine (MyISAM, Aria), would otherwise change it with a warning.
+    ///
+    /// And `explicit_defaults_for_timestamp` on (the default since 10.10): off, as a legacy
+    /// `my.cnf` has it, a `TIMESTAMP NOT NULL` key column is created `DEFAULT
+    /// current_timestamp() ON UPDATE current_timestamp()`, and a merge's UPDATE rewrote the
+    /// entity's key with the time of the merge.
     pub fn session_setup(&self) -> Vec<String> {
         vec![
             "SET NAMES utf8mb4".into(),
             "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_ALL_TABLES')"
                 .into(),
+            "SET SESSION explicit_defaults_for_timestamp = ON".into(),
         ]
     }
 

@@ -224,16 +224,21 @@ fn mariadb_script_matches_its_golden_file_and_parses() {
     );
     let my = MySqlDialect {};
     let lines: Vec<&str> = text.lines().skip_while(|l| l.starts_with("-- ")).collect();
-    // The session as `eavpivot run` sets it up (UTF-8, strict), then the list length.
+    // The session as `eavpivot run` sets it up (UTF-8, strict, explicit TIMESTAMP
+    // defaults), then the list length.
     assert_eq!(lines[0], "SET NAMES utf8mb4;");
     assert!(lines[1].contains("STRICT_ALL_TABLES"), "{}", lines[1]);
-    assert_eq!(lines[2], "SET SESSION group_concat_max_len = 1073741824;");
-    for line in &lines[..3] {
+    assert_eq!(
+        lines[2],
+        "SET SESSION explicit_defaults_for_timestamp = ON;"
+    );
+    assert_eq!(lines[3], "SET SESSION group_concat_max_len = 1073741824;");
+    for line in &lines[..4] {
         parse(&my, "the session setting", line);
     }
-    assert_eq!(&lines[3..5], ["DELIMITER //", "BEGIN NOT ATOMIC"]);
+    assert_eq!(&lines[4..6], ["DELIMITER //", "BEGIN NOT ATOMIC"]);
     assert_eq!(&lines[lines.len() - 2..], ["END //", "DELIMITER ;"]);
-    let body = lines[5..lines.len() - 2].join("\n");
+    let body = lines[6..lines.len() - 2].join("\n");
     let mut parsed = 0;
     for stmt in statements(&body) {
         if let Some(value) = stmt.strip_prefix("DECLARE src LONGTEXT DEFAULT ") {

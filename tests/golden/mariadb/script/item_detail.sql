@@ -11,6 +11,7 @@
 --    target is left as it was.
 SET NAMES utf8mb4;
 SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_ALL_TABLES');
+SET SESSION explicit_defaults_for_timestamp = ON;
 SET SESSION group_concat_max_len = 1073741824;
 DELIMITER //
 BEGIN NOT ATOMIC
