@@ -300,10 +300,12 @@ impl Schema for MariaDb {
     /// schema's default is another character set, `DEFAULT CHARSET=utf8mb4` with the `utf8mb4`
     /// collation of the same rules as its default where there is one (`utf8mb3_unicode_ci` →
     /// `utf8mb4_unicode_ci`; names from the server's own catalog). A schema already in it keeps
-    /// its own collation (NULL: no option). The script reads the same query.
+    /// its own collation (NULL: no option). The script reads the same query. The `COLLATE=`
+    /// is made inside the subquery, which gives NULL when no collation matches: under
+    /// `sql_mode = ORACLE`, `CONCAT` takes a NULL as `''`, and `COLLATE= COMMENT` failed.
     fn created_table_options(&self, table: &TableRef) -> Option<String> {
         Some(format!(
-            "SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE(CONCAT(' COLLATE=', (SELECT c.collation_name FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_'))), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = {}",
+            "SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE((SELECT CONCAT(' COLLATE=', c.collation_name) FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = {}",
             self.schema_of(table)
         ))
     }

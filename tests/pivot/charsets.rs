@@ -218,3 +218,36 @@ fn mariadb_a_server_without_strict_mode_changes_no_value() {
         execute_all(c.as_mut(), &[format!("DROP DATABASE {database}")]).await;
     });
 }
+
+/// Under `sql_mode = ORACLE` MariaDB's `CONCAT` takes a NULL as `''`: in a `latin1` schema
+/// (whose `latin1_swedish_ci` has no `utf8mb4` twin) the table options came out as
+/// `DEFAULT CHARSET=utf8mb4 COLLATE=`, and every run failed with `Unknown collation:
+/// 'COMMENT'`. The options query, run in a session of that mode, gives the options alone.
+#[test]
+fn mariadb_table_options_are_whole_under_sql_mode_oracle() {
+    use eavpivot::dialect::{MariaDb, Schema};
+    use eavpivot::table_ref::TableRef;
+    let db = mariadb();
+    runtime().block_on(async {
+        let Some(mut c) = db.open().await else {
+            return;
+        };
+        let database = format!("charsets{}_oracle", std::process::id());
+        execute_all(
+            c.as_mut(),
+            &[
+                format!("DROP DATABASE IF EXISTS {database}"),
+                format!("CREATE DATABASE {database} CHARACTER SET latin1"),
+            ],
+        )
+        .await;
+        let table = TableRef::parse(&format!("{database}.t")).expect("name");
+        let query = MariaDb.created_table_options(&table).expect("a query");
+        for mode in ["DEFAULT", "'ORACLE'"] {
+            execute_all(c.as_mut(), &[format!("SET SESSION sql_mode = {mode}")]).await;
+            let options = names(c.as_mut(), &query).await;
+            assert_eq!(options, ["DEFAULT CHARSET=utf8mb4"], "sql_mode {mode}");
+        }
+        execute_all(c.as_mut(), &[format!("DROP DATABASE {database}")]).await;
+    });
+}

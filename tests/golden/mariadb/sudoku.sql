@@ -31,7 +31,7 @@ SELECT table_name, table_comment FROM information_schema.tables WHERE table_sche
 SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F47524944' USING utf8mb4);
 
 -- read-only, ran during the dry run:
-SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE(CONCAT(' COLLATE=', (SELECT c.collation_name FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_'))), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = DATABASE();
+SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE((SELECT CONCAT(' COLLATE=', c.collation_name) FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = DATABASE();
 
 -- read-only, ran during the dry run:
 SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4)))));
@@ -43,7 +43,7 @@ SELECT table_name, table_comment FROM information_schema.tables WHERE table_sche
 SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4);
 
 -- read-only, ran during the dry run:
-SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE(CONCAT(' COLLATE=', (SELECT c.collation_name FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_'))), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = DATABASE();
+SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE((SELECT CONCAT(' COLLATE=', c.collation_name) FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = DATABASE();
 
 CREATE TABLE SUDOKU_GRID__eavpivot_RUNTAG (
   `puzzle` BIGINT NOT NULL,

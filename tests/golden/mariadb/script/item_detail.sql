@@ -107,7 +107,7 @@ HAVING MIN(CAST(CONVERT(s.e0 USING utf8mb4) AS BINARY)) <> MAX(CAST(CONVERT(s.e0
     SET msg = LEFT('eavpivot: a table named ITEM_WIDE__eavpivot_old already exists; this script never drops a table it did not create: drop or rename it', 500);
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END IF;
-  SELECT t.table_options INTO table_options FROM (SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE(CONCAT(' COLLATE=', (SELECT c.collation_name FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_'))), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = DATABASE()) t;
+  SELECT t.table_options INTO table_options FROM (SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE((SELECT CONCAT(' COLLATE=', c.collation_name) FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = DATABASE()) t;
   EXECUTE IMMEDIATE CONCAT('CREATE TABLE ITEM_WIDE__eavpivot_new ', COALESCE(table_options, ''), ' AS SELECT s.e0 AS `ITEM_ID` FROM (', src, ') s WHERE 1 = 0');
   SET staged = TRUE;
   EXECUTE IMMEDIATE CONCAT('ALTER TABLE ITEM_WIDE__eavpivot_new ', col_defs);
