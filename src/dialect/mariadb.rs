@@ -414,6 +414,14 @@ impl Catalog for MariaDb {
         )
     }
 
+    fn upsert_keys(&self, table: &TableRef) -> Option<String> {
+        Some(format!(
+            "SELECT index_name, column_name FROM information_schema.statistics WHERE non_unique = 0 AND table_schema = {} AND table_name = BINARY {}",
+            self.schema_of(table),
+            self.quote_literal(&table.name())
+        ))
+    }
+
     fn table_columns(&self, table: &TableRef) -> String {
         format!(
             "SELECT column_name FROM information_schema.columns WHERE {} ORDER BY ordinal_position",

@@ -693,6 +693,15 @@ pub trait Catalog: Quoting {
     /// A query returning one row with one integer: 1 when the table exists, else 0.
     fn table_exists(&self, table: &TableRef) -> String;
 
+    /// Where a merge's upsert matches rows by whatever unique keys the target has (MariaDB's
+    /// `ON DUPLICATE KEY`): a query of `key_name, column_name`, one row per column of each
+    /// PRIMARY KEY and UNIQUE index of `table`. A target with none on its entity columns
+    /// would take every merged row as a new one. None where the upsert names its key itself
+    /// (and fails on its own without one) or needs none.
+    fn upsert_keys(&self, _table: &TableRef) -> Option<String> {
+        None
+    }
+
     /// Why eavpivot cannot write the table `table` as named, if it cannot.
     fn target_name_problem(&self, _table: &TableRef) -> Option<String> {
         None

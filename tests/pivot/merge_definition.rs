@@ -359,3 +359,54 @@ fn mariadb_a_text_merge_whose_values_fit_keeps_the_column_and_its_trigger() {
         }
     });
 }
+
+/// A MariaDB target with no key on its entity columns (a user's table, or one eavpivot made
+/// without a key because the entity's type cannot be indexed, such as a PostgreSQL
+/// `timestamptz` carried over as `LONGTEXT`): `ON DUPLICATE KEY` found no row to update and
+/// inserted every merged entity again, which only the count check after the merge refused.
+/// Refused first, saying why; the target as it was. A key on exactly the entity columns
+/// merges.
+#[test]
+fn mariadb_a_target_without_an_entity_key_is_refused_before_the_merge() {
+    let db = mariadb();
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let prefix = format!("nokey{}", std::process::id());
+        let target = format!("{prefix}_wide");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = job(dir.path(), &prefix);
+        source(c, &prefix, "VARCHAR(20)").await;
+        for strategy in ["pushdown", "stream"] {
+            execute_all(
+                c,
+                &[
+                    format!("DROP TABLE IF EXISTS {target}"),
+                    format!("CREATE TABLE {target} (id INT, Size LONGTEXT, UNIQUE KEY other (Size(10)))"),
+                    format!("INSERT INTO {target} VALUES (1, 'S')"),
+                ],
+            )
+            .await;
+            let before = fingerprint(c, &target).await;
+            let out = run_strategy(&job, strategy, &db.url);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{strategy}: {err}");
+            assert!(
+                err.contains("no primary key or unique index on exactly its entity columns (id)")
+                    && err.contains("nothing was written"),
+                "{strategy}: {err}"
+            );
+            assert_eq!(fingerprint(c, &target).await, before, "{strategy}");
+            execute_all(c, &[format!("ALTER TABLE {target} DROP KEY other, ADD PRIMARY KEY (id)")]).await;
+            let out = run_strategy(&job, strategy, &db.url);
+            assert!(out.status.success(), "{strategy} keyed: {}", stderr(&out));
+            let rows = row(c, &format!("SELECT GROUP_CONCAT(CONCAT(id, '=', Size) ORDER BY id) FROM {target}")).await;
+            assert_eq!(rows, [format!("1=M,2={LONG}")], "{strategy} keyed");
+        }
+        for t in [format!("{prefix}_kv"), target] {
+            drop_if_exists(c, &t).await;
+        }
+    });
+}

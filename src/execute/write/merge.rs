@@ -62,6 +62,42 @@ pub struct MergePlan {
     pub renamed: Vec<Renamed>,
 }
 
+/// Refuses, before any write, a target none of whose unique keys (`rows`: key name, column)
+/// is exactly the entity columns, where the upsert matches rows by the target's own keys: it
+/// would insert every merged entity again (caught only by the count check after the merge).
+fn refuse_without_entity_key(
+    dialect: &dyn Dialect,
+    table: &TableRef,
+    keys: &[String],
+    rows: &[Vec<Value>],
+) -> Result<()> {
+    let key_of = |name: &str| dialect.ident_key(name);
+    let mut unique: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for row in rows {
+        if let (Some(key), Some(column)) = (
+            row.first().and_then(Value::as_text),
+            row.get(1).and_then(Value::as_text),
+        ) {
+            unique.entry(key).or_default().push(key_of(&column));
+        }
+    }
+    let mut entity: Vec<String> = keys.iter().map(|k| key_of(k)).collect();
+    entity.sort();
+    let keyed = unique.values_mut().any(|columns| {
+        columns.sort();
+        *columns == entity
+    });
+    match keyed {
+        true => Ok(()),
+        false => Err(Error::Job(format!(
+            "cannot merge into {table}: it has no primary key or unique index on exactly its entity columns ({}), and {}'s upsert (INSERT … ON DUPLICATE KEY UPDATE) finds a row to update by one; nothing was written. A table eavpivot made without one said why in its plan notes (an entity type the database cannot index); use if_exists: replace, or add the key (ALTER TABLE {table} ADD PRIMARY KEY ({}))",
+            keys.join(", "),
+            dialect.name(),
+            keys.iter().map(|k| dialect.quote_ident(k)).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
 impl MergePlan {
     /// Read the target's columns and decide, before any write, what the merge does with
     /// each; refuses a target that lacks the entity columns, and new attributes under
@@ -97,6 +133,14 @@ impl MergePlan {
                     columns.join(", ")
                 )));
             }
+        }
+        // An existing target only (no columns: the run creates it, with its key).
+        if let Some(sql) = dialect
+            .upsert_keys(&shape.table)
+            .filter(|_| !columns.is_empty())
+        {
+            let rows = session.inspect_target(&sql).await?;
+            refuse_without_entity_key(dialect, &shape.table, &keys, &rows)?;
         }
         let is_key = |c: &str| keys.iter().any(|k| key_of(k) == key_of(c));
         let existing: Vec<String> = columns.into_iter().filter(|c| !is_key(c)).collect();
