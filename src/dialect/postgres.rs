@@ -14,10 +14,25 @@ impl Postgres {
     /// = ISO` sets only the output (`2020-01-02`, not `02/01/2020`), keeping the field order
     /// the user's own literals are read in; `IntervalStyle` and `bytea_output` back to their
     /// defaults, which the stream reads.
-    pub fn session_setup(&self) -> &'static str {
-        "SET extra_float_digits = 3; SET DateStyle = ISO; SET IntervalStyle = postgres; SET bytea_output = hex"
+    pub fn session_setup(&self) -> String {
+        SESSION_SETTINGS
+            .iter()
+            .map(|(name, value)| format!("SET {name} = {value}"))
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 }
+
+/// The settings of [`Postgres::session_setup`], as `(name, value)`: the standalone script sets
+/// them for its own transaction.
+pub const SESSION_SETTINGS: [(&str, &str); 4] = [
+    ("extra_float_digits", "3"),
+    ("DateStyle", "ISO"),
+    ("IntervalStyle", "postgres"),
+    ("bytea_output", "hex"),
+];
+
+impl Postgres {}
 
 /// `expr` as `text` compared and ordered by its bytes, whatever its type (`citext`, a domain)
 /// or collation (a nondeterministic one counts `k` and `K` as one).

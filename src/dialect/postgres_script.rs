@@ -35,6 +35,7 @@ pub fn render(plan: &ScriptPlan) -> Result<String> {
     let body = [
         declarations(d, plan),
         "BEGIN\n".to_string(),
+        session_settings(d),
         discover(d, plan),
         guards(d, plan),
         build(d, plan),
@@ -53,6 +54,22 @@ pub fn render(plan: &ScriptPlan) -> Result<String> {
         .find(|t| !body.contains(t.as_str()))
         .unwrap_or_default();
     Ok(format!("{}DO {tag}\n{body}{tag};\n", header(plan)))
+}
+
+/// The output formats `eavpivot run` sets on its sessions ([`Postgres::session_setup`]), for
+/// this block's transaction only: a database set to `extra_float_digits = 0` would write a
+/// float8 value into its text column with 15 digits.
+fn session_settings(d: &Postgres) -> String {
+    super::postgres::SESSION_SETTINGS
+        .iter()
+        .map(|(name, value)| {
+            format!(
+                "  PERFORM set_config({}, {}, true);\n",
+                d.quote_literal(name),
+                d.quote_literal(value)
+            )
+        })
+        .collect()
 }
 
 fn header(plan: &ScriptPlan) -> String {

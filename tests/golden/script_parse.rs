@@ -123,6 +123,9 @@ fn check(dialect: &dyn ParserDialect, stmt: &str) -> bool {
         format!("SELECT {}", cond.strip_suffix(" THEN").expect("IF … THEN"))
     } else if let Some(rest) = body.strip_prefix("EXECUTE IMMEDIATE ") {
         format!("SELECT {rest}")
+    } else if let Some(rest) = body.strip_prefix("PERFORM ") {
+        // PL/pgSQL's SELECT that discards its result.
+        format!("SELECT {rest}")
     } else if let Some(rest) = body.strip_prefix("EXECUTE ") {
         let expr = rest
             .rsplit_once(") INTO ")

@@ -591,3 +591,65 @@ async fn mariadb_script_holds_every_value_in_a_latin1_schema() {
         .collect();
     assert_eq!(got, want, "{said}");
 }
+
+/// A database set as legacy ones are (`extra_float_digits = 0`, the default before
+/// PostgreSQL 12; `DateStyle = 'SQL, DMY'`): the script's pivot writes float8 and date values
+/// into text columns through the server's output functions, so `psql -f` wrote `0.3` for
+/// 0.30000000000000004. The script sets `eavpivot run`'s output formats for its own
+/// transaction (`set_config(…, true)`), and the user's session keeps its settings after it.
+#[tokio::test]
+async fn postgres_script_writes_exact_text_under_legacy_output_settings() {
+    let setup = ["DO $$ BEGIN \
+         EXECUTE format('ALTER DATABASE %I SET extra_float_digits = 0', current_database()); \
+         EXECUTE format('ALTER DATABASE %I SET DateStyle = ''SQL, DMY''', current_database()); \
+         END $$"];
+    if !Client::Psql.available() {
+        skip("the psql client is not installed".into());
+        return;
+    }
+    let Some((_scratch, scratch)) =
+        crate::servers::ScratchDatabase::create("scriptfmt", &setup).await
+    else {
+        return;
+    };
+    let mut db = connect(&scratch.url).await.expect("the scratch database");
+    let tables = Tables::new("legacyfmt");
+    tables.drop_all(db.as_mut()).await;
+    make_source(
+        db.as_mut(),
+        &tables,
+        "id INTEGER, attr TEXT, val FLOAT8",
+        "(1, 'a', 0.1::float8 + 0.2), (1, 'b', 123456.78901234567), (2, 'a', 1.0000000000000002)",
+    )
+    .await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = job(dir.path(), &tables.source, &tables.wide);
+    let said = run_script(db.as_ref(), Client::Psql, &scratch.url, dir.path(), &job);
+    assert!(said.is_ok(), "{said:?}");
+    let got = crate::servers::text_rows(
+        db.as_mut(),
+        &format!(
+            "SELECT id::text, a, COALESCE(b, '') FROM {} ORDER BY id",
+            tables.wide
+        ),
+    )
+    .await;
+    assert_eq!(
+        got,
+        [
+            ["1", "0.30000000000000004", "123456.78901234567"],
+            ["2", "1.0000000000000002", ""]
+        ]
+    );
+    // In the same psql session, after the script, the database's own settings hold again.
+    let script = std::fs::read_to_string(dir.path().join("postgres.sql")).expect("the script");
+    let file = dir.path().join("after.sql");
+    std::fs::write(
+        &file,
+        format!("{script}SELECT 0.1::float8 + 0.2 AS after;\n"),
+    )
+    .expect("file");
+    let after = Client::Psql.run(&scratch.url, &file).expect("psql");
+    assert!(after.contains("\n   0.3\n"), "{after}");
+    tables.drop_all(db.as_mut()).await;
+}

@@ -271,7 +271,8 @@ async fn attempt(target: &PgTarget, mode: Mode, remaining: Duration) -> Result<C
         Ok(Err(e)) => return Err(failure(&e, verify)),
     };
     // The session's output formats, whatever the database or role set (`Postgres::session_setup`).
-    let setup = client.batch_execute(crate::dialect::Postgres.session_setup());
+    let setup_sql = crate::dialect::Postgres.session_setup();
+    let setup = client.batch_execute(&setup_sql);
     match tokio::time::timeout(remaining, setup).await {
         Err(_) => Err(Attempt::timeout()),
         Ok(Ok(())) => Ok(client),

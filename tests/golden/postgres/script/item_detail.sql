@@ -26,6 +26,10 @@ DECLARE
   v_type text;
   v_expr text := 's.v';
 BEGIN
+  PERFORM set_config('extra_float_digits', '3', true);
+  PERFORM set_config('DateStyle', 'ISO', true);
+  PERFORM set_config('IntervalStyle', 'postgres', true);
+  PERFORM set_config('bytea_output', 'hex', true);
   SELECT array_agg(n.a ORDER BY n.ord), array_agg('' || COALESCE(r.col, n.a) || '' ORDER BY n.ord)
     INTO attrs, cols
   FROM (
