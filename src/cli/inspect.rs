@@ -177,11 +177,9 @@ pub async fn inspect(db: &mut dyn Backend, job: &Job, connection: &str) -> Resul
     let discovery = census.discovery();
     let mut options = crate::transform::plan_options(job, PlanOptions::default());
     // Named as a run names them: by the server's comparison where the dialect asks it.
-    let names = plan::naming::natural_column_names(job, dialect, &discovery.attributes);
-    if let Some(sql) = dialect.identifier_classes(&names) {
-        let rows = db.query(&sql).await?;
-        let classes = plan::naming::classes_by_name(&names, &rows)?;
-        options.identifier_classes = Some(std::sync::Arc::new(classes));
+    if let Some(ask) = plan::naming::ClassQuery::of(job, dialect, &discovery.attributes) {
+        let rows = db.query(&ask.sql).await?;
+        options.identifier_classes = Some(ask.classes(&rows)?);
     }
     let written = plan::build_plan(job, dialect, &discovery, &entity_types, options.clone());
     let mut typed_job = job.clone();

@@ -202,10 +202,10 @@ impl Types for MsSql {
     /// digits, a DATETIME or SMALLDATETIME loses its seconds (SQL Server's CAST and CONVERT
     /// documentation; Babelfish converts them exactly, SQL Server is the contract).
     fn text_conversion_loss(&self, declared: &str) -> Option<&'static str> {
-        let base = declared.split('(').next().unwrap_or("").trim();
+        let base = super::portable::base_name(declared);
         TEXT_CONVERSION_LOSSES
             .iter()
-            .find(|(types, _)| types.contains(&base.to_ascii_lowercase().as_str()))
+            .find(|(types, _)| types.contains(&base.as_str()))
             .map(|(_, loss)| *loss)
     }
 
@@ -213,10 +213,9 @@ impl Types for MsSql {
     /// `dmy` login language (SET DATEFORMAT); `DATETIME2` reads it the same way under any:
     /// the text goes through it, and SQL Server rounds it to the column as it would have.
     fn cast_to(&self, expr: &str, typed: &Typed) -> String {
-        let base = typed.sql_type.split('(').next().unwrap_or("").trim();
-        match base.to_ascii_uppercase().as_str() {
+        match super::portable::base_name(&typed.sql_type).as_str() {
             _ if typed.kind.is_text() => expr.to_string(),
-            "DATETIME" | "SMALLDATETIME" => {
+            "datetime" | "smalldatetime" => {
                 format!("CAST(CAST({expr} AS DATETIME2(7)) AS {})", typed.sql_type)
             }
             _ => format!("CAST({expr} AS {})", typed.sql_type),

@@ -25,6 +25,11 @@ pub fn is_varying_text(declared: &str) -> bool {
     varying && matches!(parse(declared), Some(ColumnKind::Text { .. }))
 }
 
+/// A declared type's name without its arguments, lower-cased: `DATETIME2(7)` → `datetime2`.
+pub fn base_name(declared: &str) -> String {
+    split(&declared.trim().to_ascii_lowercase()).0.to_string()
+}
+
 /// A lower-cased declared type's name and its arguments: `varchar(5)` → (`varchar`, `5`).
 fn split(lower: &str) -> (&str, &str) {
     match lower.find('(') {

@@ -32,8 +32,6 @@ pub const SESSION_SETTINGS: [(&str, &str); 4] = [
     ("bytea_output", "hex"),
 ];
 
-impl Postgres {}
-
 /// `expr` as `text` compared and ordered by its bytes, whatever its type (`citext`, a domain)
 /// or collation (a nondeterministic one counts `k` and `K` as one).
 fn text_by_bytes(expr: &str) -> String {

@@ -256,19 +256,14 @@ pub(super) async fn cheaper_exact_key(
 /// The first key (`key_name, column_name` rows) whose columns are all among `columns` (the
 /// job's, as written).
 fn proven_key(dialect: &dyn Dialect, columns: &[String], rows: &[Vec<Value>]) -> Option<String> {
-    let mut keys: Vec<(String, bool)> = Vec::new();
-    for row in rows {
-        let (Some(key), column) = (row.first()?.as_text(), row.get(1).and_then(Value::as_text))
-        else {
-            continue;
-        };
-        let covered = column.is_some_and(|c| columns.iter().any(|w| same_column(dialect, w, &c)));
-        match keys.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, all)) => *all &= covered,
-            None => keys.push((key, covered)),
-        }
-    }
-    keys.into_iter().find(|(_, all)| *all).map(|(key, _)| key)
+    let covered = |c: &Option<String>| {
+        c.as_ref()
+            .is_some_and(|c| columns.iter().any(|w| same_column(dialect, w, c)))
+    };
+    super::keys::unique_keys_of(rows)
+        .into_iter()
+        .find(|(_, key_columns)| key_columns.iter().all(covered))
+        .map(|(key, _)| key)
 }
 
 /// Whether the column `written` in the job (quotes kept) is the catalog's column `name`, as

@@ -12,6 +12,24 @@ use crate::value::{first_int, Value};
 
 /// A keyed table cannot take a NULL entity key: say so before anything is written, naming
 /// the table and the column, rather than letting the constraint fail mid-load.
+/// A table's unique keys as its catalog lists them (`key_name, column_name` rows, one per key
+/// column: [`crate::dialect::Catalog::unique_keys`], `upsert_keys`), each with its columns in
+/// the order listed, a NULL column name (an expression part) as None.
+pub(super) fn unique_keys_of(rows: &[Vec<Value>]) -> Vec<(String, Vec<Option<String>>)> {
+    let mut keys: Vec<(String, Vec<Option<String>>)> = Vec::new();
+    for row in rows {
+        let Some(key) = row.first().and_then(Value::as_text) else {
+            continue;
+        };
+        let column = row.get(1).and_then(Value::as_text);
+        match keys.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, columns)) => columns.push(column),
+            None => keys.push((key, vec![column])),
+        }
+    }
+    keys
+}
+
 pub(super) fn refuse_null_keys(
     dialect: &dyn Dialect,
     out: &Table,

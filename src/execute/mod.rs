@@ -136,11 +136,9 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     {
         plan_options.link = link::measure(&mut *session.backend, job, &discovery).await;
     }
-    let names = plan::naming::natural_column_names(job, dialect, &discovery.attributes);
-    if let Some(sql) = dialect.identifier_classes(&names) {
-        let rows = session.inspect_target(&sql).await?;
-        let classes = plan::naming::classes_by_name(&names, &rows)?;
-        plan_options.identifier_classes = Some(std::sync::Arc::new(classes));
+    if let Some(ask) = plan::naming::ClassQuery::of(job, dialect, &discovery.attributes) {
+        let rows = session.inspect_target(&ask.sql).await?;
+        plan_options.identifier_classes = Some(ask.classes(&rows)?);
     }
     let mut plan = plan::build_plan(job, dialect, &discovery, &entity_types, plan_options)?;
     plan.source

@@ -42,10 +42,36 @@ impl NaturalNames {
     }
 }
 
+/// The question to the target database of which planned names are one identifier to it
+/// ([`crate::dialect::Catalog::identifier_classes`]), where its rule is not the dialect's
+/// key: run `sql` where the target is, hand the rows to [`ClassQuery::classes`], and plan
+/// with them ([`super::PlanOptions::identifier_classes`]).
+pub struct ClassQuery {
+    names: Vec<String>,
+    pub sql: String,
+}
+
+impl ClassQuery {
+    /// None where the dialect's key is the database's rule for these names.
+    pub fn of(
+        job: &Job,
+        dialect: &dyn Dialect,
+        attributes: &[super::Discovered],
+    ) -> Option<ClassQuery> {
+        let names = natural_column_names(job, dialect, attributes);
+        let sql = dialect.identifier_classes(&names)?;
+        Some(ClassQuery { names, sql })
+    }
+
+    /// The query's rows, by name.
+    pub fn classes(&self, rows: &[Vec<Value>]) -> Result<std::sync::Arc<HashMap<String, u64>>> {
+        classes_by_name(&self.names, rows).map(std::sync::Arc::new)
+    }
+}
+
 /// The names a plan of `job` can give its columns before any disambiguation: the entity
-/// columns and every discovered attribute's natural name, sorted, once each. What
-/// [`crate::dialect::Catalog::identifier_classes`] asks the target about.
-pub fn natural_column_names(
+/// columns and every discovered attribute's natural name, sorted, once each.
+fn natural_column_names(
     job: &Job,
     dialect: &dyn Dialect,
     attributes: &[super::Discovered],
@@ -65,7 +91,7 @@ pub fn natural_column_names(
 /// Rows `(index into names, class)` as [`identifier_classes`] returns them, by name.
 ///
 /// [`identifier_classes`]: crate::dialect::Catalog::identifier_classes
-pub fn classes_by_name(names: &[String], rows: &[Vec<Value>]) -> Result<HashMap<String, u64>> {
+fn classes_by_name(names: &[String], rows: &[Vec<Value>]) -> Result<HashMap<String, u64>> {
     rows.iter()
         .map(|row| {
             let index = row.first().and_then(Value::as_i64);

@@ -72,21 +72,15 @@ fn refuse_without_entity_key(
     rows: &[Vec<Value>],
 ) -> Result<()> {
     let key_of = |name: &str| dialect.ident_key(name);
-    let mut unique: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    for row in rows {
-        if let (Some(key), Some(column)) = (
-            row.first().and_then(Value::as_text),
-            row.get(1).and_then(Value::as_text),
-        ) {
-            unique.entry(key).or_default().push(key_of(&column));
-        }
-    }
     let mut entity: Vec<String> = keys.iter().map(|k| key_of(k)).collect();
     entity.sort();
-    let keyed = unique.values_mut().any(|columns| {
-        columns.sort();
-        *columns == entity
-    });
+    let keyed = super::super::keys::unique_keys_of(rows)
+        .into_iter()
+        .any(|(_, columns)| {
+            let mut columns: Vec<String> = columns.iter().flatten().map(|c| key_of(c)).collect();
+            columns.sort();
+            columns == entity
+        });
     match keyed {
         true => Ok(()),
         false => Err(Error::Job(format!(
