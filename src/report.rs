@@ -63,6 +63,9 @@ pub struct MergeStats {
     pub deleted: u64,
     /// Columns added for attributes the target did not have yet.
     pub added_columns: Vec<String>,
+    /// The target's own columns the database fills (a DEFAULT, identity, generated) that
+    /// are no attribute's: left as they were.
+    pub kept_columns: Vec<String>,
     /// Cells of touched entities that held a value and are NULL after the merge (the
     /// source no longer has that attribute for that entity).
     pub nulled: u64,
@@ -251,6 +254,12 @@ impl Report {
             }
             if !m.added_columns.is_empty() {
                 out.push_str(&format!("; columns added: {}", m.added_columns.join(", ")));
+            }
+            if !m.kept_columns.is_empty() {
+                out.push_str(&format!(
+                    "; columns the database fills, left as they were: {}",
+                    m.kept_columns.join(", ")
+                ));
             }
             out.push('\n');
         }

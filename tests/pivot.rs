@@ -33,6 +33,8 @@ mod merge_definition;
 mod merge_delta;
 #[path = "pivot/merge_twins.rs"]
 mod merge_twins;
+#[path = "pivot/merge_user_columns.rs"]
+mod merge_user_columns;
 #[path = "pivot/pushdown_proof.rs"]
 mod pushdown_proof;
 #[path = "pivot/quoting.rs"]

@@ -28,10 +28,18 @@ impl MariaDb {
     }
 
     fn in_catalog(&self, table: &TableRef) -> String {
+        self.in_catalog_as("", table)
+    }
+
+    /// [`MariaDb::in_catalog`] for catalog columns under an alias (`"k."`).
+    fn in_catalog_as(&self, alias: &str, table: &TableRef) -> String {
         format!(
-            "table_schema = {} AND table_name = {}",
-            self.schema_of(table),
-            self.quote_literal(&table.name())
+            "{} AND {}",
+            name_is(&format!("{alias}table_schema"), &self.schema_of(table)),
+            name_is(
+                &format!("{alias}table_name"),
+                &self.quote_literal(&table.name())
+            )
         )
     }
 
@@ -367,15 +375,33 @@ impl Schema for MariaDb {
     }
 }
 
+/// `column = literal` for a schema or table name as the server resolves it: case-sensitively
+/// where it keeps names as given (`lower_case_table_names = 0`, the default on Linux:
+/// `ITEM_WIDE` and `item_wide` are two tables), else as the catalog's collation compares
+/// (names stored in lower case, or compared so). The catalog alone compares case-insensitively,
+/// which took `item_wide` for a target named `ITEM_WIDE`.
+fn name_is(column: &str, literal: &str) -> String {
+    format!(
+        "({column} = {literal} AND (@@lower_case_table_names <> 0 OR CAST({column} AS BINARY) = CAST({literal} AS BINARY)))"
+    )
+}
+
 impl Catalog for MariaDb {
     /// `CREATE TABLE … LIKE` copies neither triggers nor foreign keys; a trigger is dropped
     /// with the replaced table, and a foreign key of another table follows the rename to it.
     fn lost_by_copy(&self, table: &TableRef) -> Option<String> {
         let (schema, name) = (self.schema_of(table), self.quote_literal(&table.name()));
+        let is = |column: &str, literal: &str| name_is(column, literal);
         Some(format!(
-            "SELECT 'trigger', trigger_name FROM information_schema.triggers WHERE event_object_schema = {schema} AND event_object_table = {name} \
-             UNION ALL SELECT 'foreign key', constraint_name FROM information_schema.referential_constraints WHERE constraint_schema = {schema} AND table_name = {name} \
-             UNION ALL SELECT 'foreign key of another table', CONCAT(table_name, '.', constraint_name) FROM information_schema.referential_constraints WHERE unique_constraint_schema = {schema} AND referenced_table_name = {name}"
+            "SELECT 'trigger', trigger_name FROM information_schema.triggers WHERE {} AND {} \
+             UNION ALL SELECT 'foreign key', constraint_name FROM information_schema.referential_constraints WHERE {} AND {} \
+             UNION ALL SELECT 'foreign key of another table', CONCAT(table_name, '.', constraint_name) FROM information_schema.referential_constraints WHERE {} AND {}",
+            is("event_object_schema", &schema),
+            is("event_object_table", &name),
+            is("constraint_schema", &schema),
+            is("table_name", &name),
+            is("unique_constraint_schema", &schema),
+            is("referenced_table_name", &name),
         ))
     }
 
@@ -401,9 +427,8 @@ impl Catalog for MariaDb {
     /// become one key.
     fn unique_keys(&self, table: &TableRef) -> Option<String> {
         Some(format!(
-            "SELECT k.index_name, k.column_name FROM information_schema.statistics k WHERE k.non_unique = 0 AND k.table_schema = {} AND k.table_name = BINARY {} AND NOT EXISTS (SELECT 1 FROM information_schema.statistics x JOIN information_schema.columns c ON c.table_schema = x.table_schema AND c.table_name = x.table_name AND c.column_name = x.column_name WHERE x.table_schema = k.table_schema AND x.table_name = k.table_name AND x.index_name = k.index_name AND c.data_type IN ('binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob'))",
-            self.schema_of(table),
-            self.quote_literal(&table.name())
+            "SELECT k.index_name, k.column_name FROM information_schema.statistics k WHERE k.non_unique = 0 AND {} AND NOT EXISTS (SELECT 1 FROM information_schema.statistics x JOIN information_schema.columns c ON c.table_schema = x.table_schema AND c.table_name = x.table_name AND c.column_name = x.column_name WHERE x.table_schema = k.table_schema AND x.table_name = k.table_name AND x.index_name = k.index_name AND c.data_type IN ('binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob'))",
+            self.in_catalog_as("k.", table)
         ))
     }
 
@@ -416,9 +441,17 @@ impl Catalog for MariaDb {
 
     fn upsert_keys(&self, table: &TableRef) -> Option<String> {
         Some(format!(
-            "SELECT index_name, column_name FROM information_schema.statistics WHERE non_unique = 0 AND table_schema = {} AND table_name = BINARY {}",
-            self.schema_of(table),
-            self.quote_literal(&table.name())
+            "SELECT index_name, column_name FROM information_schema.statistics WHERE non_unique = 0 AND {}",
+            self.in_catalog(table)
+        ))
+    }
+
+    /// `column_default` is the text `NULL` for a nullable column without a default; a
+    /// timestamp's `ON UPDATE` comes with its default.
+    fn filled_columns(&self, table: &TableRef) -> Option<String> {
+        Some(format!(
+            "SELECT column_name, CASE WHEN is_generated = 'ALWAYS' THEN 1 ELSE 0 END FROM information_schema.columns WHERE {} AND (is_generated = 'ALWAYS' OR extra LIKE '%auto_increment%' OR (column_default IS NOT NULL AND column_default <> 'NULL')) ORDER BY ordinal_position",
+            self.in_catalog(table)
         ))
     }
 
@@ -472,9 +505,9 @@ impl Catalog for MariaDb {
             .chain(['%'])
             .collect();
         Some(format!(
-            "SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = {} AND table_name LIKE {} ESCAPE '!'",
-            self.schema_of(table),
-            self.quote_literal(&pattern)
+            "SELECT table_name, table_comment FROM information_schema.tables WHERE {} AND table_name LIKE {pattern} ESCAPE '!' AND (@@lower_case_table_names <> 0 OR CAST(table_name AS BINARY) LIKE CAST({pattern} AS BINARY) ESCAPE '!')",
+            name_is("table_schema", &self.schema_of(table)),
+            pattern = self.quote_literal(&pattern)
         ))
     }
 
@@ -512,9 +545,8 @@ impl Query for MariaDb {
 
     fn column_charset_query(&self, table: &TableRef, column: &str) -> Option<String> {
         Some(format!(
-            "SELECT character_set_name FROM information_schema.columns WHERE table_schema = {} AND table_name = BINARY {} AND column_name = {}",
-            self.schema_of(table),
-            self.quote_literal(&table.name()),
+            "SELECT character_set_name FROM information_schema.columns WHERE {} AND column_name = {}",
+            self.in_catalog(table),
             self.quote_literal(column)
         ))
     }

@@ -693,12 +693,24 @@ pub trait Catalog: Quoting {
     /// A query returning one row with one integer: 1 when the table exists, else 0.
     fn table_exists(&self, table: &TableRef) -> String;
 
-    /// Where a merge's upsert matches rows by whatever unique keys the target has (MariaDB's
-    /// `ON DUPLICATE KEY`): a query of `key_name, column_name`, one row per column of each
-    /// PRIMARY KEY and UNIQUE index of `table`. A target with none on its entity columns
-    /// would take every merged row as a new one. None where the upsert names its key itself
-    /// (and fails on its own without one) or needs none.
+    /// Where a merge's upsert finds an entity's row by a unique key of the target: a query of
+    /// `key_name, column_name`, one row per column of each PRIMARY KEY and UNIQUE index of
+    /// `table` the upsert can use. A target with none on exactly its entity columns is refused
+    /// before a write: MariaDB's `ON DUPLICATE KEY` would take every merged row as a new one,
+    /// and `ON CONFLICT (key)` fails with the database's own message naming neither table nor
+    /// fix. None where the upsert needs no key (SQL Server's `UPDATE … FROM`).
     fn upsert_keys(&self, _table: &TableRef) -> Option<String> {
+        None
+    }
+
+    /// A query listing, as rows `(name, generated)`, the columns of `table` the database fills
+    /// itself: a DEFAULT, an identity or auto-increment, a generated (computed) column —
+    /// `generated` 1 where no value can be written to it. eavpivot creates none such, so in a
+    /// merge's target one that is not an attribute's column is the user's own: the merge
+    /// leaves it as it is (a new entity gets the database's value), where setting it to NULL
+    /// failed (generated, identity) or left new and updated rows disagreeing (a DEFAULT).
+    /// None: every column that is not an attribute's is set to NULL.
+    fn filled_columns(&self, _table: &TableRef) -> Option<String> {
         None
     }
 

@@ -425,6 +425,17 @@ impl Catalog for MsSql {
         })
     }
 
+    /// A `rowversion` (type 189) is filled by the server on every write, like a computed or
+    /// identity column, and takes no value either.
+    fn filled_columns(&self, table: &TableRef) -> Option<String> {
+        let table = self.quote_literal(&table.sql());
+        Some(self.listing_names(|name, join| {
+            format!(
+                "SELECT {name}, CASE WHEN c.is_computed = 1 OR c.is_identity = 1 OR c.system_type_id = 189 THEN 1 ELSE 0 END FROM sys.columns c {join} WHERE c.object_id = OBJECT_ID({table}) AND (c.is_computed = 1 OR c.is_identity = 1 OR c.system_type_id = 189 OR c.default_object_id <> 0) ORDER BY c.column_id"
+            )
+        }))
+    }
+
     fn view_exists(&self, table: &TableRef) -> Option<String> {
         Some(format!(
             "SELECT COUNT(*) FROM sys.views WHERE object_id = OBJECT_ID({})",

@@ -311,6 +311,19 @@ impl Catalog for Postgres {
         ))
     }
 
+    /// `ON CONFLICT (key)` takes a unique index on exactly those columns that is not partial,
+    /// not on expressions and not deferrable: the keys [`Catalog::unique_keys`] vouches for.
+    fn upsert_keys(&self, table: &TableRef) -> Option<String> {
+        self.unique_keys(table)
+    }
+
+    fn filled_columns(&self, table: &TableRef) -> Option<String> {
+        Some(format!(
+            "SELECT a.attname::text, CASE WHEN a.attgenerated <> '' OR a.attidentity = 'a' THEN 1 ELSE 0 END FROM pg_attribute a WHERE a.attrelid = to_regclass({}) AND a.attnum > 0 AND NOT a.attisdropped AND (a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '') ORDER BY a.attnum",
+            self.quote_literal(&table.sql())
+        ))
+    }
+
     /// ANALYZE's correlation of each column of a plain table (not the partitioned parent's
     /// inherited rows), the table's and its indexes' bytes, `effective_cache_size`, and the
     /// rows written since that ANALYZE per live row.

@@ -176,6 +176,31 @@ impl Catalog for Sqlite {
         ))
     }
 
+    /// `ON CONFLICT (key)` takes the primary key — an `INTEGER PRIMARY KEY` is the rowid and
+    /// has no index of its own to list — or a unique index that is not partial.
+    fn upsert_keys(&self, table: &TableRef) -> Option<String> {
+        let schema = table.schema().unwrap_or_else(|| "main".into());
+        let (t, s) = (
+            self.quote_literal(&table.name()),
+            self.quote_literal(&schema),
+        );
+        Some(format!(
+            "SELECT il.name, ii.name FROM pragma_index_list({t}, {s}) il, pragma_index_info(il.name, {s}) ii WHERE il.\"unique\" = 1 AND il.partial = 0 \
+             UNION ALL SELECT 'PRIMARY KEY', name FROM pragma_table_info({t}, {s}) WHERE pk > 0"
+        ))
+    }
+
+    /// `pragma_table_xinfo`: `hidden` 2 and 3 are generated columns (which `table_info`, and
+    /// so the merge's column list, leaves out already).
+    fn filled_columns(&self, table: &TableRef) -> Option<String> {
+        let schema = table.schema().unwrap_or_else(|| "main".into());
+        Some(format!(
+            "SELECT name, CASE WHEN hidden IN (2, 3) THEN 1 ELSE 0 END FROM pragma_table_xinfo({}, {}) WHERE hidden IN (2, 3) OR dflt_value IS NOT NULL ORDER BY cid",
+            self.quote_literal(&table.name()),
+            self.quote_literal(&schema)
+        ))
+    }
+
     fn table_exists(&self, table: &TableRef) -> String {
         let catalog = match table.schema() {
             Some(schema) => format!("{}.sqlite_master", self.quote_ident(&schema)),

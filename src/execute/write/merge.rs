@@ -2,7 +2,8 @@
 //! verified against the source by the fill), then, inside the same transaction, are upserted
 //! into the existing target: every column of a touched entity is set from the source (NULL
 //! where the entity no longer has the attribute, NULL in target columns the source has no
-//! attribute for), new entities are inserted, entities only in the target are kept or
+//! attribute for, except the user's own columns the database fills, which are left as they
+//! are), new entities are inserted, entities only in the target are kept or
 //! deleted (`target.on_missing`), and new attributes become columns
 //! (`pivot.on_new_attributes`). The merged table is verified before commit: its rows and
 //! per-column counts must equal the untouched target rows plus the staging rows.
@@ -39,6 +40,11 @@ pub struct MergePlan {
     spelled: Vec<String>,
     /// The target's attribute columns as they are, in order.
     existing: Vec<String>,
+    /// The target's columns the database fills itself that are no attribute's: the user's
+    /// own, left as they are ([`crate::dialect::Catalog::filled_columns`]). The copy takes
+    /// those that hold written values (not the generated ones, which it computes again).
+    filled: Vec<String>,
+    filled_copied: Vec<String>,
     /// New attribute columns and their types.
     added: Vec<(String, String)>,
     set: Vec<String>,
@@ -84,9 +90,10 @@ fn refuse_without_entity_key(
     match keyed {
         true => Ok(()),
         false => Err(Error::Job(format!(
-            "cannot merge into {table}: it has no primary key or unique index on exactly its entity columns ({}), and {}'s upsert (INSERT … ON DUPLICATE KEY UPDATE) finds a row to update by one; nothing was written. A table eavpivot made without one said why in its plan notes (an entity type the database cannot index); use if_exists: replace, or add the key (ALTER TABLE {table} ADD PRIMARY KEY ({}))",
+            "cannot merge into {table}: it has no primary key or unique index on exactly its entity columns ({}), by which {}'s upsert finds each entity's row; nothing was written. A table eavpivot made without one said why in its plan notes (an entity type the database cannot index); use if_exists: replace, or add the key (CREATE UNIQUE INDEX {} ON {table} ({}))",
             keys.join(", "),
             dialect.name(),
+            dialect.quote_ident(&format!("{}_entity", table.name())),
             keys.iter().map(|k| dialect.quote_ident(k)).collect::<Vec<_>>().join(", ")
         ))),
     }
@@ -137,8 +144,31 @@ impl MergePlan {
             refuse_without_entity_key(dialect, &shape.table, &keys, &rows)?;
         }
         let is_key = |c: &str| keys.iter().any(|k| key_of(k) == key_of(c));
-        let existing: Vec<String> = columns.into_iter().filter(|c| !is_key(c)).collect();
+        let mut existing: Vec<String> = columns.into_iter().filter(|c| !is_key(c)).collect();
         let renamed = match_existing_columns(dialect, shape, &existing, naming)?;
+        let filled_rows = match dialect.filled_columns(&shape.table) {
+            Some(sql) if !existing.is_empty() => session.inspect_target(&sql).await?,
+            _ => Vec::new(),
+        };
+        // Filled by the database and no attribute's column: the user's own.
+        let planned = |c: &str| shape.columns.iter().any(|p| key_of(&p.column) == key_of(c));
+        let (mut filled, mut filled_copied) = (Vec::new(), Vec::new());
+        for row in &filled_rows {
+            let Some(name) = row.first().and_then(Value::as_text) else {
+                continue;
+            };
+            let Some(at) = existing.iter().position(|e| key_of(e) == key_of(&name)) else {
+                continue;
+            };
+            if planned(&name) {
+                continue;
+            }
+            let column = existing.remove(at);
+            if row.get(1).and_then(Value::as_i64) != Some(1) {
+                filled_copied.push(column.clone());
+            }
+            filled.push(column);
+        }
         let in_target = |c: &PivotColumn| existing.iter().any(|e| key_of(e) == key_of(&c.column));
         let new: Vec<&PivotColumn> = shape.columns.iter().filter(|c| !in_target(c)).collect();
         if on_new == OnNewAttributes::Error && !new.is_empty() {
@@ -202,6 +232,8 @@ impl MergePlan {
             keys,
             spelled,
             existing,
+            filled,
+            filled_copied,
             added,
             set,
             cleared,
@@ -225,9 +257,15 @@ impl MergePlan {
         self.scope_guard = delta_like.then(|| (job.clone(), source.clone()));
     }
 
-    /// The columns the copy takes from the target: keys, then the existing attributes.
+    /// The columns the copy takes from the target: keys, the existing attributes, then the
+    /// user's own that hold written values.
     fn copied_columns(&self) -> Vec<String> {
-        self.keys.iter().chain(&self.existing).cloned().collect()
+        self.keys
+            .iter()
+            .chain(&self.existing)
+            .chain(&self.filled_copied)
+            .cloned()
+            .collect()
     }
 
     /// Each existing target column with the staging column it is set from (None: cleared).
@@ -348,9 +386,13 @@ pub async fn merge(
     let mut copied = None;
     match &plan.copy {
         Some(copy) => {
-            let columns: Vec<String> = plan.keys.iter().chain(&plan.existing).cloned().collect();
             session
-                .change(&merge::copy_rows(dialect, copy, target, &columns))
+                .change(&merge::copy_rows(
+                    dialect,
+                    copy,
+                    target,
+                    &plan.copied_columns(),
+                ))
                 .await?;
             // The target as copied: the fingerprint is a locking read, so it sees what the
             // INSERT … SELECT read (the latest committed rows, which that statement keeps
@@ -442,6 +484,7 @@ pub async fn merge(
         let stats = MergeStats {
             table: target.to_string(),
             added_columns,
+            kept_columns: plan.filled.clone(),
             nulled,
             nulled_sample,
             column_types: widening.column_types(),
@@ -481,6 +524,7 @@ pub async fn merge(
         unchanged,
         deleted,
         added_columns,
+        kept_columns: plan.filled.clone(),
         nulled,
         nulled_sample,
         column_types: widening.column_types(),

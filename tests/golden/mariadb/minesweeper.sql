@@ -26,10 +26,10 @@ SELECT s.e0 FROM (SELECT y AS e0, CAST(CONVERT(x USING utf8mb4) AS BINARY) AS a,
 SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'4D494E45535745455045525F56494557' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'4D494E45535745455045525F56494557' USING utf8mb4)))));
 
 -- read-only, ran during the dry run:
-SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'4D494E4553574545504552215F5649455725' USING utf8mb4) ESCAPE '!';
+SELECT table_name, table_comment FROM information_schema.tables WHERE (table_schema = DATABASE() AND (@@lower_case_table_names <> 0 OR CAST(table_schema AS BINARY) = CAST(DATABASE() AS BINARY))) AND table_name LIKE CONVERT(X'4D494E4553574545504552215F5649455725' USING utf8mb4) ESCAPE '!' AND (@@lower_case_table_names <> 0 OR CAST(table_name AS BINARY) LIKE CAST(CONVERT(X'4D494E4553574545504552215F5649455725' USING utf8mb4) AS BINARY) ESCAPE '!');
 
 -- read-only, ran during the dry run:
-SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4D494E45535745455045525F56494557' USING utf8mb4);
+SELECT COUNT(*) FROM information_schema.tables WHERE (table_schema = DATABASE() AND (@@lower_case_table_names <> 0 OR CAST(table_schema AS BINARY) = CAST(DATABASE() AS BINARY))) AND (table_name = CONVERT(X'4D494E45535745455045525F56494557' USING utf8mb4) AND (@@lower_case_table_names <> 0 OR CAST(table_name AS BINARY) = CAST(CONVERT(X'4D494E45535745455045525F56494557' USING utf8mb4) AS BINARY)));
 
 -- read-only, ran during the dry run:
 SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE((SELECT CONCAT(' COLLATE=', c.collation_name) FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = DATABASE();

@@ -25,10 +25,10 @@ SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING u
 SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F47524944' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F47524944' USING utf8mb4)))));
 
 -- read-only, ran during the dry run:
-SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'5355444F4B55215F4752494425' USING utf8mb4) ESCAPE '!';
+SELECT table_name, table_comment FROM information_schema.tables WHERE (table_schema = DATABASE() AND (@@lower_case_table_names <> 0 OR CAST(table_schema AS BINARY) = CAST(DATABASE() AS BINARY))) AND table_name LIKE CONVERT(X'5355444F4B55215F4752494425' USING utf8mb4) ESCAPE '!' AND (@@lower_case_table_names <> 0 OR CAST(table_name AS BINARY) LIKE CAST(CONVERT(X'5355444F4B55215F4752494425' USING utf8mb4) AS BINARY) ESCAPE '!');
 
 -- read-only, ran during the dry run:
-SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F47524944' USING utf8mb4);
+SELECT COUNT(*) FROM information_schema.tables WHERE (table_schema = DATABASE() AND (@@lower_case_table_names <> 0 OR CAST(table_schema AS BINARY) = CAST(DATABASE() AS BINARY))) AND (table_name = CONVERT(X'5355444F4B555F47524944' USING utf8mb4) AND (@@lower_case_table_names <> 0 OR CAST(table_name AS BINARY) = CAST(CONVERT(X'5355444F4B555F47524944' USING utf8mb4) AS BINARY)));
 
 -- read-only, ran during the dry run:
 SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE((SELECT CONCAT(' COLLATE=', c.collation_name) FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = DATABASE();
@@ -37,10 +37,10 @@ SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT 
 SELECT GET_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4)))), 0), IS_USED_LOCK(CONCAT('eavpivot:', SHA1(CONCAT(DATABASE(), '.', CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4)))));
 
 -- read-only, ran during the dry run:
-SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE CONVERT(X'5355444F4B55215F47524944215F73746174757325' USING utf8mb4) ESCAPE '!';
+SELECT table_name, table_comment FROM information_schema.tables WHERE (table_schema = DATABASE() AND (@@lower_case_table_names <> 0 OR CAST(table_schema AS BINARY) = CAST(DATABASE() AS BINARY))) AND table_name LIKE CONVERT(X'5355444F4B55215F47524944215F73746174757325' USING utf8mb4) ESCAPE '!' AND (@@lower_case_table_names <> 0 OR CAST(table_name AS BINARY) LIKE CAST(CONVERT(X'5355444F4B55215F47524944215F73746174757325' USING utf8mb4) AS BINARY) ESCAPE '!');
 
 -- read-only, ran during the dry run:
-SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4);
+SELECT COUNT(*) FROM information_schema.tables WHERE (table_schema = DATABASE() AND (@@lower_case_table_names <> 0 OR CAST(table_schema AS BINARY) = CAST(DATABASE() AS BINARY))) AND (table_name = CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4) AND (@@lower_case_table_names <> 0 OR CAST(table_name AS BINARY) = CAST(CONVERT(X'5355444F4B555F475249445F737461747573' USING utf8mb4) AS BINARY)));
 
 -- read-only, ran during the dry run:
 SELECT CASE WHEN s.default_character_set_name <> 'utf8mb4' THEN CONCAT('DEFAULT CHARSET=utf8mb4', COALESCE((SELECT CONCAT(' COLLATE=', c.collation_name) FROM information_schema.collations c WHERE c.character_set_name = 'utf8mb4' AND c.collation_name = REGEXP_REPLACE(s.default_collation_name, '^utf8(mb3)?_', 'utf8mb4_')), '')) END AS table_options FROM information_schema.schemata s WHERE s.schema_name = DATABASE();

@@ -99,11 +99,11 @@ HAVING MIN(CAST(CONVERT(s.e0 USING utf8mb4) AS BINARY)) <> MAX(CAST(CONVERT(s.e0
     SET msg = LEFT('eavpivot: a column list reached group_concat_max_len and was cut; nothing was written', 500);
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END IF;
-  IF (SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F574944455F5F6561767069766F745F6E6577' USING utf8mb4)) > 0 THEN
+  IF (SELECT COUNT(*) FROM information_schema.tables WHERE (table_schema = DATABASE() AND (@@lower_case_table_names <> 0 OR CAST(table_schema AS BINARY) = CAST(DATABASE() AS BINARY))) AND (table_name = CONVERT(X'4954454D5F574944455F5F6561767069766F745F6E6577' USING utf8mb4) AND (@@lower_case_table_names <> 0 OR CAST(table_name AS BINARY) = CAST(CONVERT(X'4954454D5F574944455F5F6561767069766F745F6E6577' USING utf8mb4) AS BINARY)))) > 0 THEN
     SET msg = LEFT('eavpivot: a table named ITEM_WIDE__eavpivot_new already exists; this script never drops a table it did not create: drop or rename it', 500);
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END IF;
-  IF (SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F574944455F5F6561767069766F745F6F6C64' USING utf8mb4)) > 0 THEN
+  IF (SELECT COUNT(*) FROM information_schema.tables WHERE (table_schema = DATABASE() AND (@@lower_case_table_names <> 0 OR CAST(table_schema AS BINARY) = CAST(DATABASE() AS BINARY))) AND (table_name = CONVERT(X'4954454D5F574944455F5F6561767069766F745F6F6C64' USING utf8mb4) AND (@@lower_case_table_names <> 0 OR CAST(table_name AS BINARY) = CAST(CONVERT(X'4954454D5F574944455F5F6561767069766F745F6F6C64' USING utf8mb4) AS BINARY)))) > 0 THEN
     SET msg = LEFT('eavpivot: a table named ITEM_WIDE__eavpivot_old already exists; this script never drops a table it did not create: drop or rename it', 500);
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END IF;
@@ -124,7 +124,7 @@ HAVING MIN(CAST(CONVERT(s.e0 USING utf8mb4) AS BINARY)) <> MAX(CAST(CONVERT(s.e0
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END IF;
   COMMIT;
-  IF (SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = CONVERT(X'4954454D5F57494445' USING utf8mb4)) > 0 THEN
+  IF (SELECT COUNT(*) FROM information_schema.tables WHERE (table_schema = DATABASE() AND (@@lower_case_table_names <> 0 OR CAST(table_schema AS BINARY) = CAST(DATABASE() AS BINARY))) AND (table_name = CONVERT(X'4954454D5F57494445' USING utf8mb4) AND (@@lower_case_table_names <> 0 OR CAST(table_name AS BINARY) = CAST(CONVERT(X'4954454D5F57494445' USING utf8mb4) AS BINARY)))) > 0 THEN
     RENAME TABLE ITEM_WIDE TO ITEM_WIDE__eavpivot_old, ITEM_WIDE__eavpivot_new TO ITEM_WIDE;
     DROP TABLE ITEM_WIDE__eavpivot_old;
   ELSE
