@@ -63,20 +63,24 @@ pub struct MergePlan {
     pub(super) scope_guard: Option<(Job, SourceQuery)>,
     /// Typed merges: the target columns that widen to take the run's values (widen.rs).
     widening: Widening,
+    /// Why the upsert cannot find the target's rows ([`refuse_without_entity_key`]): raised
+    /// before any write, after the other checks of preparing (a Citus target distributed by
+    /// another column has no such key either, and its own refusal says more).
+    pub(super) keyless: Option<String>,
     /// Attributes whose planned column collided with another attribute's existing column,
     /// and the column each got instead ([`crate::plan::naming::match_existing_columns`]).
     pub renamed: Vec<Renamed>,
 }
 
-/// Refuses, before any write, a target none of whose unique keys (`rows`: key name, column)
-/// is exactly the entity columns, where the upsert matches rows by the target's own keys: it
-/// would insert every merged entity again (caught only by the count check after the merge).
+/// The refusal of a target none of whose unique keys (`rows`: key name, column) is exactly
+/// the entity columns, which the upsert finds rows by: MariaDB's would insert every merged
+/// entity again (caught only by the count check after the merge), `ON CONFLICT` fails.
 fn refuse_without_entity_key(
     dialect: &dyn Dialect,
     table: &TableRef,
     keys: &[String],
     rows: &[Vec<Value>],
-) -> Result<()> {
+) -> std::result::Result<(), String> {
     let key_of = |name: &str| dialect.ident_key(name);
     let mut entity: Vec<String> = keys.iter().map(|k| key_of(k)).collect();
     entity.sort();
@@ -89,13 +93,13 @@ fn refuse_without_entity_key(
         });
     match keyed {
         true => Ok(()),
-        false => Err(Error::Job(format!(
+        false => Err(format!(
             "cannot merge into {table}: it has no primary key or unique index on exactly its entity columns ({}), by which {}'s upsert finds each entity's row; nothing was written. A table eavpivot made without one said why in its plan notes (an entity type the database cannot index); use if_exists: replace, or add the key (CREATE UNIQUE INDEX {} ON {table} ({}))",
             keys.join(", "),
             dialect.name(),
             dialect.quote_ident(&format!("{}_entity", table.name())),
             keys.iter().map(|k| dialect.quote_ident(k)).collect::<Vec<_>>().join(", ")
-        ))),
+        )),
     }
 }
 
@@ -136,12 +140,13 @@ impl MergePlan {
             }
         }
         // An existing target only (no columns: the run creates it, with its key).
+        let mut keyless = None;
         if let Some(sql) = dialect
             .upsert_keys(&shape.table)
             .filter(|_| !columns.is_empty())
         {
             let rows = session.inspect_target(&sql).await?;
-            refuse_without_entity_key(dialect, &shape.table, &keys, &rows)?;
+            keyless = refuse_without_entity_key(dialect, &shape.table, &keys, &rows).err();
         }
         let is_key = |c: &str| keys.iter().any(|k| key_of(k) == key_of(c));
         let mut existing: Vec<String> = columns.into_iter().filter(|c| !is_key(c)).collect();
@@ -243,6 +248,7 @@ impl MergePlan {
             restore_comment,
             scope_guard: None,
             widening,
+            keyless,
             renamed,
         })
     }

@@ -329,6 +329,10 @@ impl Writes {
         fill: &mut F,
     ) -> Result<F::Output> {
         let dialect = session.backend.dialect();
+        let merges = self.tables.all.iter().filter_map(|t| t.merge.as_ref());
+        if let Some(refusal) = merges.filter_map(|m| m.keyless.clone()).next() {
+            return Err(Error::Job(refusal));
+        }
         let tx_ddl = dialect.transactional_ddl();
         if !tx_ddl {
             self.create_all(session, dialect, false).await?;
