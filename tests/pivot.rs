@@ -59,3 +59,5 @@ mod typed_conformance;
 mod typed_infer_modes;
 #[path = "pivot/typed_merge.rs"]
 mod typed_merge;
+#[path = "pivot/value_types.rs"]
+mod value_types;

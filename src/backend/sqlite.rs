@@ -19,7 +19,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use async_trait::async_trait;
-use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
+use rusqlite::functions::FunctionFlags;
+use rusqlite::types::{ToSql, ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 
 use super::read_ahead::ReadAhead;
@@ -79,7 +80,7 @@ impl SqliteBackend {
         })?;
         conn.busy_timeout(DEFAULT_LOCK_TIMEOUT)
             .map_err(|e| db_error("setting busy timeout", e))?;
-        let mut backend = Self::new(conn);
+        let mut backend = Self::new(conn)?;
         backend.path = Some(path.to_path_buf());
         Ok(backend)
     }
@@ -87,18 +88,34 @@ impl SqliteBackend {
     /// An in-memory database, for tests and examples.
     pub fn in_memory() -> Result<SqliteBackend> {
         let conn = Connection::open_in_memory().map_err(|e| db_error("opening :memory:", e))?;
-        Ok(Self::new(conn))
+        Self::new(conn)
     }
 
-    fn new(conn: Connection) -> SqliteBackend {
+    fn new(conn: Connection) -> Result<SqliteBackend> {
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-        SqliteBackend {
+        // The pushdown's exact text of a REAL in a TEXT column (Types::text_cell).
+        conn.create_scalar_function(
+            crate::dialect::REAL_TEXT,
+            1,
+            FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+            |ctx| {
+                Ok(match ctx.get_raw(0) {
+                    ValueRef::Real(f) => match crate::dialect::exact_real_text(f) {
+                        Some(text) => SqlValue::Text(text),
+                        None => SqlValue::Real(f),
+                    },
+                    other => SqlValue::from(other),
+                })
+            },
+        )
+        .map_err(|e| db_error("registering the exact text of a REAL", e))?;
+        Ok(SqliteBackend {
             conn,
             path: None,
             insert_sql: RefCell::new(HashMap::new()),
             lock_timeout: Cell::new(DEFAULT_LOCK_TIMEOUT),
             tuned: Cell::new(false),
-        }
+        })
     }
 
     /// Set the page cache before the first statement (it waits for the file's lock, so it
@@ -349,7 +366,12 @@ impl ToSql for Bound<'_> {
         Ok(ToSqlOutput::Borrowed(match self.0 {
             Value::Null => ValueRef::Null,
             Value::Int(n) => ValueRef::Integer(*n),
-            Value::Float(f) => ValueRef::Real(*f),
+            // A TEXT column would store SQLite's 15-digit text of it; REAL and NUMERIC
+            // columns read the exact text back as the same REAL.
+            Value::Float(f) => match crate::dialect::exact_real_text(*f) {
+                Some(text) => return Ok(ToSqlOutput::Owned(SqlValue::Text(text))),
+                None => ValueRef::Real(*f),
+            },
             Value::Text(s) => ValueRef::Text(s.as_bytes()),
             Value::Bytes(b) => ValueRef::Blob(b),
             Value::TextBytes(b) => ValueRef::Text(b),

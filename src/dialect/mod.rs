@@ -33,7 +33,7 @@ pub use oracle::Oracle;
 pub use postgres::Postgres;
 pub use session_sql::SessionSql;
 pub use spelling::Spelling;
-pub use sqlite::Sqlite;
+pub use sqlite::{exact_real_text, Sqlite, REAL_TEXT};
 pub use typed::{ColumnKind, Typed};
 
 pub mod ddl;
@@ -414,6 +414,14 @@ pub trait Types: Quoting {
         None
     }
 
+    /// Why the pushdown's `MAX`/`MIN` cannot pick among values of the source's type
+    /// `declared` (the database has no such aggregate for them), or None where it can: `auto`
+    /// then streams, which picks among their texts itself, and an asked-for pushdown is
+    /// refused before any write.
+    fn unaggregated_value(&self, _declared: &str) -> Option<&'static str> {
+        None
+    }
+
     /// Whether a column of `kind` stores its values so that they print back as the source
     /// text; where not, the plan keeps the attribute as text and says why.
     fn stores(&self, kind: &ColumnKind) -> bool {
@@ -476,6 +484,13 @@ pub trait Types: Quoting {
         } else {
             format!("CAST({expr} AS {})", typed.sql_type)
         }
+    }
+
+    /// The pushdown's cell `expr` (the aggregate's pick) for an untyped, text column, where
+    /// the database's own conversion of some value of the source's type `declared` (None:
+    /// not known) to text is not exact.
+    fn text_cell(&self, expr: &str, _declared: Option<&str>) -> String {
+        expr.to_string()
     }
 
     /// The kind of a type as this database declares it (an entity key read for another

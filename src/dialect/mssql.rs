@@ -201,6 +201,23 @@ impl Types for MsSql {
     /// `ALTER COLUMN` converts with the default style (0): a FLOAT or REAL keeps 6 significant
     /// digits, a DATETIME or SMALLDATETIME loses its seconds (SQL Server's CAST and CONVERT
     /// documentation; Babelfish converts them exactly, SQL Server is the contract).
+    /// `Operand data type bit is invalid for max operator`; the large-object and spatial types
+    /// cannot be compared at all.
+    fn unaggregated_value(&self, declared: &str) -> Option<&'static str> {
+        let base = super::portable::base_name(declared);
+        [
+            "bit",
+            "xml",
+            "text",
+            "ntext",
+            "image",
+            "geography",
+            "geometry",
+        ]
+        .contains(&base.as_str())
+        .then_some("SQL Server's MAX and MIN do not take them")
+    }
+
     fn text_conversion_loss(&self, declared: &str) -> Option<&'static str> {
         let base = super::portable::base_name(declared);
         TEXT_CONVERSION_LOSSES

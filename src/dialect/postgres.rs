@@ -121,9 +121,47 @@ impl Quoting for Postgres {
     }
 }
 
+/// The value types [`Types::unaggregated_value`] names, as the backend describes them.
+const UNAGGREGATED: [&str; 25] = [
+    "boolean",
+    "bool",
+    "bytea",
+    "uuid",
+    "json",
+    "jsonb",
+    "xml",
+    "bit",
+    "varbit",
+    "bit varying",
+    "point",
+    "line",
+    "lseg",
+    "box",
+    "path",
+    "polygon",
+    "circle",
+    "tsvector",
+    "tsquery",
+    "macaddr",
+    "macaddr8",
+    "int4range",
+    "int8range",
+    "numrange",
+    "daterange",
+];
+
 impl Types for Postgres {
     fn text_type(&self) -> &'static str {
         "text"
+    }
+
+    /// PostgreSQL defines no `max`/`min` for these (15; `uuid` fails first on the binary
+    /// collation the comparison would take): `function min(boolean) does not exist`.
+    fn unaggregated_value(&self, declared: &str) -> Option<&'static str> {
+        let base = super::portable::base_name(declared);
+        UNAGGREGATED
+            .contains(&base.as_str())
+            .then_some("PostgreSQL has no MAX or MIN for them")
     }
 
     /// Compared by its bytes: a cast keeps the column's collation, and under a

@@ -35,6 +35,10 @@ pub struct SourceQuery {
     /// where the engine's own order of the value is not the byte order the stream keeps
     /// ([`super::Query::value_in_byte_order`]); None: `s.v`.
     pub value_order: Option<String>,
+    /// The value's type as the source describes it (None: not asked): the stream compares
+    /// values of a decimal type, which it reads as their text, by value as the pushdown's
+    /// MAX/MIN does.
+    pub value_type: Option<String>,
 }
 
 impl SourceQuery {
@@ -390,7 +394,7 @@ fn pivot_select<D: Types + ?Sized>(
             // every value, as the INSERT's assignment would.
             _ if declared => d.created_as_column(&cell, c.sql_type(shape)),
             Some(t) => d.cast_to(&cell, t),
-            None => cell,
+            None => d.text_cell(&cell, source.value_type.as_deref()),
         };
         format!("{cell} AS {}", d.quote_ident(&c.column))
     }));

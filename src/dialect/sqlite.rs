@@ -28,6 +28,44 @@ impl Quoting for Sqlite {
     }
 }
 
+/// The SQL function, registered by the SQLite backend on its connection, that gives a REAL
+/// its [`exact_real_text`] (or the REAL itself where SQLite's own text is exact).
+pub const REAL_TEXT: &str = "eavpivot_real_text";
+
+/// The text a TEXT column must hold for the REAL `f` where SQLite's own (15 significant
+/// digits, which the column would store if given the REAL) does not read back as `f`: its
+/// shortest exact digits (16 or 17) laid out as SQLite's `printf('%!.16g')`/`'%!.17g'` lays
+/// them out. None where SQLite's is exact. The stream binds it; the pushdown calls it as
+/// [`REAL_TEXT`].
+pub fn exact_real_text(f: f64) -> Option<String> {
+    if !f.is_finite() || format!("{f:.14e}").parse::<f64>().ok() == Some(f) {
+        return None;
+    }
+    let shortest = format!("{f:e}");
+    let (mantissa, exponent) = shortest.split_once('e')?;
+    let exponent: i32 = exponent.parse().ok()?;
+    let sign = if mantissa.starts_with('-') { "-" } else { "" };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let precision = digits.len() as i32;
+    if exponent < -4 || exponent >= precision {
+        let (first, rest) = digits.split_at(1);
+        let rest = if rest.is_empty() { "0" } else { rest };
+        let esign = if exponent < 0 { '-' } else { '+' };
+        return Some(format!("{sign}{first}.{rest}e{esign}{:02}", exponent.abs()));
+    }
+    let text = if exponent < 0 {
+        format!("0.{}{digits}", "0".repeat((-exponent - 1) as usize))
+    } else {
+        // `exponent < precision`: the point falls within the digits or right after them.
+        let point = (exponent + 1) as usize;
+        match digits.get(point..) {
+            Some(frac) if !frac.is_empty() => format!("{}.{frac}", &digits[..point]),
+            _ => format!("{digits}.0"),
+        }
+    };
+    Some(format!("{sign}{text}"))
+}
+
 impl Types for Sqlite {
     fn text_type(&self) -> &'static str {
         "TEXT"
@@ -42,6 +80,24 @@ impl Types for Sqlite {
 
     fn integer_type(&self) -> &'static str {
         "INTEGER"
+    }
+
+    /// A REAL's text is printed with 15 significant digits (`0.30000000000000004` → `0.3`),
+    /// and SQLite's `printf` at 17 is not exact either (`4.4251604027143375e+284` prints
+    /// `…367e+284`, another double): the backend's [`REAL_TEXT`] function gives the text
+    /// the stream writes ([`exact_real_text`]).
+    /// A value declared with TEXT affinity is never a REAL: left as it is.
+    fn text_cell(&self, expr: &str, declared: Option<&str>) -> String {
+        let text_affinity = declared.is_some_and(|t| {
+            let t = t.to_ascii_uppercase();
+            ["CHAR", "CLOB", "TEXT"].iter().any(|a| t.contains(a)) && !t.contains("INT")
+        });
+        match text_affinity {
+            true => expr.to_string(),
+            false => format!(
+                "CASE WHEN typeof({expr}) = 'real' THEN {REAL_TEXT}({expr}) ELSE {expr} END"
+            ),
+        }
     }
 
     /// A one-column primary key declared exactly `INTEGER` becomes the rowid, which takes
@@ -261,5 +317,49 @@ impl Script for Sqlite {
             max_join_tables: Some((64, "SQLite joins at most 64 tables")),
             lift_recursion_limit: "",
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Exact where SQLite's own text is not, as SQLite lays numbers out; left to SQLite
+    /// where its text is exact.
+    #[test]
+    fn a_real_gets_its_exact_text_where_sqlites_is_not() {
+        let cases: [(f64, Option<&str>); 10] = [
+            (0.1 + 0.2, Some("0.30000000000000004")),
+            (-(0.1 + 0.2), Some("-0.30000000000000004")),
+            (123_456_789_012_345_680.0, Some("1.2345678901234568e+17")),
+            (f64::MAX, Some("1.7976931348623157e+308")),
+            (4.425_160_402_714_337_5e284, Some("4.4251604027143375e+284")),
+            (1_234_567_890_123_456.8, Some("1234567890123456.8")),
+            (0.000_123_456_789_012_345_67, Some("0.00012345678901234567")),
+            (100.0, None),
+            (1e-7, None),
+            (0.1, None),
+        ];
+        for (f, want) in cases {
+            let got = exact_real_text(f);
+            assert_eq!(got.as_deref(), want, "{f:e}");
+            if let Some(text) = got {
+                assert_eq!(text.parse::<f64>().ok(), Some(f), "{text}");
+            }
+        }
+        let mut bits: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..100_000 {
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            let f = f64::from_bits(bits);
+            match exact_real_text(f) {
+                Some(text) => assert_eq!(text.parse::<f64>().ok(), Some(f), "{f:e}: {text}"),
+                None => assert!(
+                    !f.is_finite() || format!("{f:.14e}").parse::<f64>().ok() == Some(f),
+                    "{f:e}"
+                ),
+            }
+        }
     }
 }

@@ -270,6 +270,7 @@ mod tests {
             changed_by_key: false,
             attribute_key: None,
             value_order: None,
+            value_type: None,
         };
         let exact = [Some("BINARY s.e0".to_string()), None];
         let sql = query::keys_one_under_collation(d, &source, &exact);

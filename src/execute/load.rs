@@ -261,7 +261,14 @@ async fn stream(
         plan.source_rows,
         show_progress && !session.dry_run,
     ))
-    .with_print_check(session.across_databases());
+    .with_print_check(session.across_databases())
+    .with_decimal_values(
+        plan.source
+            .value_type
+            .as_deref()
+            .and_then(|t| source.portable_type(t))
+            .is_some_and(|kind| matches!(kind, crate::dialect::ColumnKind::Decimal { .. })),
+    );
     // On one server the read itself tests every typed value's round trip (the transforms'
     // values are not the source's; across two databases, see verify_printed).
     let checked =

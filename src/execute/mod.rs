@@ -177,24 +177,21 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
             "transforms need strategy: stream (or auto); pushdown cannot run them".into(),
         ));
     }
+    // The value's type, as the source describes it, decides how both strategies keep the same
+    // value of a conflicting pair — texts by their bytes, numbers by value: the stream reads
+    // a decimal as its text, and the pushdown compares a text under a binary collation. It
+    // also says where the pushdown cannot write the value as the stream does (a type its
+    // MAX does not take, a conversion to text that rounds).
+    let value_type = session
+        .inspect_types(&source.describe_value(&plan.source))
+        .await?;
+    plan.source.value_type = value_type.first().cloned().flatten();
     if plan.strategy == Strategy::Pushdown {
         let collates = match collates {
             Some(known) => known,
             None => keys::may_collate(&mut session, dialect, &plan.source).await?,
         };
-        // The pushdown's MAX/MIN keep what the stream keeps: texts by their bytes. An engine
-        // that orders text as it compares it needs saying so only where it may collate. (So
-        // SQL Server's values, whose conversion to text can lose digits, are always described.)
-        let described = collates || !dialect.orders_text_as_it_compares();
-        let value_type = match described {
-            true => {
-                session
-                    .inspect_types(&dialect.describe_value(&plan.source))
-                    .await?
-            }
-            false => Vec::new(),
-        };
-        if let Some(reason) = stream_for_lossy_values(job, &options.plan, dialect, &value_type)? {
+        if let Some(reason) = stream_for_value_type(job, &options.plan, dialect, &value_type)? {
             plan.strategy = Strategy::Stream;
             plan.strategy_reason = reason;
         } else {
@@ -207,7 +204,9 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
                 )
                 .await?;
             }
-            if described {
+            // An engine that orders text as it compares it (SQLite: BINARY unless declared)
+            // needs no other order unless the value may collate.
+            if collates || !dialect.orders_text_as_it_compares() {
                 plan.source.value_order = query::value_order(dialect, &value_type);
             }
         }
@@ -283,7 +282,9 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
 /// column, and the print-back check of a typed one): where that loses digits for the source's
 /// value type (SQL Server's FLOAT, MONEY, DATETIME), `auto` streams instead — the stream
 /// writes each value's exact text — and an asked-for pushdown is refused before any write.
-fn stream_for_lossy_values(
+/// So too where its MAX/MIN cannot take the value's type (PostgreSQL's `boolean`, `json`…,
+/// SQL Server's `bit`): every run of such a job failed in the conflict survey.
+fn stream_for_value_type(
     job: &Job,
     options: &PlanOptions,
     dialect: &dyn Dialect,
@@ -292,6 +293,16 @@ fn stream_for_lossy_values(
     let Some(declared) = value_type.first().cloned().flatten() else {
         return Ok(None);
     };
+    if let Some(why) = dialect.unaggregated_value(&declared) {
+        return match options.strategy.unwrap_or(job.strategy) {
+            StrategyName::Auto => Ok(Some(format!(
+                "auto: the source's values are {declared} and {why}: the stream picks among them itself"
+            ))),
+            _ => Err(Error::Usage(format!(
+                "strategy: pushdown cannot pick among the source's {declared} values: {why}; nothing was written: use strategy: stream (or auto), or convert the value in `value:` yourself (e.g. CAST(v AS text))"
+            ))),
+        };
+    }
     let Some(loss) = dialect.text_conversion_loss(&declared) else {
         return Ok(None);
     };

@@ -92,6 +92,8 @@ pub struct Pivoter {
     /// trailing fractional zeros ([`super::verify::print_hash`]).
     by_value: Vec<Vec<bool>>,
     aggregate: Aggregate,
+    /// The values are decimals read as their text: compared by value.
+    decimal_values: bool,
     transforms: Vec<Box<dyn Transform>>,
     current: Option<Vec<Value>>,
     /// Per table, the current entity's cells (entity values excluded).
@@ -180,6 +182,7 @@ impl Pivoter {
             },
             widths,
             aggregate,
+            decimal_values: false,
             transforms,
             current: None,
             ready_rows: 0,
@@ -199,6 +202,14 @@ impl Pivoter {
     /// and sum it into [`StreamStats::misprinted`].
     pub fn with_misprint_check(mut self, on: bool) -> Pivoter {
         self.stats.misprinted = on.then_some(0);
+        self
+    }
+
+    /// The source's values are of a decimal type, read as their text (PostgreSQL's NUMERIC,
+    /// MariaDB's and SQL Server's DECIMAL): conflicts compare them by value, as the
+    /// pushdown's MAX/MIN do — by their text `9` would beat `10.5`.
+    pub fn with_decimal_values(mut self, on: bool) -> Pivoter {
+        self.decimal_values = on;
         self
     }
 
@@ -280,7 +291,13 @@ impl Pivoter {
             return Ok(());
         }
         self.stats.repeats[t][c] += 1;
-        if *cell != value && !self.conflicted[t][c] {
+        let order = compare(&value, cell, self.decimal_values);
+        // `10.5` and `10.50` of a decimal type are one value, as the pushdown counts them.
+        let differs = match self.decimal_values {
+            true => order != Ordering::Equal,
+            false => *cell != value,
+        };
+        if differs && !self.conflicted[t][c] {
             self.conflicted[t][c] = true;
             self.stats.conflicts += 1;
             if self.stats.conflict_samples.len() < CONFLICT_SAMPLES {
@@ -296,8 +313,8 @@ impl Pivoter {
             }
         }
         let replace = match self.aggregate {
-            Aggregate::Max | Aggregate::Error => compare(&value, cell) == Ordering::Greater,
-            Aggregate::Min => compare(&value, cell) == Ordering::Less,
+            Aggregate::Max | Aggregate::Error => order == Ordering::Greater,
+            Aggregate::Min => order == Ordering::Less,
         };
         if replace {
             *cell = value;
@@ -408,7 +425,15 @@ fn int_key_follows(previous: Option<&[Value]>, next: &[Value]) -> bool {
 }
 
 /// Numbers by value, everything else by its text: the order `aggregate: max/min` keeps.
-fn compare(a: &Value, b: &Value) -> Ordering {
+/// `decimals`: texts that are decimal numerals are numbers (a decimal type read as text).
+fn compare(a: &Value, b: &Value, decimals: bool) -> Ordering {
+    if decimals {
+        if let (Value::Text(x), Value::Text(y)) = (a, b) {
+            if let Some(order) = compare_decimals(x, y) {
+                return order;
+            }
+        }
+    }
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => x.cmp(y),
         (Value::Float(x), Value::Float(y)) => x.total_cmp(y),
@@ -419,6 +444,51 @@ fn compare(a: &Value, b: &Value) -> Ordering {
             (Some(x), Some(y)) => x.cmp(y),
             _ => a.as_text().cmp(&b.as_text()),
         },
+    }
+}
+
+/// Two decimal numerals (`-12.50`, `0.5`, `7`) by value, exactly; None where either is not
+/// one (PostgreSQL's `NaN`, which then sorts by its text: above every number, as there).
+fn compare_decimals(a: &str, b: &str) -> Option<Ordering> {
+    let (a, b) = (Decimal::parse(a)?, Decimal::parse(b)?);
+    let magnitude = |x: &Decimal| {
+        // Integer digits without leading zeros, then the fraction without trailing ones.
+        let int = x.int.trim_start_matches('0');
+        let frac = x.frac.trim_end_matches('0');
+        (int.len(), int.to_string(), frac.to_string())
+    };
+    let (ma, mb) = (magnitude(&a), magnitude(&b));
+    let zero = |m: &(usize, String, String)| m.0 == 0 && m.2.is_empty();
+    let (na, nb) = (a.negative && !zero(&ma), b.negative && !zero(&mb));
+    Some(match (na, nb) {
+        (false, true) => Ordering::Greater,
+        (true, false) => Ordering::Less,
+        (false, false) => ma.cmp(&mb),
+        (true, true) => mb.cmp(&ma),
+    })
+}
+
+/// A decimal numeral's parts: an optional sign, digits, an optional fraction.
+struct Decimal<'a> {
+    negative: bool,
+    int: &'a str,
+    frac: &'a str,
+}
+
+impl<'a> Decimal<'a> {
+    fn parse(text: &'a str) -> Option<Decimal<'a>> {
+        let (negative, digits) = match text.as_bytes().first()? {
+            b'-' => (true, &text[1..]),
+            b'+' => (false, &text[1..]),
+            _ => (false, text),
+        };
+        let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+        let numeral = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        (!(int.is_empty() && frac.is_empty()) && numeral(int) && numeral(frac)).then_some(Decimal {
+            negative,
+            int,
+            frac,
+        })
     }
 }
 
@@ -674,6 +744,37 @@ pub(crate) mod tests {
             .expect("push");
         p.finish().expect("finish");
         assert_eq!(p.take_ready()[0], vec![vec![Value::Int(1), Value::Int(10)]]);
+    }
+
+    #[test]
+    fn decimals_read_as_text_compare_by_value() {
+        let cases = [
+            ("10.5", "9", Ordering::Greater),
+            ("10.50", "10.5", Ordering::Equal),
+            ("-10", "-2", Ordering::Less),
+            ("0.49", "0.5", Ordering::Less),
+            ("-0.00", "0", Ordering::Equal),
+            ("-0.5", "0", Ordering::Less),
+            ("007", "7.000", Ordering::Equal),
+            (".5", "0.50", Ordering::Equal),
+            (
+                "123456789012345678901234567890.1",
+                "123456789012345678901234567890.09",
+                Ordering::Greater,
+            ),
+        ];
+        for (a, b, order) in cases {
+            assert_eq!(compare(&text(a), &text(b), true), order, "{a} vs {b}");
+            assert_eq!(
+                compare(&text(b), &text(a), true),
+                order.reverse(),
+                "{b} vs {a}"
+            );
+        }
+        // Not numerals: by their text, as without the flag.
+        assert_eq!(compare(&text("NaN"), &text("9"), true), Ordering::Greater);
+        assert_eq!(compare(&text("1e5"), &text("9"), true), Ordering::Less);
+        assert_eq!(compare(&text("10.5"), &text("9"), false), Ordering::Less);
     }
 
     #[test]

@@ -43,6 +43,7 @@ impl From<&Job> for SourceQuery {
             }),
             attribute_key: None,
             value_order: None,
+            value_type: None,
         }
     }
 }

@@ -2,7 +2,9 @@
 //! every engine: texts by their bytes, as the stream compares them. Under MariaDB's and SQL
 //! Server's case-insensitive collations the pushdown's `MAX` used to keep `NULL` over `it's`
 //! (`IT'S` < `NULL` there) where the stream kept `it's` (`i` > `N` in bytes), and a SQLite
-//! value column declared `COLLATE NOCASE` did the same.
+//! value column declared `COLLATE NOCASE` did the same. Numbers by value: a DECIMAL (or
+//! PostgreSQL's NUMERIC) reaches the stream as its text, and the stream kept `9` over `10.5`
+//! where the pushdown's MAX kept `10.5`.
 
 use crate::servers;
 
@@ -16,7 +18,22 @@ const PAIRS: [(i64, &str, &str, &str, &str); 4] = [
     (4, "ü", "z", "ü", "z"),
 ];
 
+/// Decimal pairs, and what max and min keep by value.
+const DECIMALS: [(i64, &str, &str, &str, &str); 4] = [
+    (1, "9", "10.5", "10.5", "9"),
+    (2, "-2", "-10", "-2", "-10"),
+    (3, "0.5", "0.49", "0.5", "0.49"),
+    (4, "-0.5", "0", "0", "-0.5"),
+];
+
 async fn kept(db: Db, value_type: &str, tag: &str) {
+    kept_of(db, value_type, tag, &PAIRS).await
+}
+
+/// `pairs` in a value column of `value_type`; a decimal one's cells compare by value (each
+/// engine prints its scale: `10.50`).
+async fn kept_of(db: Db, value_type: &str, tag: &str, pairs: &[(i64, &str, &str, &str, &str)]) {
+    let by_value = value_type.starts_with("DECIMAL");
     let Some(mut conn) = db.open().await else {
         return;
     };
@@ -31,7 +48,7 @@ async fn kept(db: Db, value_type: &str, tag: &str) {
     );
     conn.execute(&create).await.expect("create source");
     let d = conn.dialect();
-    let rows: Vec<String> = PAIRS
+    let rows: Vec<String> = pairs
         .iter()
         .flat_map(|(id, x, y, _, _)| [(id, x), (id, y)])
         .map(|(id, v)| format!("({id}, 'a', {})", d.quote_literal(v)))
@@ -74,12 +91,19 @@ async fn kept(db: Db, value_type: &str, tag: &str) {
                 })
                 .collect();
             got.sort();
-            let want: Vec<(i64, String)> = PAIRS
+            let want: Vec<(i64, String)> = pairs
                 .iter()
                 .map(|&(id, _, _, max, min)| {
                     (id, if aggregate == "max" { max } else { min }.to_string())
                 })
                 .collect();
+            let number = |text: &String| text.parse::<f64>().ok();
+            if by_value {
+                let got: Vec<_> = got.iter().map(|(id, v)| (*id, number(v))).collect();
+                let want: Vec<_> = want.iter().map(|(id, v)| (*id, number(v))).collect();
+                assert_eq!(got, want, "{what}: the value kept");
+                continue;
+            }
             assert_eq!(got, want, "{what}: the value kept");
         }
     }
@@ -101,6 +125,15 @@ async fn postgres_keeps_the_same_value_by_bytes() {
 #[tokio::test]
 async fn mariadb_keeps_the_same_value_by_bytes() {
     kept(mariadb(), "VARCHAR(10)", "").await;
+}
+
+#[tokio::test]
+async fn decimals_keep_the_same_value_by_value() {
+    kept_of(postgres(), "DECIMAL(10,2)", "dec", &DECIMALS).await;
+    kept_of(mariadb(), "DECIMAL(10,2)", "dec", &DECIMALS).await;
+    if let Some(db) = mssql() {
+        kept_of(db, "DECIMAL(10,2)", "dec", &DECIMALS).await;
+    }
 }
 
 #[tokio::test]

@@ -23,6 +23,10 @@ EXEC sp_describe_first_result_set @tsql = N'SELECT s.e0 FROM (SELECT y AS e0, (C
   FROM MINESWEEPER_BOARD) s WHERE 1 = 0';
 
 -- read-only, ran during the dry run:
+EXEC sp_describe_first_result_set @tsql = N'SELECT s.v FROM (SELECT y AS e0, (CAST(x AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, state AS v
+  FROM MINESWEEPER_BOARD) s WHERE 1 = 0';
+
+-- read-only, ran during the dry run:
 SELECT CASE WHEN OBJECT_ID(N'MINESWEEPER_VIEW', N'U') IS NULL THEN 0 ELSE 1 END;
 
 SET XACT_ABORT ON; SET NOCOUNT OFF; BEGIN TRANSACTION;

@@ -22,6 +22,10 @@ EXEC sp_describe_first_result_set @tsql = N'SELECT s.e0, s.e1 FROM (SELECT puzzl
   FROM SUDOKU_GIVENS) s WHERE 1 = 0';
 
 -- read-only, ran during the dry run:
+EXEC sp_describe_first_result_set @tsql = N'SELECT s.v FROM (SELECT puzzle AS e0, row AS e1, (CAST(col AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, value AS v
+  FROM SUDOKU_GIVENS) s WHERE 1 = 0';
+
+-- read-only, ran during the dry run:
 SELECT CASE WHEN OBJECT_ID(N'SUDOKU_GRID', N'U') IS NULL THEN 0 ELSE 1 END;
 
 -- read-only, ran during the dry run:

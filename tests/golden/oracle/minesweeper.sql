@@ -25,6 +25,10 @@ SELECT s.e0 FROM (SELECT y AS e0, '|' || x AS a, state AS v
   FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
+SELECT s.v FROM (SELECT y AS e0, '|' || x AS a, state AS v
+  FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
 SELECT CASE WHEN DBMS_LOCK.REQUEST(ORA_HASH('eavpivot:' || SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA') || '.' || 'MINESWEEPER_VIEW', 1073741823), 6, 0) IN (0, 4) THEN 1 ELSE 0 END, NULL FROM dual;
 
 -- read-only, ran during the dry run:

@@ -24,6 +24,10 @@ SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, '|' || col AS a, value A
   FROM SUDOKU_GIVENS) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
+SELECT s.v FROM (SELECT puzzle AS e0, row AS e1, '|' || col AS a, value AS v
+  FROM SUDOKU_GIVENS) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
 SELECT CASE WHEN DBMS_LOCK.REQUEST(ORA_HASH('eavpivot:' || SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA') || '.' || 'SUDOKU_GRID', 1073741823), 6, 0) IN (0, 4) THEN 1 ELSE 0 END, NULL FROM dual;
 
 -- read-only, ran during the dry run:

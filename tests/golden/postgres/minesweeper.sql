@@ -26,6 +26,10 @@ SELECT s.e0 FROM (SELECT y AS e0, x AS a, state AS v
   FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
+SELECT s.v FROM (SELECT y AS e0, x AS a, state AS v
+  FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
 SELECT CASE WHEN to_regclass('MINESWEEPER_VIEW') IS NULL THEN 0 ELSE 1 END;
 
 -- read-only, ran during the dry run:

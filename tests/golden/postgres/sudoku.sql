@@ -25,6 +25,10 @@ SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, col AS a, value AS v
   FROM SUDOKU_GIVENS) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
+SELECT s.v FROM (SELECT puzzle AS e0, row AS e1, col AS a, value AS v
+  FROM SUDOKU_GIVENS) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
 SELECT CASE WHEN to_regclass('SUDOKU_GRID') IS NULL THEN 0 ELSE 1 END;
 
 -- read-only, ran during the dry run:

@@ -23,6 +23,12 @@ SELECT s.e0 FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC COLLATE BINARY AS a, 
   LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
+SELECT s.v FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC COLLATE BINARY AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
+  FROM ITEM_DETAIL ID
+  JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
+  LEFT JOIN ELEMENT_LIST EL ON ID.ELEMENT_ID = EL.ELEMENT_ID AND ID.LIST_ID = EL.LIST_ID) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
 SELECT COUNT(*) FROM sqlite_master WHERE sql LIKE '%collate%';
 
 -- read-only, ran during the dry run:
@@ -52,13 +58,13 @@ CREATE TABLE ITEM_WIDE (
 
 INSERT INTO ITEM_WIDE ("ITEM_ID", "Color", "Material", "Size", "Voltage", "Warranty 2 years", "Warranty 10 years", "Weight (kg)")
 SELECT s.e0,
-  MAX(CASE WHEN s.a = 'Color' THEN s.v END) AS "Color",
-  MAX(CASE WHEN s.a = 'Material' THEN s.v END) AS "Material",
-  MAX(CASE WHEN s.a = 'Size' THEN s.v END) AS "Size",
-  MAX(CASE WHEN s.a = 'Voltage' THEN s.v END) AS "Voltage",
-  MAX(CASE WHEN s.a = 'Warranty 2 years' THEN s.v END) AS "Warranty 2 years",
-  MAX(CASE WHEN s.a = 'Warranty 10 years' THEN s.v END) AS "Warranty 10 years",
-  MAX(CASE WHEN s.a = 'Weight (kg)' THEN s.v END) AS "Weight (kg)"
+  CASE WHEN typeof(MAX(CASE WHEN s.a = 'Color' THEN s.v END)) = 'real' THEN eavpivot_real_text(MAX(CASE WHEN s.a = 'Color' THEN s.v END)) ELSE MAX(CASE WHEN s.a = 'Color' THEN s.v END) END AS "Color",
+  CASE WHEN typeof(MAX(CASE WHEN s.a = 'Material' THEN s.v END)) = 'real' THEN eavpivot_real_text(MAX(CASE WHEN s.a = 'Material' THEN s.v END)) ELSE MAX(CASE WHEN s.a = 'Material' THEN s.v END) END AS "Material",
+  CASE WHEN typeof(MAX(CASE WHEN s.a = 'Size' THEN s.v END)) = 'real' THEN eavpivot_real_text(MAX(CASE WHEN s.a = 'Size' THEN s.v END)) ELSE MAX(CASE WHEN s.a = 'Size' THEN s.v END) END AS "Size",
+  CASE WHEN typeof(MAX(CASE WHEN s.a = 'Voltage' THEN s.v END)) = 'real' THEN eavpivot_real_text(MAX(CASE WHEN s.a = 'Voltage' THEN s.v END)) ELSE MAX(CASE WHEN s.a = 'Voltage' THEN s.v END) END AS "Voltage",
+  CASE WHEN typeof(MAX(CASE WHEN s.a = 'Warranty 2 years' THEN s.v END)) = 'real' THEN eavpivot_real_text(MAX(CASE WHEN s.a = 'Warranty 2 years' THEN s.v END)) ELSE MAX(CASE WHEN s.a = 'Warranty 2 years' THEN s.v END) END AS "Warranty 2 years",
+  CASE WHEN typeof(MAX(CASE WHEN s.a = 'Warranty 10 years' THEN s.v END)) = 'real' THEN eavpivot_real_text(MAX(CASE WHEN s.a = 'Warranty 10 years' THEN s.v END)) ELSE MAX(CASE WHEN s.a = 'Warranty 10 years' THEN s.v END) END AS "Warranty 10 years",
+  CASE WHEN typeof(MAX(CASE WHEN s.a = 'Weight (kg)' THEN s.v END)) = 'real' THEN eavpivot_real_text(MAX(CASE WHEN s.a = 'Weight (kg)' THEN s.v END)) ELSE MAX(CASE WHEN s.a = 'Weight (kg)' THEN s.v END) END AS "Weight (kg)"
 FROM (SELECT ID.ITEM_ID AS e0, AE.ELEMENT_DESC COLLATE BINARY AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
   FROM ITEM_DETAIL ID
   JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID

@@ -22,6 +22,10 @@ SELECT s.e0 FROM (SELECT y AS e0, x COLLATE BINARY AS a, state AS v
   FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
+SELECT s.v FROM (SELECT y AS e0, x COLLATE BINARY AS a, state AS v
+  FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
 SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'MINESWEEPER_VIEW' COLLATE NOCASE;
 
 BEGIN;

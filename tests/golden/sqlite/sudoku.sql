@@ -21,6 +21,10 @@ SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, col COLLATE BINARY AS a,
   FROM SUDOKU_GIVENS) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
+SELECT s.v FROM (SELECT puzzle AS e0, row AS e1, col COLLATE BINARY AS a, value AS v
+  FROM SUDOKU_GIVENS) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
 SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'SUDOKU_GRID' COLLATE NOCASE;
 
 -- read-only, ran during the dry run:

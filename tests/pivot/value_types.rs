@@ -1,0 +1,194 @@
+//! A value column of a type the database's `MAX`/`MIN` does not take (PostgreSQL `boolean`,
+//! `uuid`, `json`, `jsonb`, `xml`, `bit varying`; SQL Server `bit`): every run with the
+//! default strategy failed in the pushdown's conflict survey (`function min(boolean) does not
+//! exist`). `auto` now streams and says why, each value's text is loaded, and a forced
+//! pushdown is refused before any write (exit 2).
+
+use crate::servers;
+
+use servers::*;
+
+/// `(declared type, two values as SQL literals, the texts the stream loads)`.
+type Case = (&'static str, [&'static str; 2], [&'static str; 2]);
+
+async fn streamed(db: &Db, cases: &[Case]) {
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let c = conn.as_mut();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = if db.what == "mssql" {
+        "NVARCHAR(20)"
+    } else {
+        "VARCHAR(20)"
+    };
+    for (i, (declared, [a, b], [text_a, text_b])) in cases.iter().enumerate() {
+        let p = format!("vtype{}_{i}", std::process::id());
+        let (source, target) = (format!("{p}_kv"), format!("{p}_wide"));
+        drop_if_exists(c, &source).await;
+        drop_if_exists(c, &target).await;
+        execute_all(
+            c,
+            &[
+                format!("CREATE TABLE {source} (id INT, attr {text}, val {declared})"),
+                format!("INSERT INTO {source} VALUES (1, 'a', {a}), (1, 'b', {b}), (2, 'a', {b})"),
+            ],
+        )
+        .await;
+        let job = kv_job(dir.path(), &source, &target, "replace");
+        let what = format!("{} {declared}", db.what);
+        let out = run(&["run", &job.display().to_string(), "--json"], &db.url);
+        assert!(out.status.success(), "{what} auto: {}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+        assert_eq!(report["strategy"], "stream", "{what}: {report}");
+        let reason = report["strategy_reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("MAX or MIN") || reason.contains("MAX and MIN"),
+            "{what}: {reason}"
+        );
+        let rows = read_keyed(c, db.what, &target, 1).await;
+        let cell = |id: i64, column: &str| {
+            rows.iter()
+                .find(|(key, _)| key[0].as_i64() == Some(id))
+                .and_then(|(_, cells)| cells.get(column).cloned())
+                .unwrap_or_default()
+        };
+        let got = [cell(1, "a"), cell(1, "b"), cell(2, "a")];
+        assert_eq!(got, [*text_a, *text_b, *text_b], "{what}");
+        let before = fingerprint(c, &target).await;
+        let out = run_strategy(&job, "pushdown", &db.url);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{what} pushdown: {err}");
+        assert!(
+            err.contains("strategy: pushdown cannot pick among")
+                && err.contains("nothing was written"),
+            "{what} pushdown: {err}"
+        );
+        assert_eq!(
+            fingerprint(c, &target).await,
+            before,
+            "{what}: the target as it was"
+        );
+        drop_if_exists(c, &source).await;
+        drop_if_exists(c, &target).await;
+    }
+}
+
+#[test]
+fn postgres_values_without_max_are_streamed() {
+    let db = postgres();
+    runtime().block_on(streamed(
+        &db,
+        &[
+            ("boolean", ["true", "false"], ["1", "0"]),
+            (
+                "uuid",
+                [
+                    "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'",
+                    "'00000000-0000-0000-0000-000000000001'",
+                ],
+                [
+                    "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+                    "00000000-0000-0000-0000-000000000001",
+                ],
+            ),
+            (
+                "json",
+                ["'{\"k\":  1}'", "'[1,2]'"],
+                ["{\"k\":  1}", "[1,2]"],
+            ),
+            (
+                "jsonb",
+                ["'{\"k\":  1}'", "'[1,2]'"],
+                ["{\"k\": 1}", "[1, 2]"],
+            ),
+            ("xml", ["'<a>1</a>'", "'<b/>'"], ["<a>1</a>", "<b/>"]),
+            ("bit varying(8)", ["B'101'", "B'0'"], ["101", "0"]),
+        ],
+    ));
+}
+
+#[test]
+fn mssql_bit_values_are_streamed() {
+    let Some(db) = mssql() else {
+        return;
+    };
+    runtime().block_on(streamed(&db, &[("bit", ["1", "0"], ["1", "0"])]));
+}
+
+/// A REAL in a TEXT column: SQLite stores its text with 15 significant digits, so
+/// `0.30000000000000004` became `0.3` in both strategies, and a PostgreSQL or MariaDB double
+/// loaded into SQLite did the same. Each such value now gets its exact text (in SQLite's
+/// layout), the same in both strategies; values SQLite prints exactly stay as it prints them.
+#[test]
+fn sqlite_text_columns_hold_a_reals_exact_text() {
+    const CELLS: [(f64, &str); 5] = [
+        (0.300_000_000_000_000_04, "0.30000000000000004"),
+        (123_456_789_012_345_680.0, "1.2345678901234568e+17"),
+        (4.425_160_402_714_337_5e284, "4.4251604027143375e+284"),
+        (100.0, "100.0"),
+        (1e-7, "1.0e-07"),
+    ];
+    let db = sqlite();
+    let pg = postgres();
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let rows: Vec<String> = CELLS
+            .iter()
+            .enumerate()
+            .map(|(i, (f, _))| format!("({i}, 'x', {f:e})"))
+            .collect();
+        execute_all(
+            c,
+            &[
+                "CREATE TABLE reals_kv (id INT, attr TEXT, val REAL)".into(),
+                format!("INSERT INTO reals_kv VALUES {}", rows.join(", ")),
+            ],
+        )
+        .await;
+        let want: Vec<Vec<String>> = CELLS
+            .iter()
+            .enumerate()
+            .map(|(i, (_, text))| vec![i.to_string(), (*text).to_string(), "text".into()])
+            .collect();
+        let read = "SELECT id, x, typeof(x) FROM reals_wide ORDER BY id";
+        let job = kv_job(dir.path(), "reals_kv", "reals_wide", "replace");
+        for strategy in ["pushdown", "stream"] {
+            let out = run_strategy(&job, strategy, &db.url);
+            assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+            assert_eq!(text_rows(c, read).await, want, "sqlite {strategy}");
+        }
+        // A PostgreSQL double loaded into SQLite.
+        let Some(mut server) = pg.open().await else {
+            return;
+        };
+        let s = server.as_mut();
+        let p = format!("reals{}", std::process::id());
+        drop_if_exists(s, &format!("{p}_kv")).await;
+        execute_all(
+            s,
+            &[
+                format!("CREATE TABLE {p}_kv (id INT, attr TEXT, val DOUBLE PRECISION)"),
+                format!("INSERT INTO {p}_kv VALUES {}", rows.join(", ")),
+            ],
+        )
+        .await;
+        let job = kv_job(dir.path(), &format!("{p}_kv"), "reals_wide", "replace");
+        let out = run(
+            &[
+                "run",
+                &job.display().to_string(),
+                "--target-connection",
+                &db.url,
+            ],
+            &pg.url,
+        );
+        assert!(out.status.success(), "postgres to sqlite: {}", stderr(&out));
+        assert_eq!(text_rows(c, read).await, want, "postgres to sqlite");
+        drop_if_exists(s, &format!("{p}_kv")).await;
+    });
+}
