@@ -41,7 +41,7 @@ impl Unconnected {
     fn unanswerable(&self, sql: &str) -> Error {
         self.asked.push(sql);
         Error::Usage(
-            "run --dry-run on oracle stopped at its first query (printed with what came before it, except with --json): the statements after it depend on the server's answer (the attributes and the entity key's types), and this build has no Oracle backend to ask; eavpivot script JOB --dialect oracle renders a script that discovers them on the server"
+            "run --dry-run on oracle stopped at its first query (printed with what came before it, except with --json): the statements after it depend on the server's answer (the value's and the entity key's types, the attributes), and this build has no Oracle backend to ask; eavpivot script JOB --dialect oracle renders a script that discovers them on the server"
                 .into(),
         )
     }

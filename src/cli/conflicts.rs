@@ -23,13 +23,14 @@ pub async fn export(backend: &mut dyn Backend, job: &Job, path: &Path) -> Result
     if let Some(exact) = dialect.exact_text_key(&job.attribute) {
         source.attribute_key = Some(exact);
     }
-    let declared = backend
-        .column_types(&dialect.describe_value(&source))
+    // The value read as a run reads it (Session::describe_value).
+    let declared = crate::execute::Session::new(&mut *backend, false)
+        .describe_value(&mut source)
         .await
         .map_err(|e| {
             e.with_context(&format!("reading the value's type in {}", job.source.table))
         })?;
-    source.value_order = query::value_order(dialect, &declared);
+    source.value_order = query::value_order(dialect, declared.as_deref());
     let rows = backend
         .query(&query::conflicting_values(dialect, &source))
         .await

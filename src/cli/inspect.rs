@@ -160,7 +160,11 @@ fn progress_bar() -> Option<ProgressBar> {
 /// The survey: one ordered scan, then the plans (as written, and typed) from its figures.
 pub async fn inspect(db: &mut dyn Backend, job: &Job, connection: &str) -> Result<Inspection> {
     let dialect = db.dialect();
-    let source_query = crate::plan::source_query(job);
+    let mut source_query = crate::plan::source_query(job);
+    // Values read as a run reads them (Session::describe_value).
+    crate::execute::Session::new(&mut *db, false)
+        .describe_value(&mut source_query)
+        .await?;
     let entity_types = db
         .column_types(&dialect.describe_entity(&source_query))
         .await?;

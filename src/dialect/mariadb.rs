@@ -189,6 +189,12 @@ impl Types for MariaDb {
         "LONGTEXT"
     }
 
+    /// MariaDB sends a FLOAT as text with 6 significant digits (16777216 arrives as
+    /// 16777200, 123456.7 as 123457); as a DOUBLE, with the digits that give it back exactly.
+    fn read_value(&self, expr: &str, declared: &str) -> Option<String> {
+        (super::portable::base_name(declared) == "float").then(|| format!("CAST({expr} AS DOUBLE)"))
+    }
+
     fn type_name_of(&self, kind: &ColumnKind) -> Option<String> {
         Some(match kind {
             ColumnKind::Int => "INT".into(),

@@ -414,6 +414,14 @@ pub trait Types: Quoting {
         None
     }
 
+    /// The value `expr`, of the source's type `declared`, as both strategies read it where
+    /// it would otherwise reach the stream unlike the database's own text of it: rounded
+    /// (SQL Server sends a MONEY as a float, MariaDB prints a FLOAT with 6 digits) or padded
+    /// (PostgreSQL's `character(n)`, whose text drops the padding); None: as it is.
+    fn read_value(&self, _expr: &str, _declared: &str) -> Option<String> {
+        None
+    }
+
     /// Why the pushdown's `MAX`/`MIN` cannot pick among values of the source's type
     /// `declared` (the database has no such aggregate for them), or None where it can: `auto`
     /// then streams, which picks among their texts itself, and an asked-for pushdown is

@@ -218,6 +218,17 @@ impl Types for MsSql {
         .then_some("SQL Server's MAX and MIN do not take them")
     }
 
+    /// TDS sends a MONEY as an integer of ten-thousandths, which the driver hands on as a
+    /// float: past 15 significant digits the last ones are lost (900000000000000.12 arrived as
+    /// 900000000000000.1). DECIMAL(19,4) holds every MONEY and SMALLMONEY, and converts to text,
+    /// exactly.
+    fn read_value(&self, expr: &str, declared: &str) -> Option<String> {
+        let base = super::portable::base_name(declared);
+        ["money", "smallmoney"]
+            .contains(&base.as_str())
+            .then(|| format!("CAST({expr} AS DECIMAL(19,4))"))
+    }
+
     fn text_conversion_loss(&self, declared: &str) -> Option<&'static str> {
         let base = super::portable::base_name(declared);
         TEXT_CONVERSION_LOSSES

@@ -157,6 +157,15 @@ impl Types for Postgres {
 
     /// PostgreSQL defines no `max`/`min` for these (15; `uuid` fails first on the binary
     /// collation the comparison would take): `function min(boolean) does not exist`.
+    /// A `character(n)` arrives padded to n; PostgreSQL's own text of it (the pushdown's,
+    /// any cast) drops the trailing spaces, which its comparisons ignore anyway.
+    fn read_value(&self, expr: &str, declared: &str) -> Option<String> {
+        let base = super::portable::base_name(declared);
+        ["char", "character", "bpchar"]
+            .contains(&base.as_str())
+            .then(|| format!("CAST({expr} AS text)"))
+    }
+
     fn unaggregated_value(&self, declared: &str) -> Option<&'static str> {
         let base = super::portable::base_name(declared);
         UNAGGREGATED

@@ -51,8 +51,8 @@ impl SourceQuery {
 /// [`SourceQuery::value_order`] for a value whose type the engine described as `described`
 /// ([`super::Query::describe_value`]): how MAX/MIN, the conflict checks and `--conflicts`
 /// compare it, by its bytes where its own order is not that.
-pub fn value_order<D: Query + ?Sized>(d: &D, described: &[Option<String>]) -> Option<String> {
-    d.value_in_byte_order("s.v", described.first().cloned().flatten().as_deref())
+pub fn value_order<D: Query + ?Sized>(d: &D, described: Option<&str>) -> Option<String> {
+    d.value_in_byte_order("s.v", described)
 }
 
 /// `FROM t AS a JOIN … WHERE …` of the job's source: its scope (`source.where`).

@@ -106,6 +106,12 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
 
     // The reads before the plan share one source query; the plan keeps its own (`plan.source`).
     let mut source_query = plan::source_query(job);
+    // The value's type, as the source describes it: whether it is read as another type to
+    // reach us exactly (before discovery, which infers types from it), how both strategies keep
+    // the same value of a conflicting pair (texts by their bytes, numbers by value: the stream
+    // reads a decimal as its text), and where the pushdown cannot write it as the stream does
+    // (a type its MAX does not take, a conversion to text that rounds).
+    source_query.value_type = session.describe_value(&mut source_query).await?;
     let collates = keys::exact_attribute_key(&mut session, source, job, &mut source_query).await?;
     let mut discovery =
         discover::discover(&mut session, source, (job, &source_query), &transforms).await?;
@@ -144,6 +150,8 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     plan.source
         .attribute_key
         .clone_from(&source_query.attribute_key);
+    plan.source.value.clone_from(&source_query.value);
+    plan.source.value_type.clone_from(&source_query.value_type);
     plan.notes.extend(type_notes);
     if whole_scope.is_some() {
         plan.notes.push(format!(
@@ -177,21 +185,17 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
             "transforms need strategy: stream (or auto); pushdown cannot run them".into(),
         ));
     }
-    // The value's type, as the source describes it, decides how both strategies keep the same
-    // value of a conflicting pair — texts by their bytes, numbers by value: the stream reads
-    // a decimal as its text, and the pushdown compares a text under a binary collation. It
-    // also says where the pushdown cannot write the value as the stream does (a type its
-    // MAX does not take, a conversion to text that rounds).
-    let value_type = session
-        .inspect_types(&source.describe_value(&plan.source))
-        .await?;
-    plan.source.value_type = value_type.first().cloned().flatten();
     if plan.strategy == Strategy::Pushdown {
         let collates = match collates {
             Some(known) => known,
             None => keys::may_collate(&mut session, dialect, &plan.source).await?,
         };
-        if let Some(reason) = stream_for_value_type(job, &options.plan, dialect, &value_type)? {
+        if let Some(reason) = stream_for_value_type(
+            job,
+            &options.plan,
+            dialect,
+            plan.source.value_type.as_deref(),
+        )? {
             plan.strategy = Strategy::Stream;
             plan.strategy_reason = reason;
         } else {
@@ -207,7 +211,8 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
             // An engine that orders text as it compares it (SQLite: BINARY unless declared)
             // needs no other order unless the value may collate.
             if collates || !dialect.orders_text_as_it_compares() {
-                plan.source.value_order = query::value_order(dialect, &value_type);
+                plan.source.value_order =
+                    query::value_order(dialect, plan.source.value_type.as_deref());
             }
         }
     }
@@ -288,12 +293,12 @@ fn stream_for_value_type(
     job: &Job,
     options: &PlanOptions,
     dialect: &dyn Dialect,
-    value_type: &[Option<String>],
+    value_type: Option<&str>,
 ) -> Result<Option<String>> {
-    let Some(declared) = value_type.first().cloned().flatten() else {
+    let Some(declared) = value_type else {
         return Ok(None);
     };
-    if let Some(why) = dialect.unaggregated_value(&declared) {
+    if let Some(why) = dialect.unaggregated_value(declared) {
         return match options.strategy.unwrap_or(job.strategy) {
             StrategyName::Auto => Ok(Some(format!(
                 "auto: the source's values are {declared} and {why}: the stream picks among them itself"
@@ -303,7 +308,7 @@ fn stream_for_value_type(
             ))),
         };
     }
-    let Some(loss) = dialect.text_conversion_loss(&declared) else {
+    let Some(loss) = dialect.text_conversion_loss(declared) else {
         return Ok(None);
     };
     match options.strategy.unwrap_or(job.strategy) {

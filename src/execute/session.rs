@@ -3,7 +3,7 @@
 //! prints is therefore exactly what a real run sends, in order.
 
 use crate::backend::{read_ahead, Backend, LoadTarget, RowPipeline};
-use crate::dialect::Dialect;
+use crate::dialect::{Dialect, SourceQuery};
 use crate::error::Result;
 pub use crate::report::{Statement, StatementKind};
 use crate::value::Value;
@@ -108,6 +108,19 @@ impl<'a> Session<'a> {
     pub async fn inspect_types(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
         self.record_source(StatementKind::Inspect, sql, None);
         self.reader().column_types(sql).await
+    }
+
+    /// The type of `source`'s value as the source describes it, after reading the value as
+    /// another type where its own would reach the stream unlike the database's text of it
+    /// ([`crate::plan::source::read_value`]: `source.value` then changes).
+    pub async fn describe_value(&mut self, source: &mut SourceQuery) -> Result<Option<String>> {
+        let dialect = self.source_dialect();
+        let mut types = self.inspect_types(&dialect.describe_value(source)).await?;
+        let declared = types.first().and_then(Option::as_deref);
+        if crate::plan::source::read_value(dialect, source, declared) {
+            types = self.inspect_types(&dialect.describe_value(source)).await?;
+        }
+        Ok(types.into_iter().next().flatten())
     }
 
     /// A query of the source inside the load (verification's expected side); only recorded

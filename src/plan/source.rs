@@ -5,6 +5,7 @@
 use crate::config::{ColumnSelection, ColumnType, IfExists, Job, JoinKind, Split, TableRef};
 use crate::dialect::query::SourceQuery;
 use crate::dialect::script::ScriptPlan;
+use crate::dialect::Types;
 use crate::terms::Aggregate;
 
 /// The source query of `job`: its tables and joins, entity/attribute/value expressions, its
@@ -45,6 +46,23 @@ impl From<&Job> for SourceQuery {
             value_order: None,
             value_type: None,
         }
+    }
+}
+
+/// Reads the source's value as both strategies must see it where its type `declared` (as the
+/// source described it) would reach the stream otherwise ([`Types::read_value`]): true when
+/// `source`'s value expression changed, and its type is to be described again.
+pub fn read_value(
+    dialect: &(impl Types + ?Sized),
+    source: &mut SourceQuery,
+    declared: Option<&str>,
+) -> bool {
+    match declared.and_then(|d| dialect.read_value(&source.value, d)) {
+        Some(read) => {
+            source.value = read;
+            true
+        }
+        None => false,
     }
 }
 

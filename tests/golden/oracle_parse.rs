@@ -337,7 +337,7 @@ fn a_run_against_oracle_is_refused_in_one_line_before_connecting() {
 }
 
 #[test]
-fn a_dry_run_against_oracle_prints_what_it_would_send_and_stops_at_discovery() {
+fn a_dry_run_against_oracle_prints_what_it_would_send_and_stops_at_its_first_query() {
     let out = eavpivot()
         .args([
             "run",
@@ -361,10 +361,8 @@ fn a_dry_run_against_oracle_prints_what_it_would_send_and_stops_at_discovery() {
     let job = config::load_job(&repo().join("config/item_detail.yaml")).expect("job");
     let mut want = Oracle.session_setup();
     want.extend(Oracle.lock_timeout(job.lock_timeout));
-    want.push(query::discover_attributes(
-        &Oracle,
-        &eavpivot::plan::source_query(&job),
-    ));
+    // The first query: the value's type (Session::describe_value).
+    want.push(Oracle.describe_value(&eavpivot::plan::source_query(&job)));
     for sql in &want {
         assert!(
             stdout.contains(&format!("{sql};\n")),
@@ -373,7 +371,7 @@ fn a_dry_run_against_oracle_prints_what_it_would_send_and_stops_at_discovery() {
     }
     assert!(
         !stdout.contains("CREATE TABLE"),
-        "nothing past discovery: {stdout}"
+        "nothing past its first query: {stdout}"
     );
     // --json: the failure as JSON only, no SQL mixed into it.
     let out = eavpivot()

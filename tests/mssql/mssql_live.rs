@@ -540,7 +540,7 @@ async fn standalone_script_keeps_the_conflicting_value_run_keeps() {
 
 /// The script writes values into text columns through SQL Server's implicit conversion, which
 /// keeps 6 digits of a FLOAT, 2 decimals of a MONEY and no seconds of a DATETIME (its CAST and
-/// CONVERT documentation; `eavpivot run` streams such values instead): refused by type, so on
+/// CONVERT documentation; `eavpivot run` streams or reads them exactly): refused by type, so on
 /// Babelfish too, naming the type, and no table is written.
 #[tokio::test]
 async fn script_refuses_values_sql_server_would_print_with_a_loss() {

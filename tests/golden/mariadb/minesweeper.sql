@@ -13,6 +13,10 @@
 --   10 -> 10 (MINESWEEPER_VIEW)
 
 -- read-only, ran during the dry run:
+SELECT s.v FROM (SELECT y AS e0, CAST(CONVERT(x USING utf8mb4) AS BINARY) AS a, state AS v
+  FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
 SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(OCTET_LENGTH(CONVERT(s.v USING utf8mb4))) AS min_bytes, MAX(OCTET_LENGTH(CONVERT(s.v USING utf8mb4))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0
 FROM (SELECT y AS e0, CAST(CONVERT(x USING utf8mb4) AS BINARY) AS a, state AS v
   FROM MINESWEEPER_BOARD) s
@@ -20,10 +24,6 @@ GROUP BY s.a;
 
 -- read-only, ran during the dry run:
 SELECT s.e0 FROM (SELECT y AS e0, CAST(CONVERT(x USING utf8mb4) AS BINARY) AS a, state AS v
-  FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
-
--- read-only, ran during the dry run:
-SELECT s.v FROM (SELECT y AS e0, CAST(CONVERT(x USING utf8mb4) AS BINARY) AS a, state AS v
   FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:

@@ -12,6 +12,10 @@
 --   9 -> 9 (SUDOKU_GRID)
 
 -- read-only, ran during the dry run:
+SELECT s.v FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING utf8mb4) AS BINARY) AS a, value AS v
+  FROM SUDOKU_GIVENS) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
 SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(OCTET_LENGTH(CONVERT(s.v USING utf8mb4))) AS min_bytes, MAX(OCTET_LENGTH(CONVERT(s.v USING utf8mb4))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0, COUNT(*) - COUNT(s.e1) AS null_e1
 FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING utf8mb4) AS BINARY) AS a, value AS v
   FROM SUDOKU_GIVENS) s
@@ -19,10 +23,6 @@ GROUP BY s.a;
 
 -- read-only, ran during the dry run:
 SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING utf8mb4) AS BINARY) AS a, value AS v
-  FROM SUDOKU_GIVENS) s WHERE 1 = 0;
-
--- read-only, ran during the dry run:
-SELECT s.v FROM (SELECT puzzle AS e0, row AS e1, CAST(CONVERT(col USING utf8mb4) AS BINARY) AS a, value AS v
   FROM SUDOKU_GIVENS) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:

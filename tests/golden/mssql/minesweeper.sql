@@ -13,6 +13,10 @@
 --   10 -> 10 (MINESWEEPER_VIEW)
 
 -- read-only, ran during the dry run:
+EXEC sp_describe_first_result_set @tsql = N'SELECT s.v FROM (SELECT y AS e0, (CAST(x AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, state AS v
+  FROM MINESWEEPER_BOARD) s WHERE 1 = 0';
+
+-- read-only, ran during the dry run:
 SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(DATALENGTH(CAST(s.v AS NVARCHAR(MAX)))) AS min_bytes, MAX(DATALENGTH(CAST(s.v AS NVARCHAR(MAX)))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0
 FROM (SELECT y AS e0, (CAST(x AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2 AS a, state AS v
   FROM MINESWEEPER_BOARD) s
@@ -20,10 +24,6 @@ GROUP BY s.a;
 
 -- read-only, ran during the dry run:
 EXEC sp_describe_first_result_set @tsql = N'SELECT s.e0 FROM (SELECT y AS e0, (CAST(x AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, state AS v
-  FROM MINESWEEPER_BOARD) s WHERE 1 = 0';
-
--- read-only, ran during the dry run:
-EXEC sp_describe_first_result_set @tsql = N'SELECT s.v FROM (SELECT y AS e0, (CAST(x AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, state AS v
   FROM MINESWEEPER_BOARD) s WHERE 1 = 0';
 
 -- read-only, ran during the dry run:

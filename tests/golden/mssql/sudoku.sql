@@ -12,6 +12,10 @@
 --   9 -> 9 (SUDOKU_GRID)
 
 -- read-only, ran during the dry run:
+EXEC sp_describe_first_result_set @tsql = N'SELECT s.v FROM (SELECT puzzle AS e0, row AS e1, (CAST(col AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, value AS v
+  FROM SUDOKU_GIVENS) s WHERE 1 = 0';
+
+-- read-only, ran during the dry run:
 SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(DATALENGTH(CAST(s.v AS NVARCHAR(MAX)))) AS min_bytes, MAX(DATALENGTH(CAST(s.v AS NVARCHAR(MAX)))) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0, COUNT(*) - COUNT(s.e1) AS null_e1
 FROM (SELECT puzzle AS e0, row AS e1, (CAST(col AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2 AS a, value AS v
   FROM SUDOKU_GIVENS) s
@@ -19,10 +23,6 @@ GROUP BY s.a;
 
 -- read-only, ran during the dry run:
 EXEC sp_describe_first_result_set @tsql = N'SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, (CAST(col AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, value AS v
-  FROM SUDOKU_GIVENS) s WHERE 1 = 0';
-
--- read-only, ran during the dry run:
-EXEC sp_describe_first_result_set @tsql = N'SELECT s.v FROM (SELECT puzzle AS e0, row AS e1, (CAST(col AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, value AS v
   FROM SUDOKU_GIVENS) s WHERE 1 = 0';
 
 -- read-only, ran during the dry run:

@@ -15,6 +15,10 @@
 --   10 -> 10 (MINESWEEPER_VIEW)
 
 -- read-only, ran during the dry run:
+SELECT s.v FROM (SELECT y AS e0, '|' || x AS a, state AS v
+  FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
 SELECT s.a, COUNT(*) AS n_rows, COUNT(s.v) AS n_values, MIN(LENGTHB(s.v)) AS min_bytes, MAX(LENGTHB(s.v)) AS max_bytes, COUNT(*) - COUNT(s.e0) AS null_e0
 FROM (SELECT y AS e0, '|' || x AS a, state AS v
   FROM MINESWEEPER_BOARD) s
@@ -22,10 +26,6 @@ GROUP BY s.a;
 
 -- read-only, ran during the dry run:
 SELECT s.e0 FROM (SELECT y AS e0, '|' || x AS a, state AS v
-  FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
-
--- read-only, ran during the dry run:
-SELECT s.v FROM (SELECT y AS e0, '|' || x AS a, state AS v
   FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:

@@ -13,16 +13,16 @@
 --   10 -> 10 (MINESWEEPER_VIEW)
 
 -- read-only, ran during the dry run:
+SELECT s.v FROM (SELECT y AS e0, x COLLATE BINARY AS a, state AS v
+  FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
 SELECT s.a, LENGTH(CAST(s.v AS BLOB)) AS b, CASE WHEN s.e0 IS NULL THEN 1 ELSE 0 END AS null_e0
 FROM (SELECT y AS e0, x COLLATE BINARY AS a, state AS v
   FROM MINESWEEPER_BOARD) s;
 
 -- read-only, ran during the dry run:
 SELECT s.e0 FROM (SELECT y AS e0, x COLLATE BINARY AS a, state AS v
-  FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
-
--- read-only, ran during the dry run:
-SELECT s.v FROM (SELECT y AS e0, x COLLATE BINARY AS a, state AS v
   FROM MINESWEEPER_BOARD) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:

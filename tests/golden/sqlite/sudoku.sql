@@ -12,16 +12,16 @@
 --   9 -> 9 (SUDOKU_GRID)
 
 -- read-only, ran during the dry run:
+SELECT s.v FROM (SELECT puzzle AS e0, row AS e1, col COLLATE BINARY AS a, value AS v
+  FROM SUDOKU_GIVENS) s WHERE 1 = 0;
+
+-- read-only, ran during the dry run:
 SELECT s.a, LENGTH(CAST(s.v AS BLOB)) AS b, CASE WHEN s.e0 IS NULL THEN 1 ELSE 0 END AS null_e0, CASE WHEN s.e1 IS NULL THEN 1 ELSE 0 END AS null_e1
 FROM (SELECT puzzle AS e0, row AS e1, col COLLATE BINARY AS a, value AS v
   FROM SUDOKU_GIVENS) s;
 
 -- read-only, ran during the dry run:
 SELECT s.e0, s.e1 FROM (SELECT puzzle AS e0, row AS e1, col COLLATE BINARY AS a, value AS v
-  FROM SUDOKU_GIVENS) s WHERE 1 = 0;
-
--- read-only, ran during the dry run:
-SELECT s.v FROM (SELECT puzzle AS e0, row AS e1, col COLLATE BINARY AS a, value AS v
   FROM SUDOKU_GIVENS) s WHERE 1 = 0;
 
 -- read-only, ran during the dry run:
