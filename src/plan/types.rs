@@ -151,6 +151,9 @@ impl Survey {
                 for rung in self.exact_rungs() {
                     rung.rule_out(&text, entity);
                 }
+                // Checked against `pivot.types` as its text is: a SQLite REAL 27.85 declared
+                // BIGINT was loaded as 28 (MariaDB) and as 27.9 in a DECIMAL(12,1).
+                self.check_declared(&text, entity);
                 return;
             }
             Value::Text(s) => {
@@ -181,9 +184,14 @@ impl Survey {
         self.measure(&text);
         self.first_seen(&text, entity);
         self.classify(&text, entity);
+        self.check_declared(&text, entity);
+    }
+
+    /// The first value that does not convert exactly to the `pivot.types` kind.
+    fn check_declared(&mut self, text: &str, entity: &[Value]) {
         if let Some(kind) = &self.declared {
-            if self.misfit.is_none() && !converts(&text, kind) {
-                self.misfit = Some(Sample::new(&text, entity));
+            if self.misfit.is_none() && !converts(text, kind) {
+                self.misfit = Some(Sample::new(text, entity));
             }
         }
     }

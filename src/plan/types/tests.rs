@@ -584,3 +584,30 @@ fn integer_digits_match_the_printed_length() {
         assert_eq!(integer_digits(n), printed, "{n}");
     }
 }
+
+/// A value the source already holds as a float (a SQLite REAL, a MariaDB DOUBLE) is checked
+/// against `pivot.types` as its text is: 27.85 declared BIGINT was loaded as 28 into MariaDB,
+/// and as 27.9 into a DECIMAL(12,1), silently (the differential harness, seed 46).
+#[test]
+fn a_float_value_is_checked_against_its_declared_type() {
+    let cases = [
+        ("BIGINT", 27.85, Some("'27.85'")),
+        ("DECIMAL(12,1)", 27.85, Some("'27.85'")),
+        ("BIGINT", 5.0, None),
+        ("DECIMAL(12,4)", 27.85, None),
+        ("DOUBLE PRECISION", 27.85, None),
+    ];
+    for (declared, value, misfit) in cases {
+        let mut s = Survey::declared(Some(parse_declared(declared)));
+        s.observe(&Value::Float(value), &[Value::Int(1)]);
+        let got = s.misfit.as_ref().map(ToString::to_string);
+        match misfit {
+            Some(text) => assert_eq!(
+                got.as_deref(),
+                Some(format!("{text} for entity 1").as_str()),
+                "{declared} {value}"
+            ),
+            None => assert_eq!(got, None, "{declared} {value}"),
+        }
+    }
+}
