@@ -32,6 +32,8 @@ mod exec;
 mod gen;
 #[path = "differential/model.rs"]
 mod model;
+#[path = "differential/numbers.rs"]
+mod numbers;
 #[path = "differential/regress.rs"]
 mod regress;
 #[path = "differential/script.rs"]

@@ -267,11 +267,14 @@ fn create_source(
     } else {
         format!("attr {}", text(200))
     };
+    let val_col = match case.numeric {
+        true => "DECIMAL(12,4)".to_string(),
+        false => text(200),
+    };
     let mut sql = vec![format!(
-        "CREATE TABLE {} ({}, {attr_col}, val {}, grp INT, modified INT)",
+        "CREATE TABLE {} ({}, {attr_col}, val {val_col}, grp INT, modified INT)",
         n.source,
         keys.join(", "),
-        text(200)
     )];
     let ids = attr_ids(case);
     let lit = |v: &Option<String>| {
@@ -311,10 +314,14 @@ fn create_source(
             } else {
                 lit(&r.attr)
             };
+            // A numeric value column gets its numerals as numbers, not strings to convert.
+            let val = match (&r.val, case.numeric) {
+                (Some(v), true) => v.clone(),
+                (v, _) => lit(v),
+            };
             format!(
-                "({}, {attr}, {}, {}, {})",
+                "({}, {attr}, {val}, {}, {})",
                 key.join(", "),
-                lit(&r.val),
                 r.grp,
                 r.modified
             )

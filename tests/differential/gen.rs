@@ -34,9 +34,9 @@ impl Rng {
 
 /// Feature families: `base` always; the others can be switched off while the product
 /// does not implement them yet (`EAVPIVOT_DIFF_FEATURES=base` or a comma list).
-pub const FAMILIES: [&str; 10] = [
-    "where_rows",    // merge with a row-level `where` (issue 21 defect 1, the refusal rule)
-    "changed",       // source.changed
+pub const FAMILIES: [&str; 11] = [
+    "where_rows",     // merge with a row-level `where` (issue 21 defect 1, the refusal rule)
+    "changed",        // source.changed
     "changed_key", // source.changed testing the entity key alone (filtered directly on PostgreSQL)
     "typed_merge", // infer / pivot.types merged again (defects 2, 3)
     "cross_infer", // infer with --target-connection (defect 5)
@@ -45,6 +45,7 @@ pub const FAMILIES: [&str; 10] = [
     "nulled",      // --json merged[].nulled
     "key_twins",   // entity keys one under a case-insensitive, PAD SPACE collation ('k', 'K', 'k ')
     "same_db_guard", // issue 17: --target-connection naming the source's database (named case only)
+    "numeric_values", // the source's value column DECIMAL(12,4), not text (numbers.rs)
 ];
 
 #[derive(Clone, Debug)]
@@ -90,6 +91,9 @@ pub struct Case {
     pub steps: Vec<Step>,
     /// (source, target) backend indices when the target is another database.
     pub cross: Option<(usize, usize)>,
+    /// The source's value column is DECIMAL(12,4) (SQLite: NUMERIC affinity) and every value
+    /// a decimal numeral that fits it ([`super::numbers`]).
+    pub numeric: bool,
     /// The families this case exercises (for the report).
     pub uses: BTreeSet<&'static str>,
 }
@@ -143,6 +147,25 @@ const TEXTS: [&str; 14] = [
 ];
 const INTS: [&str; 7] = ["5", "-12", "0", "6771", "40000", "3000000000", "99"];
 const DECS: [&str; 6] = ["27.8", "27.85", "12.5", "12.50", "0.40", "-3.125"];
+/// The values of a numeric value column: INTS and DECS that fit DECIMAL(12,4) (not
+/// `3000000000`: ten integer digits, the type holds eight), and its largest magnitudes.
+/// Text order and value order differ among them (`99` < `27.8` < `5` by text).
+const NUMERIC: [&str; 14] = [
+    "5",
+    "-12",
+    "0",
+    "6771",
+    "40000",
+    "99",
+    "27.8",
+    "27.85",
+    "12.5",
+    "12.50",
+    "0.40",
+    "-3.125",
+    "99999999.9999",
+    "-12345678.5",
+];
 const DATES: [&str; 4] = ["2024-01-01", "2024-01-02", "1999-12-31", "2024-02-29"];
 const STAMPS: [&str; 3] = [
     "2024-01-02 10:30:00",
@@ -401,6 +424,20 @@ pub fn case(seed: u64, f: &Features) -> Case {
         add_key_twins(&mut g, &mut steps[at], &attrs, at as i64);
         uses.insert("key_twins");
     }
+    // Drawn last too: a case with a numeric value column is the text case of its seed with
+    // every value made a number.
+    let numeric = f.on("numeric_values") && g.rng.pct(20);
+    if numeric {
+        make_numeric(&mut g.rng, &mut steps);
+        // A narrower decimal than the source's: PostgreSQL's `27.8000` never fits it, SQLite's
+        // `27.85` does and `-3.125` does not.
+        for ty in job.types.values_mut().filter(|t| t.starts_with("DECIMAL")) {
+            if g.rng.pct(50) {
+                *ty = "DECIMAL(12,2)".into();
+            }
+        }
+        uses.insert("numeric_values");
+    }
     Case {
         seed,
         keys,
@@ -408,8 +445,77 @@ pub fn case(seed: u64, f: &Features) -> Case {
         job,
         steps,
         cross,
+        numeric,
         uses,
     }
+}
+
+/// Every value that is not already one of [`NUMERIC`] replaced by one, the same text always
+/// by the same number (a value a delta left alone stays alone; two equal texts stay a
+/// conflict of one value).
+fn make_numeric(rng: &mut Rng, steps: &mut [Step]) {
+    let texts: BTreeSet<String> = steps
+        .iter()
+        .flat_map(|s| s.rows.iter().filter_map(|r| r.val.clone()))
+        .collect();
+    let as_number: BTreeMap<String, String> = texts
+        .into_iter()
+        .map(|t| {
+            let n = match NUMERIC.contains(&t.as_str()) {
+                true => t.clone(),
+                false => rng.pick(&NUMERIC).to_string(),
+            };
+            (t, n)
+        })
+        .collect();
+    for r in steps.iter_mut().flat_map(|s| s.rows.iter_mut()) {
+        if let Some(v) = r.val.as_mut() {
+            *v = as_number[v.as_str()].clone();
+        }
+    }
+    // More conflicts, each between two numbers whose text order is not their value order
+    // (`5` and `27.8`, `99` and `6771`), so a pick by text shows. A row's rival depends on
+    // the row alone: an entity a delta left alone keeps its conflict.
+    let n = |x: &str| x.parse::<f64>().expect("a numeral");
+    let rival: BTreeMap<&str, &str> = NUMERIC
+        .iter()
+        .map(|&v| {
+            let crossing: Vec<&str> = NUMERIC
+                .iter()
+                .copied()
+                .filter(|&w| n(v) != n(w) && (v < w) != (n(v) < n(w)))
+                .collect();
+            // `0` crosses none: any other.
+            let pool = if crossing.is_empty() {
+                &NUMERIC[..]
+            } else {
+                &crossing
+            };
+            (v, *rng.pick(pool))
+        })
+        .collect();
+    for step in steps.iter_mut() {
+        let rivals: Vec<Row> = step
+            .rows
+            .iter()
+            .filter(|r| fnv(&format!("{:?}", (&r.key, &r.attr, &r.val))) % 100 < 20)
+            .filter_map(|r| {
+                let v = rival[r.val.as_deref()?];
+                Some(Row {
+                    val: Some(v.to_string()),
+                    ..r.clone()
+                })
+            })
+            .collect();
+        step.rows.extend(rivals);
+    }
+}
+
+/// FNV-1a: a hash that is the same in every build (a seed stays a reproduction).
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Two entities in one step only whose keys differ in the first text part by case or a

@@ -4,7 +4,10 @@
 //! the target the previous step left, it says which rows and cells the target must hold, how
 //! many conflicts the report must count, or that the run must be refused and change nothing.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+
+use super::numbers::{self, Values};
 
 /// One entity key value.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -122,14 +125,45 @@ pub enum Outcome {
     WrittenOrRefused(Target),
 }
 
-/// What `step` must do to `prev` (None: no target yet); `cross`: two databases; `fold`: what
-/// the source's or the target's database counts as one text key ([`key_fold`]).
-pub fn expect(
-    job: &Job,
-    step: &Step,
-    prev: Option<&Target>,
-    (cross, fold): (bool, KeyFold),
-) -> Outcome {
+/// Where a step runs, as far as the model needs to know.
+#[derive(Clone, Copy, Debug)]
+pub struct Run {
+    /// Source and target are two databases.
+    pub cross: bool,
+    /// What the source's or the target's database counts as one text key ([`key_fold`]).
+    pub fold: KeyFold,
+    /// How the source's value column holds values ([`numbers::values`]).
+    pub values: Values,
+}
+
+impl Run {
+    /// A run from the leg `source` into the leg `target`; `numeric`: the case's value column
+    /// is DECIMAL(12,4).
+    pub fn new(source: &str, target: &str, numeric: bool) -> Run {
+        Run {
+            cross: source != target,
+            fold: key_fold(source, target),
+            values: numbers::values(numeric, source),
+        }
+    }
+}
+
+/// What `step` must do to `prev` (None: no target yet) when run as `run` says.
+pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, run: Run) -> Outcome {
+    let Run {
+        cross,
+        fold,
+        values,
+    } = run;
+    // A numeric value column: the model goes on with the texts the source holds.
+    let stored: Cow<Step> = match values {
+        Values::Text => Cow::Borrowed(step),
+        _ => Cow::Owned(Step {
+            rows: values.stored_rows(&step.rows),
+            ..step.clone()
+        }),
+    };
+    let step: &Step = &stored;
     if cross && job.pushdown {
         return Outcome::Refused("a forced pushdown cannot cross databases (exit 2)".into());
     }
@@ -158,7 +192,7 @@ pub fn expect(
             "entity keys {a:?} and {b:?} are one key to the collation"
         ));
     }
-    let pivot = pivot(&scope, job.aggregate);
+    let pivot = pivot(&scope, job.aggregate, values.by_value());
     if pivot.attrs.is_empty() && !delta {
         return Outcome::Refused("no attribute names in scope: nothing to pivot".into());
     }
@@ -168,6 +202,8 @@ pub fn expect(
             pivot.conflicts
         ));
     }
+    // A numeric source's values are checked as the source prints them, as the product's check
+    // goes by text: PostgreSQL's `5.0000` does not fit BIGINT, nor `27.8000` DECIMAL(12,2).
     for (attr, ty) in &job.types {
         for ((key, a), v) in &pivot.cells {
             if a == attr && !fits(ty, v) {
@@ -371,8 +407,9 @@ impl Pivot {
 }
 
 /// Rows with a NULL or empty attribute name still name their entity (it gets a row) but
-/// no column; conflicts pick by byte order (`max`, and `min` for `min`).
-pub fn pivot(rows: &[&Row], agg: Agg) -> Pivot {
+/// no column; conflicts pick by byte order (`max`, and `min` for `min`), or `by_value` (a
+/// numeric value column, whose equal numbers have one text: no conflict) by number.
+pub fn pivot(rows: &[&Row], agg: Agg, by_value: bool) -> Pivot {
     let mut entities = BTreeSet::new();
     let mut values: BTreeMap<(Vec<K>, String), BTreeSet<&str>> = BTreeMap::new();
     let mut attrs = BTreeSet::new();
@@ -391,7 +428,12 @@ pub fn pivot(rows: &[&Row], agg: Agg) -> Pivot {
     let cells = values
         .into_iter()
         .filter_map(|(k, s)| {
-            let pick = if agg == Agg::Min { s.first() } else { s.last() };
+            let pick = match (agg == Agg::Min, by_value) {
+                (true, false) => s.first().copied(),
+                (false, false) => s.last().copied(),
+                (true, true) => s.iter().copied().min_by(numbers::by_number),
+                (false, true) => s.iter().copied().max_by(numbers::by_number),
+            };
             pick.map(|v| (k, v.to_string()))
         })
         .collect();

@@ -180,8 +180,8 @@ pub fn reproduction(
             "$ eavpivot {}",
             args.iter().map(|a| shell(a)).collect::<Vec<_>>().join(" ")
         );
-        let fold = model::key_fold(legs[s], legs[t]);
-        let outcome = model::expect(&case.job, step, prev.as_ref(), (s != t, fold));
+        let run = model::Run::new(legs[s], legs[t], case.numeric);
+        let outcome = model::expect(&case.job, step, prev.as_ref(), run);
         let _ = writeln!(out, "-- expected: {}", describe(&outcome));
         if let model::Outcome::Written { target, .. } | model::Outcome::WrittenOrRefused(target) =
             outcome
