@@ -118,6 +118,7 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     let source_types = session
         .inspect_types(&source.describe_entity(&source_query))
         .await?;
+    plan::source::read_keys(source, &mut source_query, &source_types);
     let (entity_types, type_notes) = match session.across_databases() {
         true => map_entity_types(source, dialect, &source_types),
         false => (source_types, Vec::new()),
@@ -150,6 +151,7 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     plan.source
         .attribute_key
         .clone_from(&source_query.attribute_key);
+    plan.source.entity.clone_from(&source_query.entity);
     plan.source.value.clone_from(&source_query.value);
     plan.source.value_type.clone_from(&source_query.value_type);
     plan.notes.extend(type_notes);

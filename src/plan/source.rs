@@ -66,6 +66,24 @@ pub fn read_value(
     }
 }
 
+/// Reads each entity key as the value is read ([`Types::read_value`]) where its type
+/// `declared` (as the source described it) would reach the stream otherwise: a MONEY or a
+/// MariaDB FLOAT key was written back rounded. The target keeps the described type.
+pub fn read_keys(
+    dialect: &(impl Types + ?Sized),
+    source: &mut SourceQuery,
+    declared: &[Option<String>],
+) {
+    for (expr, declared) in source.entity.iter_mut().zip(declared) {
+        if let Some(read) = declared
+            .as_deref()
+            .and_then(|d| dialect.read_value(expr, d))
+        {
+            *expr = read;
+        }
+    }
+}
+
 /// What `eavpivot script` renders a standalone script from: the source query and the job's
 /// choices, made once here so the dialects' scripts never read the job.
 pub fn script_plan(job: &Job) -> ScriptPlan {

@@ -280,3 +280,81 @@ fn postgres_character_values_lose_their_padding_in_both_strategies() {
         &[("'ab'", "ab"), ("'x y'", "x y"), ("' a'", " a")],
     ));
 }
+
+/// Entity keys of those types were written back as the stream read them: a MariaDB FLOAT key
+/// `16777216` became `16777200` and `123456.7` became `123457` (exit 0), a MONEY key lost its
+/// last digits. Keys are now read as the value is, and keep their own type in the target.
+/// `exact`: the key as the database prints it read `AS` this type.
+async fn keys_alike(db: &Db, declared: &str, exact: &str, keys: &[(&str, &str)]) {
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let c = conn.as_mut();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = format!("keys{}", std::process::id());
+    let (source, target) = (format!("{p}_kv"), format!("{p}_wide"));
+    drop_if_exists(c, &source).await;
+    drop_if_exists(c, &target).await;
+    let rows: Vec<String> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, (literal, _))| format!("({literal}, 'x', '{i}')"))
+        .collect();
+    execute_all(
+        c,
+        &[
+            format!("CREATE TABLE {source} (id {declared}, attr VARCHAR(9), val VARCHAR(9))"),
+            format!("INSERT INTO {source} VALUES {}", rows.join(", ")),
+        ],
+    )
+    .await;
+    let job = kv_job(dir.path(), &source, &target, "replace");
+    let read = format!("SELECT CAST(id AS {exact}), x FROM {target} ORDER BY id");
+    let want: Vec<Vec<String>> = {
+        let mut want: Vec<(f64, Vec<String>)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, (literal, text))| {
+                let order = literal.parse().expect("a numeral");
+                (order, vec![(*text).to_string(), i.to_string()])
+            })
+            .collect();
+        want.sort_by(|a, b| a.0.total_cmp(&b.0));
+        want.into_iter().map(|(_, row)| row).collect()
+    };
+    for strategy in ["stream", "pushdown"] {
+        let what = format!("{} {declared} key, {strategy}", db.what);
+        let out = run_strategy(&job, strategy, &db.url);
+        assert!(out.status.success(), "{what}: {}", stderr(&out));
+        assert_eq!(text_rows(c, &read).await, want, "{what}");
+    }
+    drop_if_exists(c, &source).await;
+    drop_if_exists(c, &target).await;
+}
+
+#[test]
+fn mariadb_float_keys_keep_every_digit() {
+    let db = mariadb();
+    runtime().block_on(keys_alike(
+        &db,
+        "FLOAT",
+        "DOUBLE",
+        &[("16777216", "16777216"), ("123456.7", "123456.703125")],
+    ));
+}
+
+#[test]
+fn mssql_money_keys_keep_every_digit() {
+    let Some(db) = mssql() else {
+        return;
+    };
+    runtime().block_on(keys_alike(
+        &db,
+        "MONEY",
+        "DECIMAL(19,4)",
+        &[
+            ("900000000000000.12", "900000000000000.1200"),
+            ("922337203685477.5807", "922337203685477.5807"),
+        ],
+    ));
+}
