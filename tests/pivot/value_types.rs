@@ -193,6 +193,29 @@ fn sqlite_text_columns_hold_a_reals_exact_text() {
     });
 }
 
+/// Fresh `{prefix}{pid}_kv` (created with `columns`, holding `rows`) and a dropped
+/// `{prefix}{pid}_wide`: the source and target names.
+async fn fresh_kv(
+    c: &mut dyn eavpivot::backend::Backend,
+    prefix: &str,
+    columns: &str,
+    rows: &[String],
+) -> (String, String) {
+    let p = format!("{prefix}{}", std::process::id());
+    let (source, target) = (format!("{p}_kv"), format!("{p}_wide"));
+    drop_if_exists(c, &source).await;
+    drop_if_exists(c, &target).await;
+    execute_all(
+        c,
+        &[
+            format!("CREATE TABLE {source} ({columns})"),
+            format!("INSERT INTO {source} VALUES {}", rows.join(", ")),
+        ],
+    )
+    .await;
+    (source, target)
+}
+
 /// Values whose own type reached the stream unlike the database's text of it: SQL Server's
 /// MONEY (TDS's integer of ten-thousandths, handed on by the driver as a float:
 /// `900000000000000.12` was loaded as `900000000000000.1`), MariaDB's FLOAT (sent as text with 6
@@ -205,23 +228,13 @@ async fn read_alike(db: &Db, declared: &str, cases: &[(&str, &str)]) {
     };
     let c = conn.as_mut();
     let dir = tempfile::tempdir().expect("temp dir");
-    let p = format!("exact{}", std::process::id());
-    let (source, target) = (format!("{p}_kv"), format!("{p}_wide"));
-    drop_if_exists(c, &source).await;
-    drop_if_exists(c, &target).await;
     let rows: Vec<String> = cases
         .iter()
         .enumerate()
         .map(|(i, (literal, _))| format!("({i}, 'x', {literal})"))
         .collect();
-    execute_all(
-        c,
-        &[
-            format!("CREATE TABLE {source} (id INT, attr VARCHAR(9), val {declared})"),
-            format!("INSERT INTO {source} VALUES {}", rows.join(", ")),
-        ],
-    )
-    .await;
+    let columns = format!("id INT, attr VARCHAR(9), val {declared}");
+    let (source, target) = fresh_kv(c, "exact", &columns, &rows).await;
     let job = kv_job(dir.path(), &source, &target, "replace");
     for strategy in ["stream", "pushdown"] {
         let what = format!("{} {declared} {strategy}", db.what);
@@ -291,23 +304,13 @@ async fn keys_alike(db: &Db, declared: &str, exact: &str, keys: &[(&str, &str)])
     };
     let c = conn.as_mut();
     let dir = tempfile::tempdir().expect("temp dir");
-    let p = format!("keys{}", std::process::id());
-    let (source, target) = (format!("{p}_kv"), format!("{p}_wide"));
-    drop_if_exists(c, &source).await;
-    drop_if_exists(c, &target).await;
     let rows: Vec<String> = keys
         .iter()
         .enumerate()
         .map(|(i, (literal, _))| format!("({literal}, 'x', '{i}')"))
         .collect();
-    execute_all(
-        c,
-        &[
-            format!("CREATE TABLE {source} (id {declared}, attr VARCHAR(9), val VARCHAR(9))"),
-            format!("INSERT INTO {source} VALUES {}", rows.join(", ")),
-        ],
-    )
-    .await;
+    let columns = format!("id {declared}, attr VARCHAR(9), val VARCHAR(9)");
+    let (source, target) = fresh_kv(c, "keys", &columns, &rows).await;
     let job = kv_job(dir.path(), &source, &target, "replace");
     let read = format!("SELECT CAST(id AS {exact}), x FROM {target} ORDER BY id");
     let want: Vec<Vec<String>> = {
