@@ -3,7 +3,10 @@
 //! with 130 / 143 within about two seconds, leave no statement running on the server and no
 //! target table. The statements are made slow by a value expression that sleeps per row only
 //! inside the statement under test (PostgreSQL `current_query()`, MariaDB's processlist), and
-//! the signal is sent once the statement shows in pg_stat_activity / the processlist.
+//! the signal is sent once the statement has run for a while in pg_stat_activity / the
+//! processlist: eavpivot's quick probes (`… WHERE 1 = 0`, which describe the value and the
+//! keys) match the same text, and a signal that lands just after one of them ends finds no
+//! statement to cancel.
 //! Servers from EAVPIVOT_PG_URL / EAVPIVOT_MARIADB_URL (default: the local ones), skipped
 //! when unreachable unless `EAVPIVOT_REQUIRE_SERVERS=1`.
 
@@ -26,18 +29,23 @@ const CASES: [(&str, &str, i32); 3] = [
     ("SELECT", "INT", 130),
 ];
 
-/// Run the job, signal it once `running` finds its statement, check the aftermath.
+/// How long the statement under test must have run before the signal is sent.
+const SLOW_MS: u32 = 300;
+
+/// Run the job, signal it once `slow` finds its statement (`running`, running for
+/// [`SLOW_MS`]), check the aftermath.
 async fn interrupt_case(
     db: &mut dyn Backend,
     url: &str,
     job: &std::path::Path,
     running: &str,
+    slow: &str,
     exists: &str,
     (statement, sig, code): (&str, &str, i32),
 ) {
     let case = format!("{statement} + SIG{sig}");
     let run = start(job, url, &[]);
-    let seen = wait_until(db, running, Duration::from_secs(20)).await;
+    let seen = wait_until(db, slow, Duration::from_secs(20)).await;
     assert!(seen, "{case}: the slow statement never showed up");
     signal(&run, sig);
     let (status, stderr, took) = finish(run, Duration::from_secs(20)).await;
@@ -100,7 +108,10 @@ fn postgres_statements_are_cancelled_by_sigint_and_sigterm() {
                  AND pid <> pg_backend_pid() AND query LIKE '{}%' AND query LIKE '%{kv}%'",
                 case.0
             );
-            interrupt_case(db.as_mut(), url, &job, &running, &exists, case).await;
+            let slow = format!(
+                "{running} AND now() - query_start > interval '{SLOW_MS} milliseconds'"
+            );
+            interrupt_case(db.as_mut(), url, &job, &running, &slow, &exists, case).await;
         }
         drop_tables(db.as_mut(), &[&kv, &wide]).await;
     });
@@ -145,7 +156,8 @@ fn mariadb_statements_are_cancelled_by_sigint_and_sigterm() {
                  AND INFO LIKE '{}%' AND INFO LIKE '%{kv}%'",
                 case.0
             );
-            interrupt_case(db.as_mut(), url, &job, &running, &exists, case).await;
+            let slow = format!("{running} AND TIME_MS > {SLOW_MS}");
+            interrupt_case(db.as_mut(), url, &job, &running, &slow, &exists, case).await;
         }
         drop_tables(db.as_mut(), &[&kv, &wide]).await;
     });
