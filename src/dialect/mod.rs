@@ -422,6 +422,14 @@ pub trait Types: Quoting {
         None
     }
 
+    /// A float of the source's type `declared` as this database's own cast to text spells it,
+    /// where that differs from eavpivot's (Rust's shortest round trip, fixed notation): the
+    /// stream writes this into a text cell so that it holds what the pushdown's `CAST` writes
+    /// (PostgreSQL: `1e+20`, not `100000000000000000000`). None: eavpivot's spelling.
+    fn float_text(&self, _value: f64, _declared: &str) -> Option<String> {
+        None
+    }
+
     /// Why the pushdown's `MAX`/`MIN` cannot pick among values of the source's type
     /// `declared` (the database has no such aggregate for them), or None where it can: `auto`
     /// then streams, which picks among their texts itself, and an asked-for pushdown is

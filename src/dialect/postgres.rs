@@ -32,6 +32,119 @@ pub const SESSION_SETTINGS: [(&str, &str); 4] = [
     ("bytea_output", "hex"),
 ];
 
+/// A `real` (`single`) or `double precision` as PostgreSQL 12+ prints it at
+/// `extra_float_digits > 0` (`float4out`/`float8out`, Ryu): the shortest digits strictly inside
+/// the value's rounding interval, in fixed notation where the decimal exponent is in -4 ..< 6
+/// (real) or -4 ..< 15 (double), else `d.ddde+XX` with at least two exponent digits; `NaN`,
+/// `Infinity`, `-Infinity`, `-0`.
+pub fn float_out(value: f64, single: bool) -> String {
+    if value.is_nan() {
+        return "NaN".into();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if value == 0.0 {
+        return if value.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    // A real may arrive as the double nearest its text (`1e-05`), not as itself.
+    let magnitude = match single {
+        true => f64::from(value.abs() as f32),
+        false => value.abs(),
+    };
+    let (digits, exponent) = shortest_digits(magnitude, single);
+    let sign = if value < 0.0 { "-" } else { "" };
+    let fixed_below = if single { 6 } else { 15 };
+    let body = if (-4..fixed_below).contains(&exponent) {
+        let point = exponent + 1;
+        match point {
+            p if p <= 0 => format!("0.{}{digits}", "0".repeat(p.unsigned_abs() as usize)),
+            p if p as usize >= digits.len() => {
+                format!("{digits}{}", "0".repeat(p as usize - digits.len()))
+            }
+            p => format!("{}.{}", &digits[..p as usize], &digits[p as usize..]),
+        }
+    } else {
+        let (first, rest) = digits.split_at(1);
+        let point = if rest.is_empty() { "" } else { "." };
+        let esign = if exponent < 0 { '-' } else { '+' };
+        format!("{first}{point}{rest}e{esign}{:02}", exponent.unsigned_abs())
+    };
+    format!("{sign}{body}")
+}
+
+/// The digits (no trailing zeros) and decimal exponent of the first digit of PostgreSQL's
+/// shortest text of a positive finite `value`. Rust's `{:e}` is the shortest decimal that
+/// reads back as the value, but it may lie exactly halfway to a neighbouring float (read back
+/// by round-half-even); PostgreSQL's Ryu accepts no such tie and takes the closest decimal
+/// with more digits instead (`3.1722300588172752e+16`, not `3.172230058817275e+16`).
+fn shortest_digits(value: f64, single: bool) -> (String, i32) {
+    let text = |digits: Option<usize>| match (single, digits) {
+        (true, None) => format!("{:e}", value as f32),
+        (false, None) => format!("{value:e}"),
+        (true, Some(d)) => format!("{:.*e}", d - 1, value as f32),
+        (false, Some(d)) => format!("{value:.*e}", d - 1),
+    };
+    let max_digits = if single { 9 } else { 17 };
+    let mut candidate = split_scientific(&text(None));
+    let mut digits = candidate.0.len();
+    while digits < max_digits && is_tie(&candidate, value, single) {
+        digits += 1;
+        candidate = split_scientific(&text(Some(digits)));
+    }
+    // The value exactly halfway between two decimals of this length (2^-25 =
+    // 2.98023223876953125e-08): Ryu keeps the even one, Rust rounds up.
+    let halfway = text(Some(digits + 1));
+    let exact = text(Some(800));
+    let (mantissa, _) = halfway.split_once('e').unwrap_or((&halfway, ""));
+    let beyond = exact
+        .split_once('e')
+        .map_or("", |(m, _)| m)
+        .get(digits + 2..);
+    if mantissa.ends_with('5') && beyond.is_some_and(|rest| rest.bytes().all(|b| b == b'0')) {
+        let (low, exponent) = split_scientific(&text(Some(digits + 1)));
+        let low: String = format!("{low:0<width$}", width = digits + 1)[..digits].to_string();
+        if let Ok(low) = low.parse::<u64>() {
+            let even = low + low % 2;
+            let carried = even.to_string().len() > digits;
+            let pick = split_scientific(&format!("{even}e{}", 0));
+            let pick = (pick.0, exponent + i32::from(carried));
+            if !is_tie(&pick, value, single) {
+                candidate = pick;
+            }
+        }
+    }
+    candidate
+}
+
+/// `d.ddde±x` as (the digits without trailing zeros, x).
+fn split_scientific(text: &str) -> (String, i32) {
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((text, "0"));
+    let mut digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    while digits.len() > 1 && digits.ends_with('0') {
+        digits.pop();
+    }
+    (digits, exponent.parse().unwrap_or(0))
+}
+
+/// Whether the decimal `digits`×10^(`exponent` − len + 1) does not read back as `value`, or
+/// lies exactly halfway to a neighbour: nudged by 10⁻⁴⁰ of its last digit either way, it
+/// reads back as another float (reading is correctly rounded whatever the length).
+fn is_tie((digits, exponent): &(String, i32), value: f64, single: bool) -> bool {
+    let reads = |text: &str| match single {
+        true => text.parse::<f32>().map(f64::from).ok(),
+        false => text.parse::<f64>().ok(),
+    };
+    let last = exponent - (digits.len() as i32 - 1);
+    let Ok(whole) = digits.parse::<u64>() else {
+        return false;
+    };
+    let up = format!("{whole}{}1e{}", "0".repeat(40), last - 41);
+    let down = format!("{}{}e{}", whole - 1, "9".repeat(41), last - 41);
+    let exact = format!("{whole}e{last}");
+    [exact, up, down].iter().any(|t| reads(t) != Some(value))
+}
+
 /// `expr` as `text` compared and ordered by its bytes, whatever its type (`citext`, a domain)
 /// or collation (a nondeterministic one counts `k` and `K` as one).
 fn text_by_bytes(expr: &str) -> String {
@@ -164,6 +277,13 @@ impl Types for Postgres {
         ["char", "character", "bpchar"]
             .contains(&base.as_str())
             .then(|| format!("CAST({expr} AS text)"))
+    }
+
+    fn float_text(&self, value: f64, declared: &str) -> Option<String> {
+        let base = super::portable::base_name(declared);
+        let single = ["real", "float4"].contains(&base.as_str());
+        (single || ["double precision", "float8", "float"].contains(&base.as_str()))
+            .then(|| float_out(value, single))
     }
 
     fn unaggregated_value(&self, declared: &str) -> Option<&'static str> {
@@ -501,5 +621,40 @@ impl Script for Postgres {
 
     fn script_renderer(&self) -> Option<super::script::Renderer> {
         Some(super::postgres_script::render)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::float_out;
+
+    /// What PostgreSQL 15 printed for each (`SELECT v::text` at `extra_float_digits = 3`); the
+    /// live test `postgres_floats_are_written_as_postgres_prints_them_by_both_strategies`
+    /// compares thousands more with the server itself.
+    #[test]
+    fn floats_print_as_postgresql_prints_them() {
+        let double = [
+            (1e20, "1e+20"),
+            (2f64.powi(-25), "2.9802322387695312e-08"),
+            (31722300588172752.0, "3.1722300588172752e+16"),
+            (-0.0, "-0"),
+            (0.0001, "0.0001"),
+            (5e-324, "5e-324"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (f64::NAN, "NaN"),
+        ];
+        for (value, text) in double {
+            assert_eq!(float_out(value, false), text, "double {value:e}");
+        }
+        let real = [
+            (16777216.0, "1.6777216e+07"),
+            (1e-5, "1e-05"),
+            (123456.0, "123456"),
+            (1234567.0, "1.234567e+06"),
+            (1e-45, "1e-45"),
+        ];
+        for (value, text) in real {
+            assert_eq!(float_out(value, true), text, "real {value:e}");
+        }
     }
 }

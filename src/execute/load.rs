@@ -268,7 +268,8 @@ async fn stream(
             .as_deref()
             .and_then(|t| source.portable_type(t))
             .is_some_and(|kind| matches!(kind, crate::dialect::ColumnKind::Decimal { .. })),
-    );
+    )
+    .with_value_type(plan.source.value_type.as_deref());
     // On one server the read itself tests every typed value's round trip (the transforms'
     // values are not the source's; across two databases, see verify_printed).
     let checked =

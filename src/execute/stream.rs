@@ -94,6 +94,9 @@ pub struct Pivoter {
     aggregate: Aggregate,
     /// The values are decimals read as their text: compared by value.
     decimal_values: bool,
+    /// The source value's declared type where it is a float the source database spells
+    /// its own way in text ([`crate::dialect::Types::float_text`]).
+    float_type: Option<String>,
     transforms: Vec<Box<dyn Transform>>,
     current: Option<Vec<Value>>,
     /// Per table, the current entity's cells (entity values excluded).
@@ -183,6 +186,7 @@ impl Pivoter {
             widths,
             aggregate,
             decimal_values: false,
+            float_type: None,
             transforms,
             current: None,
             ready_rows: 0,
@@ -210,6 +214,15 @@ impl Pivoter {
     /// pushdown's MAX/MIN do — by their text `9` would beat `10.5`.
     pub fn with_decimal_values(mut self, on: bool) -> Pivoter {
         self.decimal_values = on;
+        self
+    }
+
+    /// The source's values are of type `declared`: a float chosen for a text column is
+    /// written as the source database's cast to text spells it, as the pushdown writes it.
+    pub fn with_value_type(mut self, declared: Option<&str>) -> Pivoter {
+        self.float_type = declared
+            .filter(|t| self.dialect.float_text(0.0, t).is_some())
+            .map(str::to_string);
         self
     }
 
@@ -340,7 +353,20 @@ impl Pivoter {
                 if !cell.is_null() {
                     self.stats.cells[t][c] += 1;
                 }
-                let chosen = std::mem::replace(cell, Value::Null);
+                let mut chosen = std::mem::replace(cell, Value::Null);
+                if let (Value::Float(f), Some(declared)) = (&chosen, &self.float_type) {
+                    let text_column = matches!(
+                        self.kinds[t][c],
+                        None | Some(ColumnKind::Text { .. } | ColumnKind::UnboundedText)
+                    );
+                    if let Some(text) = self
+                        .dialect
+                        .float_text(*f, declared)
+                        .filter(|_| text_column)
+                    {
+                        chosen = Value::Text(text);
+                    }
+                }
                 if self.print_check && self.kinds[t][c].is_some() {
                     if let Some(h) = super::verify::print_hash(&chosen, self.by_value[t][c]) {
                         let sum = &mut self.stats.printed[t][c];
