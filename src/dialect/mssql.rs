@@ -85,6 +85,9 @@ pub const TEXT_CONVERSION_LOSSES: [(&[&str], &str); 3] = [
     ),
 ];
 
+/// The types [`Types::read_value`] reads as `DECIMAL(19,4)` (`run` and the standalone script).
+pub const READ_AS_DECIMAL: [&str; 2] = ["money", "smallmoney"];
+
 /// One cell of [`MsSql::insert_values_nulls_inline`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cell {
@@ -224,7 +227,7 @@ impl Types for MsSql {
     /// exactly.
     fn read_value(&self, expr: &str, declared: &str) -> Option<String> {
         let base = super::portable::base_name(declared);
-        ["money", "smallmoney"]
+        READ_AS_DECIMAL
             .contains(&base.as_str())
             .then(|| format!("CAST({expr} AS DECIMAL(19,4))"))
     }

@@ -347,7 +347,7 @@ fn value_order(d: &MsSql, plan: &ScriptPlan) -> String {
          SET @value_type = (SELECT t.name FROM sys.columns c JOIN sys.types t ON t.user_type_id = c.system_type_id WHERE c.object_id = OBJECT_ID({probe_name}));\n  \
          EXEC sp_executesql {drop};\n  \
          IF @value_type IN (N'nvarchar', N'nchar')\n    SET @value = {unicode};\n  \
-         ELSE IF @value_type IN (N'varchar', N'char')\n    SET @value = {code_page};\n{lossy}",
+         ELSE IF @value_type IN (N'varchar', N'char')\n    SET @value = {code_page};\n{exact}{lossy}",
         probe_name = d.quote_literal(&probe.sql()),
         probe_text = raise_text(&probe.sql()),
         create = d.quote_literal(&format!(
@@ -357,7 +357,26 @@ fn value_order(d: &MsSql, plan: &ScriptPlan) -> String {
         drop = d.quote_literal(&format!("DROP TABLE {probe}")),
         unicode = as_text("NVARCHAR"),
         code_page = as_text("VARCHAR"),
+        exact = read_exactly(d),
         lossy = refuse_lossy_values(d),
+    )
+}
+
+/// Values `eavpivot run` reads as another type so that their text is exact (a MONEY as
+/// `DECIMAL(19,4)`: `12.3456`, where SQL Server's own conversion keeps 2 decimals), read the
+/// same way here.
+fn read_exactly(d: &MsSql) -> String {
+    let names: Vec<String> = super::mssql::READ_AS_DECIMAL
+        .iter()
+        .map(|t| d.quote_literal(t))
+        .collect();
+    let read = d
+        .read_value("s0.v", super::mssql::READ_AS_DECIMAL[0])
+        .map(|e| d.quote_literal(&e))
+        .unwrap_or_else(|| "N's0.v'".into());
+    format!(
+        "  IF @value_type IN ({})\n    SET @value = {read};\n",
+        names.join(", ")
     )
 }
 
@@ -366,6 +385,7 @@ fn value_order(d: &MsSql, plan: &ScriptPlan) -> String {
 fn refuse_lossy_values(d: &MsSql) -> String {
     super::mssql::TEXT_CONVERSION_LOSSES
         .iter()
+        .filter(|(types, _)| !types.iter().all(|t| d.read_value("v", t).is_some()))
         .map(|(types, loss)| {
             let names: Vec<String> = types.iter().map(|t| d.quote_literal(t)).collect();
             format!(

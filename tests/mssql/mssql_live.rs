@@ -539,9 +539,10 @@ async fn standalone_script_keeps_the_conflicting_value_run_keeps() {
 }
 
 /// The script writes values into text columns through SQL Server's implicit conversion, which
-/// keeps 6 digits of a FLOAT, 2 decimals of a MONEY and no seconds of a DATETIME (its CAST and
-/// CONVERT documentation; `eavpivot run` streams or reads them exactly): refused by type, so on
-/// Babelfish too, naming the type, and no table is written.
+/// keeps 6 digits of a FLOAT and no seconds of a DATETIME (its CAST and CONVERT documentation;
+/// `eavpivot run` streams them): refused by type, so on Babelfish too, naming the type, and no
+/// table is written. A MONEY (2 decimals by that conversion) is read as `DECIMAL(19,4)`, as
+/// `run` reads it, and written with its four decimals.
 #[tokio::test]
 async fn script_refuses_values_sql_server_would_print_with_a_loss() {
     let Some(url) = server() else { return };
@@ -554,7 +555,6 @@ async fn script_refuses_values_sql_server_would_print_with_a_loss() {
         .expect("script");
     for (declared, value, loss) in [
         ("FLOAT", "1234567.891", "6 significant digits"),
-        ("MONEY", "12.3456", "2 decimals"),
         (
             "DATETIME",
             "'2020-03-01T10:11:12.007'",
@@ -582,5 +582,60 @@ async fn script_refuses_values_sql_server_would_print_with_a_loss() {
             "{declared}: {err}"
         );
         assert_eq!(written.ok(), Some(0), "{declared}: a table was written");
+    }
+}
+
+/// A MONEY or SMALLMONEY value goes through the script as `eavpivot run` reads it, as
+/// `DECIMAL(19,4)`: every digit and the type's four decimals (`12.3456`, `-922337203685477.5808`),
+/// where SQL Server's own conversion to text keeps 2 decimals (`12.35`). The script refused them.
+#[tokio::test]
+async fn script_writes_money_with_every_digit() {
+    let Some(url) = server() else { return };
+    let job = config::parse_job(
+        "name: script_money\nsource: { table: money_kv, alias: k }\nentity: [k.ID]\nattribute: k.NAME\nvalue: k.VAL\ntarget: { table: money_wide, if_exists: replace }\n",
+        std::path::Path::new("script_money.yaml"),
+    )
+    .expect("job");
+    let script = mssql_script::render(&eavpivot::plan::script_plan(&job), Aggregation::Ordered)
+        .expect("script");
+    for (declared, values) in [
+        (
+            "MONEY",
+            ["12.3456", "-922337203685477.5808", "900000000000000.12"],
+        ),
+        ("SMALLMONEY", ["12.3456", "-214748.3648", "0.5"]),
+    ] {
+        let scratch = Scratch::new(&url).await;
+        let mut db = connect(&with_database(&url, &scratch.name)).await;
+        let rows: Vec<String> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| format!("({i}, N'x', {v})"))
+            .collect();
+        db.execute_script(&format!(
+            "CREATE TABLE money_kv (ID INT NOT NULL, NAME NVARCHAR(50) NULL, VAL {declared} NULL);\n\
+             INSERT INTO money_kv VALUES {};\n",
+            rows.join(", ")
+        ))
+        .await
+        .expect("source loads");
+        let result = db.execute_script(&script).await.map_err(|e| e.to_string());
+        let written = db.query("SELECT ID, x FROM money_wide ORDER BY ID").await;
+        drop(db);
+        scratch.drop_now().await;
+        result.unwrap_or_else(|e| panic!("{declared}: {e}"));
+        let written: Vec<String> = written
+            .expect("money_wide")
+            .iter()
+            .map(|r| r[1].as_text().unwrap_or_default())
+            .collect();
+        let want: Vec<String> = values
+            .iter()
+            .map(|v| match v.split_once('.') {
+                Some((whole, frac)) => format!("{whole}.{frac:0<4}"),
+                None => format!("{v}.0000"),
+            })
+            .collect();
+        assert_eq!(written, want, "{declared}");
     }
 }
