@@ -422,11 +422,11 @@ pub trait Types: Quoting {
         None
     }
 
-    /// A float of the source's type `declared` as this database's own cast to text spells it,
+    /// How this database's own cast to text spells a float of the source's type `declared`,
     /// where that differs from eavpivot's (Rust's shortest round trip, fixed notation): the
-    /// stream writes this into a text cell so that it holds what the pushdown's `CAST` writes
+    /// stream writes a float into a text cell so, to hold what the pushdown's `CAST` writes
     /// (PostgreSQL: `1e+20`, not `100000000000000000000`). None: eavpivot's spelling.
-    fn float_text(&self, _value: f64, _declared: &str) -> Option<String> {
+    fn float_text(&self, _declared: &str) -> Option<fn(f64) -> String> {
         None
     }
 

@@ -47,11 +47,11 @@ pub fn float_out(value: f64, single: bool) -> String {
     if value == 0.0 {
         return if value.is_sign_negative() { "-0" } else { "0" }.into();
     }
-    // A real may arrive as the double nearest its text (`1e-05`), not as itself.
-    let magnitude = match single {
-        true => f64::from(value.abs() as f32),
-        false => value.abs(),
-    };
+    // A real may arrive as the double nearest its text (`1e-05`), not as itself; a value no
+    // real holds (none does today) is printed as a double rather than as 0 or infinity.
+    let real = f64::from(value.abs() as f32);
+    let single = single && real.is_finite() && real != 0.0;
+    let magnitude = if single { real } else { value.abs() };
     let (digits, exponent) = shortest_digits(magnitude, single);
     let sign = if value < 0.0 { "-" } else { "" };
     let fixed_below = if single { 6 } else { 15 };
@@ -86,22 +86,30 @@ fn shortest_digits(value: f64, single: bool) -> (String, i32) {
         (false, Some(d)) => format!("{value:.*e}", d - 1),
     };
     let max_digits = if single { 9 } else { 17 };
+    // Rust's shortest reads back by construction; one correctly rounded to more digits only
+    // from 17 (9) digits on, so each longer one is checked.
     let mut candidate = split_scientific(&text(None));
     let mut digits = candidate.0.len();
-    while digits < max_digits && is_tie(&candidate, value, single) {
+    let mut fits = !on_bound(&candidate, value, single);
+    while digits < max_digits && !fits {
         digits += 1;
         candidate = split_scientific(&text(Some(digits)));
+        fits = reads_back(&candidate, value, single) && !on_bound(&candidate, value, single);
     }
     // The value exactly halfway between two decimals of this length (2^-25 =
     // 2.98023223876953125e-08): Ryu keeps the even one, Rust rounds up.
+    // 800 digits hold every float's exact decimal expansion (a double's has at most 767).
     let halfway = text(Some(digits + 1));
-    let exact = text(Some(800));
     let (mantissa, _) = halfway.split_once('e').unwrap_or((&halfway, ""));
-    let beyond = exact
-        .split_once('e')
-        .map_or("", |(m, _)| m)
-        .get(digits + 2..);
-    if mantissa.ends_with('5') && beyond.is_some_and(|rest| rest.bytes().all(|b| b == b'0')) {
+    let exactly_halfway = mantissa.ends_with('5') && {
+        let exact = text(Some(800));
+        let beyond = exact
+            .split_once('e')
+            .map_or("", |(m, _)| m)
+            .get(digits + 2..);
+        beyond.is_some_and(|rest| rest.bytes().all(|b| b == b'0'))
+    };
+    if exactly_halfway {
         let (low, exponent) = split_scientific(&text(Some(digits + 1)));
         let low: String = format!("{low:0<width$}", width = digits + 1)[..digits].to_string();
         if let Ok(low) = low.parse::<u64>() {
@@ -109,7 +117,7 @@ fn shortest_digits(value: f64, single: bool) -> (String, i32) {
             let carried = even.to_string().len() > digits;
             let pick = split_scientific(&format!("{even}e{}", 0));
             let pick = (pick.0, exponent + i32::from(carried));
-            if !is_tie(&pick, value, single) {
+            if reads_back(&pick, value, single) && !on_bound(&pick, value, single) {
                 candidate = pick;
             }
         }
@@ -127,22 +135,48 @@ fn split_scientific(text: &str) -> (String, i32) {
     (digits, exponent.parse().unwrap_or(0))
 }
 
-/// Whether the decimal `digits`×10^(`exponent` − len + 1) does not read back as `value`, or
-/// lies exactly halfway to a neighbour: nudged by 10⁻⁴⁰ of its last digit either way, it
-/// reads back as another float (reading is correctly rounded whatever the length).
-fn is_tie((digits, exponent): &(String, i32), value: f64, single: bool) -> bool {
-    let reads = |text: &str| match single {
+/// The float a decimal text reads as (correctly rounded, whatever its length), widened.
+fn read_float(text: &str, single: bool) -> Option<f64> {
+    match single {
         true => text.parse::<f32>().map(f64::from).ok(),
         false => text.parse::<f64>().ok(),
-    };
+    }
+}
+
+/// Whether the decimal `digits`×10^(`exponent` − len + 1) reads back as `value`.
+fn reads_back((digits, exponent): &(String, i32), value: f64, single: bool) -> bool {
+    let last = exponent - (digits.len() as i32 - 1);
+    read_float(&format!("{digits}e{last}"), single) == Some(value)
+}
+
+/// Whether that decimal, reading back as `value`, lies exactly on the bound halfway to a
+/// neighbour (read back only by round-half-even): nudged by 10⁻⁴⁰ of its last digit either
+/// way, it reads back as another float.
+fn on_bound((digits, exponent): &(String, i32), value: f64, single: bool) -> bool {
     let last = exponent - (digits.len() as i32 - 1);
     let Ok(whole) = digits.parse::<u64>() else {
         return false;
     };
+    // A bound is m·2^k with m odd and below 2^55 (2^26 for a real): whole·10^last can be one
+    // only if 5^-last divides whole, or (last ≥ 0) the odd part of whole·5^last is that
+    // small. Most decimals (0.1, 123.456) are ruled out here, without parsing.
+    let limit: u64 = if single { 1 << 26 } else { 1 << 55 };
+    let may_be_bound = match u32::try_from(-last) {
+        Ok(fives) => 5u64.checked_pow(fives).is_some_and(|p| whole % p == 0),
+        Err(_) => (0..last)
+            .try_fold(whole >> whole.trailing_zeros(), |odd, _| {
+                odd.checked_mul(5).filter(|&o| o < limit)
+            })
+            .is_some_and(|odd| odd < limit),
+    };
+    if !may_be_bound || whole == 0 {
+        return false;
+    }
     let up = format!("{whole}{}1e{}", "0".repeat(40), last - 41);
     let down = format!("{}{}e{}", whole - 1, "9".repeat(41), last - 41);
-    let exact = format!("{whole}e{last}");
-    [exact, up, down].iter().any(|t| reads(t) != Some(value))
+    [up, down]
+        .iter()
+        .any(|t| read_float(t, single) != Some(value))
 }
 
 /// `expr` as `text` compared and ordered by its bytes, whatever its type (`citext`, a domain)
@@ -279,11 +313,12 @@ impl Types for Postgres {
             .then(|| format!("CAST({expr} AS text)"))
     }
 
-    fn float_text(&self, value: f64, declared: &str) -> Option<String> {
-        let base = super::portable::base_name(declared);
-        let single = ["real", "float4"].contains(&base.as_str());
-        (single || ["double precision", "float8", "float"].contains(&base.as_str()))
-            .then(|| float_out(value, single))
+    fn float_text(&self, declared: &str) -> Option<fn(f64) -> String> {
+        match super::portable::base_name(declared).as_str() {
+            "real" | "float4" => Some(|v| float_out(v, true)),
+            "double precision" | "float8" | "float" => Some(|v| float_out(v, false)),
+            _ => None,
+        }
     }
 
     fn unaggregated_value(&self, declared: &str) -> Option<&'static str> {

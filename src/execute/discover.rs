@@ -35,6 +35,10 @@ pub(super) async fn discover(
         // Typing reads every value: one plain scan, aggregated and surveyed here.
         let mut scan =
             DiscoveryScan::new(job.entity.len()).with_surveys(plan::declared_kinds(job), dialect);
+        scan.float_text = source_query
+            .value_type
+            .as_deref()
+            .and_then(|t| dialect.float_text(t));
         session
             .inspect_scan(
                 &query::discovery_scan_values(dialect, source_query),
@@ -353,6 +357,9 @@ pub struct DiscoveryScan {
     /// With values (`a, bytes, v, e0, …`): `pivot.types` kinds by attribute, the surveys
     /// check every value against.
     surveys: Option<(HashMap<String, ColumnKind>, &'static dyn Dialect)>,
+    /// How the source spells its float values in text, for the surveys to measure them as
+    /// they will be written ([`crate::dialect::Types::float_text`]).
+    float_text: Option<fn(f64) -> String>,
     /// FxHash, as in the pivot: one lookup per source row. The keys come from the data, so a
     /// crafted source could make lookups slower, never wrong.
     groups: HashMap<Key, Group, BuildHasherDefault<FxHasher>>,
@@ -362,6 +369,7 @@ impl DiscoveryScan {
     pub fn new(entity_width: usize) -> DiscoveryScan {
         DiscoveryScan {
             entity_width,
+            float_text: None,
             surveys: None,
             groups: HashMap::default(),
         }
@@ -462,7 +470,7 @@ impl RowPipeline for DiscoveryScan {
                 for (count, part) in group.null_keys.iter_mut().zip(&row[3..]) {
                     *count += i64::from(part.is_null());
                 }
-                survey.observe(&row[2], &row[3..]);
+                survey.observe_spelled(&row[2], &row[3..], self.float_text);
             }
             None => {
                 for (count, flag) in group.null_keys.iter_mut().zip(&row[2..]) {

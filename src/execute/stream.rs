@@ -94,9 +94,11 @@ pub struct Pivoter {
     aggregate: Aggregate,
     /// The values are decimals read as their text: compared by value.
     decimal_values: bool,
-    /// The source value's declared type where it is a float the source database spells
-    /// its own way in text ([`crate::dialect::Types::float_text`]).
-    float_type: Option<String>,
+    /// How the source database spells its float values in text, where not as eavpivot does
+    /// ([`crate::dialect::Types::float_text`]).
+    float_text: Option<fn(f64) -> String>,
+    /// Per table per column: its type is text (its own, or the table's `column_type`).
+    text_columns: Vec<Vec<bool>>,
     transforms: Vec<Box<dyn Transform>>,
     current: Option<Vec<Value>>,
     /// Per table, the current entity's cells (entity values excluded).
@@ -186,7 +188,18 @@ impl Pivoter {
             widths,
             aggregate,
             decimal_values: false,
-            float_type: None,
+            float_text: None,
+            text_columns: tables
+                .iter()
+                .map(|t| {
+                    let table_text = crate::dialect::portable::parse(&t.column_type)
+                        .is_some_and(|k| k.is_text());
+                    t.columns
+                        .iter()
+                        .map(|c| c.typed.as_ref().map_or(table_text, |ty| ty.kind.is_text()))
+                        .collect()
+                })
+                .collect(),
             transforms,
             current: None,
             ready_rows: 0,
@@ -220,9 +233,7 @@ impl Pivoter {
     /// The source's values are of type `declared`: a float chosen for a text column is
     /// written as the source database's cast to text spells it, as the pushdown writes it.
     pub fn with_value_type(mut self, declared: Option<&str>) -> Pivoter {
-        self.float_type = declared
-            .filter(|t| self.dialect.float_text(0.0, t).is_some())
-            .map(str::to_string);
+        self.float_text = declared.and_then(|t| self.dialect.float_text(t));
         self
     }
 
@@ -354,18 +365,10 @@ impl Pivoter {
                     self.stats.cells[t][c] += 1;
                 }
                 let mut chosen = std::mem::replace(cell, Value::Null);
-                if let (Value::Float(f), Some(declared)) = (&chosen, &self.float_type) {
-                    let text_column = matches!(
-                        self.kinds[t][c],
-                        None | Some(ColumnKind::Text { .. } | ColumnKind::UnboundedText)
-                    );
-                    if let Some(text) = self
-                        .dialect
-                        .float_text(*f, declared)
-                        .filter(|_| text_column)
-                    {
-                        chosen = Value::Text(text);
-                    }
+                if let (Value::Float(f), Some(spell), true) =
+                    (&chosen, self.float_text, self.text_columns[t][c])
+                {
+                    chosen = Value::Text(spell(*f));
                 }
                 if self.print_check && self.kinds[t][c].is_some() {
                     if let Some(h) = super::verify::print_hash(&chosen, self.by_value[t][c]) {

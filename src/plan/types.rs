@@ -135,6 +135,18 @@ impl Survey {
 
     /// Take one value of the attribute, from the entity `entity`.
     pub fn observe(&mut self, value: &Value, entity: &[Value]) {
+        self.observe_spelled(value, entity, None);
+    }
+
+    /// [`Survey::observe`], a float measured and checked as `float_text` spells it (the
+    /// source database's text of it, which both strategies write into a text column:
+    /// [`crate::dialect::Types::float_text`]).
+    pub fn observe_spelled(
+        &mut self,
+        value: &Value,
+        entity: &[Value],
+        float_text: Option<fn(f64) -> String>,
+    ) {
         let text = match value {
             Value::Null => return,
             Value::Int(n) => {
@@ -144,7 +156,7 @@ impl Survey {
             }
             Value::Float(f) => {
                 // Already typed: stays a float, or text when mixed with other forms.
-                let text = f.to_string();
+                let text = float_text.map_or_else(|| f.to_string(), |spell| spell(*f));
                 self.measure(&text);
                 self.values += 1;
                 self.first_seen(&text, entity);

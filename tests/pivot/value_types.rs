@@ -455,3 +455,84 @@ fn postgres_floats_are_written_as_postgres_prints_them_by_both_strategies() {
         }
     });
 }
+
+/// What the column takes is decided on the text that will be written. A table `column_type`
+/// that is not text (`NUMERIC(30,2)`) gets the float as a number from both strategies, not
+/// PostgreSQL's `1e+20`, which a NUMERIC does not read from the stream; a declared
+/// `VARCHAR(10)` is checked against PostgreSQL's text: a real `16777216` is `1.6777216e+07`,
+/// 13 characters, refused before any write, and a double `1e-300` fits (Rust's text of it is
+/// 302 characters).
+#[test]
+fn postgres_floats_fit_their_column_as_postgres_prints_them() {
+    let db = postgres();
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let jobs = |source: &str, target: &str, pivot: &str| {
+            let path = dir.path().join(format!("{target}.yaml"));
+            let job = std::fs::read_to_string(kv_job(dir.path(), source, target, "replace"))
+                .expect("job");
+            std::fs::write(&path, format!("{job}pivot: {pivot}\n")).expect("job");
+            path
+        };
+        let rows = ["(1, 'x', 1e20)", "(2, 'x', 0.5)", "(3, 'x', 16777216)"].map(String::from);
+        let (source, target) = fresh_kv(
+            c,
+            "floatfit",
+            "id INT, attr VARCHAR(9), val double precision",
+            &rows,
+        )
+        .await;
+        let numeric = jobs(&source, &target, "{column_type: \"NUMERIC(30,2)\"}");
+        let mut tables = Vec::new();
+        for strategy in ["stream", "pushdown"] {
+            let out = run_strategy(&numeric, strategy, &db.url);
+            assert!(out.status.success(), "NUMERIC {strategy}: {}", stderr(&out));
+            tables
+                .push(text_rows(c, &format!("SELECT id, x::text FROM {target} ORDER BY id")).await);
+        }
+        assert_eq!(tables[0], tables[1], "NUMERIC(30,2): stream, then pushdown");
+        assert_eq!(tables[0][0][1], "100000000000000000000.00");
+
+        let rows = ["(1, 'x', 16777216)"].map(String::from);
+        let columns = "id INT, attr VARCHAR(9), val real";
+        let (source, target) = fresh_kv(c, "floatfit", columns, &rows).await;
+        let narrow = jobs(&source, &target, "{types: {x: \"VARCHAR(10)\"}}");
+        for strategy in ["stream", "pushdown"] {
+            let out = run_strategy(&narrow, strategy, &db.url);
+            let err = stderr(&out);
+            assert!(!out.status.success(), "VARCHAR(10) {strategy}: {err}");
+            assert!(
+                err.contains(
+                    "'1.6777216e+07' for entity 1 does not convert to it exactly; nothing was written"
+                ),
+                "VARCHAR(10) {strategy}: {err}"
+            );
+            let left = text_rows(
+                c,
+                &format!("SELECT COUNT(*) FROM pg_class WHERE relname = '{target}'"),
+            )
+            .await;
+            assert_eq!(
+                left[0][0], "0",
+                "VARCHAR(10) {strategy}: a table was written"
+            );
+        }
+
+        let rows = ["(1, 'x', 1e-300)"].map(String::from);
+        let columns = "id INT, attr VARCHAR(9), val double precision";
+        let (source, target) = fresh_kv(c, "floatfit", columns, &rows).await;
+        let narrow = jobs(&source, &target, "{types: {x: \"VARCHAR(10)\"}}");
+        for strategy in ["stream", "pushdown"] {
+            let out = run_strategy(&narrow, strategy, &db.url);
+            assert!(out.status.success(), "1e-300 {strategy}: {}", stderr(&out));
+            let written = text_rows(c, &format!("SELECT x FROM {target}")).await;
+            assert_eq!(written, [["1e-300"]], "1e-300 {strategy}");
+        }
+        drop_if_exists(c, &source).await;
+        drop_if_exists(c, &target).await;
+    });
+}

@@ -368,9 +368,11 @@ fn decode_text(text: Option<&str>, ty: &Type) -> Result<Value> {
         Type::INT2 | Type::INT4 | Type::INT8 | Type::OID => {
             Value::Int(text.parse().map_err(|_| bad("unparsable integer"))?)
         }
-        Type::FLOAT4 | Type::FLOAT8 => {
-            Value::Float(text.parse().map_err(|_| bad("unparsable float"))?)
-        }
+        // A real read as a real, then widened: the double nearest its text is another value.
+        Type::FLOAT4 => Value::Float(f64::from(
+            text.parse::<f32>().map_err(|_| bad("unparsable float"))?,
+        )),
+        Type::FLOAT8 => Value::Float(text.parse().map_err(|_| bad("unparsable float"))?),
         Type::BOOL => Value::Int(i64::from(text == "t")),
         Type::BYTEA => Value::Bytes(decode_bytea_hex(text).ok_or_else(|| bad("unparsable bytea"))?),
         _ => Value::Text(text.to_string()),
