@@ -231,7 +231,9 @@ impl Pivoter {
     }
 
     /// The source's values are of type `declared`: a float chosen for a text column is
-    /// written as the source database's cast to text spells it, as the pushdown writes it.
+    /// written as the database's cast to text spells it, as the pushdown writes it. Only on
+    /// one database (None across two: there the target's own conversion of the float, or
+    /// eavpivot's spelling, writes it, as it always has: a SQLite target keeps its layout).
     pub fn with_value_type(mut self, declared: Option<&str>) -> Pivoter {
         self.float_text = declared.and_then(|t| self.dialect.float_text(t));
         self
