@@ -39,6 +39,12 @@ pub use target::{parse_target, Target};
 
 /// SQL Server accepts at most 2,100 parameters per request.
 const MAX_PARAMS: usize = 2_099;
+
+/// How long a cancelled batch waits for the server's acknowledgement of the ATTENTION before
+/// giving up on it: the connection is then closed, which rolls its transaction back. SQL
+/// Server acknowledges at once; Babelfish 4.2 not while the statement runs, and the driver's
+/// own bound (30 s) is long for someone who pressed Ctrl-C.
+const CANCEL_ACK_WAIT: Duration = Duration::from_secs(10);
 /// …and at most 1,000 row constructors per `INSERT … VALUES`.
 const MAX_VALUES_ROWS: usize = 1_000;
 /// Wide rows per streamed load at the most ([`super::flush_rows`]).
@@ -271,7 +277,16 @@ impl MsSqlBackend {
         let request = async move { client.simple_query(sql).await?.into_results().await };
         let mut watched = watch::watch(request, sql, &self.session, &MsSql, &monitor).await;
         if watched.cancel_in_band {
-            if let Err(e) = self.client.cancel_query().await {
+            let acknowledged = tokio::time::timeout(CANCEL_ACK_WAIT, self.client.cancel_query());
+            let failure = match acknowledged.await {
+                Ok(Ok(_)) => None,
+                Ok(Err(e)) => Some(e.to_string()),
+                Err(_) => Some(format!(
+                    "the server did not acknowledge the cancel (TDS ATTENTION) within {} s",
+                    CANCEL_ACK_WAIT.as_secs()
+                )),
+            };
+            if let Some(e) = failure {
                 eprintln!("could not cancel the running statement: {e}");
                 watched.cancel_failed = true;
             }
