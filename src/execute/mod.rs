@@ -445,6 +445,7 @@ async fn survey_pairs(
             .inspect(&dialect.limit(&query::conflicts(dialect, &plan.source), 10))
             .await?;
         let width = job.entity.len();
+        let float_text = (plan.source.value_type.as_deref()).and_then(|t| dialect.float_text(t));
         let lines: Vec<String> = sample
             .iter()
             .map(|r| {
@@ -455,11 +456,11 @@ async fn survey_pairs(
                     .unwrap_or_default();
                 let lo = r
                     .get(width + 1)
-                    .map(ToString::to_string)
+                    .map(|v| stream::value_shown(v, float_text))
                     .unwrap_or_default();
                 let hi = r
                     .get(width + 2)
-                    .map(ToString::to_string)
+                    .map(|v| stream::value_shown(v, float_text))
                     .unwrap_or_default();
                 stream::conflict_sample(&key, &attr, &lo, &hi)
             })

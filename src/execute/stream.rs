@@ -311,6 +311,7 @@ impl Pivoter {
             return Ok(());
         }
         self.stats.values_read[t][c] += 1;
+        let float_text = self.float_text;
         let cell = &mut self.cells[t][c];
         if cell.is_null() {
             *cell = value;
@@ -333,8 +334,11 @@ impl Pivoter {
                     .flatten()
                     .map(Value::to_string)
                     .collect();
-                let sample =
-                    conflict_sample(&key, &attribute, &cell.to_string(), &value.to_string());
+                let (a, b) = (
+                    value_shown(cell, float_text),
+                    value_shown(&value, float_text),
+                );
+                let sample = conflict_sample(&key, &attribute, &a, &b);
                 self.stats.conflict_samples.push(sample);
             }
         }
@@ -568,6 +572,15 @@ impl RowPipeline for Pivoter {
 /// The `aggregate: error` refusal, listing the first conflicting pairs.
 /// One conflicting pair as conflict errors list it, in both strategies: the names and values
 /// cut by [`shown`], so ten samples of 10 MB values still make one short line.
+/// A conflicting value as a message shows it: a float as the database writes it into a text
+/// cell (`float_text`: PostgreSQL's `1e+20`), so that both strategies name it alike.
+pub fn value_shown(value: &Value, float_text: Option<fn(f64) -> String>) -> String {
+    match (value, float_text) {
+        (Value::Float(f), Some(spell)) => spell(*f),
+        _ => value.to_string(),
+    }
+}
+
 pub fn conflict_sample(key: &[String], attribute: &str, a: &str, b: &str) -> String {
     format!(
         "({}) {}: {} vs {}",

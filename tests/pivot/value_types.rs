@@ -536,3 +536,35 @@ fn postgres_floats_fit_their_column_as_postgres_prints_them() {
         drop_if_exists(c, &target).await;
     });
 }
+
+/// A conflict between two PostgreSQL doubles (`pivot.aggregate: error`) is named as the cells
+/// would hold them, by both strategies: the stream said `'1e+20' vs '2e+20'` and the pushdown's
+/// survey `'100000000000000000000' vs '200000000000000000000'`.
+#[test]
+fn postgres_float_conflicts_are_named_alike_by_both_strategies() {
+    let db = postgres();
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let rows = ["(1, 'x', 1e20)", "(1, 'x', 2e20)", "(2, 'x', 0.5)"].map(String::from);
+        let columns = "id INT, attr VARCHAR(9), val double precision";
+        let (source, target) = fresh_kv(c, "floatconflict", columns, &rows).await;
+        let job = kv_job(dir.path(), &source, &target, "replace");
+        let text = std::fs::read_to_string(&job).expect("job");
+        std::fs::write(&job, format!("{text}pivot: {{aggregate: error}}\n")).expect("job");
+        for strategy in ["stream", "pushdown"] {
+            let out = run_strategy(&job, strategy, &db.url);
+            let err = stderr(&out);
+            assert!(!out.status.success(), "{strategy}: {err}");
+            assert!(
+                err.contains("(1) 'x': '1e+20' vs '2e+20'"),
+                "{strategy}: {err}"
+            );
+        }
+        drop_if_exists(c, &source).await;
+        drop_if_exists(c, &target).await;
+    });
+}
