@@ -36,13 +36,18 @@ pub async fn export(backend: &mut dyn Backend, job: &Job, path: &Path) -> Result
         .await
         .map_err(|e| e.with_context(&format!("listing the conflicts in {}", job.source.table)))?;
     let width = job.entity.len();
+    // A float as the run's cells and messages show it (PostgreSQL's `1e+20`).
+    let float_text = declared.as_deref().and_then(|t| dialect.float_text(t));
     // Rows come ordered by pair: consecutive rows with the same key and attribute are one pair.
     let mut pairs: Vec<(Vec<String>, Vec<String>)> = Vec::new();
     for row in rows {
         let text = |v: Option<&Value>| v.and_then(Value::as_text).unwrap_or_default();
         let mut key: Vec<String> = row.iter().take(width).map(|v| text(Some(v))).collect();
         key.push(dialect.decode_attribute_key(text(row.get(width))));
-        let value = text(row.get(width + 1));
+        let value = match row.get(width + 1) {
+            Some(float @ Value::Float(_)) => crate::execute::stream::value_shown(float, float_text),
+            other => text(other),
+        };
         match pairs.last_mut() {
             Some((last, values)) if *last == key => values.push(value),
             _ => pairs.push((key, vec![value])),

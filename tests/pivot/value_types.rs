@@ -539,7 +539,7 @@ fn postgres_floats_fit_their_column_as_postgres_prints_them() {
 
 /// A conflict between two PostgreSQL doubles (`pivot.aggregate: error`) is named as the cells
 /// would hold them, by both strategies: the stream said `'1e+20' vs '2e+20'` and the pushdown's
-/// survey `'100000000000000000000' vs '200000000000000000000'`.
+/// survey `'100000000000000000000' vs '200000000000000000000'`; `--conflicts` lists them so too.
 #[test]
 fn postgres_float_conflicts_are_named_alike_by_both_strategies() {
     let db = postgres();
@@ -564,6 +564,24 @@ fn postgres_float_conflicts_are_named_alike_by_both_strategies() {
                 "{strategy}: {err}"
             );
         }
+        // And `--conflicts`' CSV lists them the same way.
+        let csv = dir.path().join("conflicts.csv");
+        let (csv_arg, job_arg) = (csv.display().to_string(), job.display().to_string());
+        let out = run(
+            &["run", "--dry-run", "--conflicts", &csv_arg, &job_arg],
+            &db.url,
+        );
+        // Written in full even though this job then refuses them.
+        assert!(
+            stderr(&out).contains("written to"),
+            "--conflicts: {}",
+            stderr(&out)
+        );
+        let listed = std::fs::read_to_string(&csv).expect("conflicts CSV");
+        assert!(
+            listed.contains("1,x,2,1e+20,2e+20"),
+            "--conflicts: {listed}"
+        );
         drop_if_exists(c, &source).await;
         drop_if_exists(c, &target).await;
     });
