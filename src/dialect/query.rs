@@ -42,6 +42,12 @@ pub struct SourceQuery {
 }
 
 impl SourceQuery {
+    /// How `d` spells a float of the value's described type in text
+    /// ([`super::Types::float_text`]); None: not a float it spells its own way, or not described.
+    pub fn float_text<D: Types + ?Sized>(&self, d: &D) -> Option<fn(f64) -> String> {
+        self.value_type.as_deref().and_then(|t| d.float_text(t))
+    }
+
     /// The value as the aggregates compare it: `s.v`, or [`SourceQuery::value_order`].
     fn compared_value(&self) -> &str {
         self.value_order.as_deref().unwrap_or("s.v")

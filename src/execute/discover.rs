@@ -35,13 +35,7 @@ pub(super) async fn discover(
         // Typing reads every value: one plain scan, aggregated and surveyed here.
         let mut scan =
             DiscoveryScan::new(job.entity.len()).with_surveys(plan::declared_kinds(job), dialect);
-        // On one database both strategies write a float as the database spells it; across
-        // two, the target's own conversion writes it (see `Pivoter::with_value_type`).
-        scan.float_text = source_query
-            .value_type
-            .as_deref()
-            .filter(|_| !session.across_databases())
-            .and_then(|t| dialect.float_text(t));
+        scan.float_text = session.float_text(source_query);
         session
             .inspect_scan(
                 &query::discovery_scan_values(dialect, source_query),

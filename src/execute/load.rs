@@ -269,12 +269,7 @@ async fn stream(
             .and_then(|t| source.portable_type(t))
             .is_some_and(|kind| matches!(kind, crate::dialect::ColumnKind::Decimal { .. })),
     )
-    .with_value_type(
-        plan.source
-            .value_type
-            .as_deref()
-            .filter(|_| !session.across_databases()),
-    );
+    .with_float_text(session.float_text(&plan.source));
     // On one server the read itself tests every typed value's round trip (the transforms'
     // values are not the source's; across two databases, see verify_printed).
     let checked =

@@ -445,7 +445,7 @@ async fn survey_pairs(
             .inspect(&dialect.limit(&query::conflicts(dialect, &plan.source), 10))
             .await?;
         let width = job.entity.len();
-        let float_text = (plan.source.value_type.as_deref()).and_then(|t| dialect.float_text(t));
+        let float_text = plan.source.float_text(dialect);
         let lines: Vec<String> = sample
             .iter()
             .map(|r| {

@@ -49,6 +49,19 @@ impl<'a> Session<'a> {
         self.source.is_some()
     }
 
+    /// How a float value is written into a text column by both strategies: the database's
+    /// own spelling on one database; None across two, where the target's own conversion (or
+    /// eavpivot's digits) writes it, as it always has (a SQLite target keeps its layout).
+    pub fn float_text(
+        &self,
+        source: &crate::dialect::query::SourceQuery,
+    ) -> Option<fn(f64) -> String> {
+        match self.across_databases() {
+            true => None,
+            false => source.float_text(self.source_dialect()),
+        }
+    }
+
     /// The dialect the source is read in (the target's, on one connection).
     pub fn source_dialect(&self) -> &'static dyn Dialect {
         match &self.source {

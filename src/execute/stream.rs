@@ -230,12 +230,10 @@ impl Pivoter {
         self
     }
 
-    /// The source's values are of type `declared`: a float chosen for a text column is
-    /// written as the database's cast to text spells it, as the pushdown writes it. Only on
-    /// one database (None across two: there the target's own conversion of the float, or
-    /// eavpivot's spelling, writes it, as it always has: a SQLite target keeps its layout).
-    pub fn with_value_type(mut self, declared: Option<&str>) -> Pivoter {
-        self.float_text = declared.and_then(|t| self.dialect.float_text(t));
+    /// A float chosen for a text column is written as `float_text` spells it, as the
+    /// pushdown's cast writes it ([`crate::execute::Session::float_text`]).
+    pub fn with_float_text(mut self, float_text: Option<fn(f64) -> String>) -> Pivoter {
+        self.float_text = float_text;
         self
     }
 

@@ -472,11 +472,9 @@ fn postgres_floats_fit_their_column_as_postgres_prints_them() {
         let c = conn.as_mut();
         let dir = tempfile::tempdir().expect("temp dir");
         let jobs = |source: &str, target: &str, pivot: &str| {
-            let path = dir.path().join(format!("{target}.yaml"));
-            let job = std::fs::read_to_string(kv_job(dir.path(), source, target, "replace"))
-                .expect("job");
-            std::fs::write(&path, format!("{job}pivot: {pivot}\n")).expect("job");
-            path
+            let job = kv_job(dir.path(), source, target, "replace");
+            append_to_job(&job, &format!("pivot: {pivot}"));
+            job
         };
         let rows = ["(1, 'x', 1e20)", "(2, 'x', 0.5)", "(3, 'x', 16777216)"].map(String::from);
         let (source, target) = fresh_kv(
@@ -553,8 +551,7 @@ fn postgres_float_conflicts_are_named_alike_by_both_strategies() {
         let columns = "id INT, attr VARCHAR(9), val double precision";
         let (source, target) = fresh_kv(c, "floatconflict", columns, &rows).await;
         let job = kv_job(dir.path(), &source, &target, "replace");
-        let text = std::fs::read_to_string(&job).expect("job");
-        std::fs::write(&job, format!("{text}pivot: {{aggregate: error}}\n")).expect("job");
+        append_to_job(&job, "pivot: {aggregate: error}");
         for strategy in ["stream", "pushdown"] {
             let out = run_strategy(&job, strategy, &db.url);
             let err = stderr(&out);

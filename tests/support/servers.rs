@@ -265,6 +265,12 @@ pub fn kv_job(
     path
 }
 
+/// `job` with `line` (a top-level YAML key: `pivot: {aggregate: error}`) appended.
+pub fn append_to_job(job: &std::path::Path, line: &str) {
+    let text = std::fs::read_to_string(job).expect("job");
+    std::fs::write(job, format!("{text}{line}\n")).expect("job");
+}
+
 /// `text`'s bytes in upper-case hex, as MariaDB's `HEX()` prints them.
 pub fn upper_hex(text: &str) -> String {
     text.bytes().map(|b| format!("{b:02X}")).collect()
