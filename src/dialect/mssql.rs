@@ -68,9 +68,10 @@ impl MsSql {
 }
 
 /// The types whose implicit conversion to text (style 0) loses part of the value, with what
-/// it loses (SQL Server's CAST and CONVERT documentation; Babelfish converts them exactly):
+/// it loses (SQL Server's CAST and CONVERT documentation; Babelfish converts the first three
+/// exactly):
 /// [`Types::text_conversion_loss`], and the standalone script's refusal.
-pub const TEXT_CONVERSION_LOSSES: [(&[&str], &str); 3] = [
+pub const TEXT_CONVERSION_LOSSES: [(&[&str], &str); 4] = [
     (
         &["float", "real"],
         "SQL Server converts a FLOAT or REAL to text with 6 significant digits (1.23457e+006)",
@@ -82,6 +83,12 @@ pub const TEXT_CONVERSION_LOSSES: [(&[&str], &str); 3] = [
     (
         &["money", "smallmoney"],
         "SQL Server converts a MONEY to text with 2 decimals (12.35)",
+    ),
+    // Babelfish writes the bytes' integer instead (0x616263 as `6382179`): lost either way.
+    // The stream writes the bytes as UTF-8 text, as MariaDB and SQLite hold them.
+    (
+        &["binary", "varbinary"],
+        "SQL Server converts a BINARY or VARBINARY to NVARCHAR by reading its bytes as UTF-16 (0x4142 becomes N'䉁')",
     ),
 ];
 

@@ -69,9 +69,10 @@ async fn mssql_source(c: &mut dyn Backend, source: &str, value_type: &str, rows:
 }
 
 /// SQL Server converts a FLOAT, MONEY or DATETIME to text with its default style — 6
-/// significant digits, 2 decimals, no seconds (CAST and CONVERT's documentation) — and the
-/// pushdown writes a text column's values through that conversion. Babelfish converts them
-/// exactly, so the choice is held here by type: `auto` streams such values (their exact text,
+/// significant digits, 2 decimals, no seconds (CAST and CONVERT's documentation) — and a
+/// VARBINARY by reading its bytes as UTF-16, and the pushdown writes a text column's values
+/// through that conversion. Babelfish converts the first three exactly (and a VARBINARY to the
+/// bytes' integer), so the choice is held here by type: `auto` streams such values (their exact text,
 /// said in the report), and an asked-for pushdown is refused before any write. (A MONEY is
 /// read as a DECIMAL(19,4), which converts exactly: value_types.rs.)
 #[test]
@@ -99,9 +100,12 @@ fn mssql_float_and_datetime_values_keep_their_digits_in_text_columns() {
                 ["'2020-03-01T10:11:12.007'", "'2020-01-13T00:00:00.997'"],
                 ["2020-03-01 10:11:12.007", "2020-01-13 00:00:00.997"],
             ),
+            // Read as UTF-16 by SQL Server (0x4142 as N'䉁'), as the bytes' integer by
+            // Babelfish: the stream writes the bytes as text.
+            ("VARBINARY(10)", ["0x616263", "0x4142"], ["abc", "AB"]),
         ];
-        for (declared, [a, b], [text_a, text_b]) in cases {
-            let (source, target) = (format!("{p}_{declared}_kv"), format!("{p}_{declared}_w"));
+        for (i, (declared, [a, b], [text_a, text_b])) in cases.into_iter().enumerate() {
+            let (source, target) = (format!("{p}_{i}_kv"), format!("{p}_{i}_w"));
             drop_if_exists(c, &target).await;
             let rows = format!("(1, N'a', {a}), (1, N'b', {b}), (2, N'a', {b})");
             mssql_source(c, &source, declared, &rows).await;

@@ -284,6 +284,60 @@ fn mariadb_float_keeps_every_digit() {
     ));
 }
 
+/// MariaDB sends a BIT(n) as its bytes: the stream wrote b'1010' as the byte 0x0A (a newline)
+/// where the pushdown writes its number, `10`, and refused b'10000000' as not UTF-8. Both now
+/// write the number, up to BIT(64)'s largest.
+#[test]
+fn mariadb_bit_values_are_their_number_in_both_strategies() {
+    let db = mariadb();
+    runtime().block_on(read_alike(
+        &db,
+        "BIT(64)",
+        &[
+            ("b'1010'", "10"),
+            ("b'0'", "0"),
+            ("b'10000000'", "128"),
+            (
+                "b'1111111111111111111111111111111111111111111111111111111111111111'",
+                "18446744073709551615",
+            ),
+        ],
+    ));
+}
+
+/// A `bytea` that is not UTF-8 cannot be a text cell: the stream's load failed with the
+/// driver's `invalid utf-8 sequence of 1 bytes from index 1`. It now names the value and the
+/// way out, and nothing is written.
+#[test]
+fn postgres_bytes_that_are_not_text_are_refused_naming_the_value() {
+    let db = postgres();
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let rows = [
+            "(1, 'x', 'abc'::bytea)".to_string(),
+            "(2, 'x', '\\x00ff')".to_string(),
+        ];
+        let (source, target) =
+            fresh_kv(c, "notutf8", "id INT, attr VARCHAR(9), val bytea", &rows).await;
+        let job = kv_job(dir.path(), &source, &target, "replace");
+        let out = run(&["run", &job.display().to_string()], &db.url);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("the value \\x00ff is bytes that are not UTF-8 text")
+                && err.contains("nothing was written"),
+            "{err}"
+        );
+        let tables = format!("SELECT COUNT(*) FROM pg_class WHERE relname = '{target}'");
+        assert_eq!(text_rows(c, &tables).await, [["0"]], "no target table");
+        drop_if_exists(c, &source).await;
+    });
+}
+
 #[test]
 fn postgres_character_values_lose_their_padding_in_both_strategies() {
     let db = postgres();

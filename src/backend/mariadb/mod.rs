@@ -344,6 +344,12 @@ fn decode_cell(v: mysql_async::Value, column: &Column) -> Result<Value> {
             let t = text(bytes)?;
             t.parse().map(Value::Float).unwrap_or(Value::Text(t))
         }
+        // The bits arrive as big-endian bytes (b'1010' as the byte 0x0A, a newline in a text
+        // cell); the pushdown's own conversion writes their number, `10`: so does the stream.
+        ColumnType::MYSQL_TYPE_BIT => {
+            let bits = bytes.iter().fold(0u128, |n, &b| (n << 8) | u128::from(b));
+            i64::try_from(bits).map_or_else(|_| Value::Text(bits.to_string()), Value::Int)
+        }
         _ if column.character_set() == BINARY_CHARSET && is_string(column.column_type()) => {
             Value::Bytes(bytes)
         }

@@ -163,7 +163,7 @@ impl ToSql for Param<'_> {
             (&Type::FLOAT4, _) => (float_of(v, ty)? as f32).to_sql(ty, out),
             (&Type::FLOAT8, _) => float_of(v, ty)?.to_sql(ty, out),
             (&Type::BYTEA, Value::Bytes(b)) => b.as_slice().to_sql(ty, out),
-            (_, Value::Bytes(b) | Value::TextBytes(b)) => std::str::from_utf8(b)?.to_sql(ty, out),
+            (_, Value::Bytes(b) | Value::TextBytes(b)) => utf8_of(b, ty)?.to_sql(ty, out),
             _ => v.as_text().unwrap_or_default().as_str().to_sql(ty, out),
         }
     }
@@ -186,6 +186,17 @@ impl ToSql for Param<'_> {
 fn int_of(v: &Value, ty: &Type) -> std::result::Result<i64, String> {
     v.as_i64()
         .ok_or_else(|| format!("value '{v}' is not an integer for a {ty} column"))
+}
+
+/// Bytes (a `bytea` value) as the text a text column holds: only where they are UTF-8.
+fn utf8_of<'a>(b: &'a [u8], ty: &Type) -> std::result::Result<&'a str, String> {
+    std::str::from_utf8(b).map_err(|_| {
+        let shown: String = b.iter().take(16).map(|x| format!("{x:02x}")).collect();
+        let more = if b.len() > 16 { "…" } else { "" };
+        format!(
+            "the value \\x{shown}{more} is bytes that are not UTF-8 text, which a {ty} column cannot hold: convert it in the job's `value:` (e.g. encode(v, 'hex'))"
+        )
+    })
 }
 
 fn float_of(v: &Value, ty: &Type) -> std::result::Result<f64, String> {

@@ -76,6 +76,8 @@ HAVING MIN((CAST(s.e0 AS NVARCHAR(MAX)) + N'|') COLLATE Latin1_General_100_BIN2)
     RAISERROR(N'eavpivot: the source''s values are %s and SQL Server converts a FLOAT or REAL to text with 6 significant digits (1.23457e+006): convert them in the job''s value: (e.g. CONVERT(NVARCHAR(40), v, 3) for a FLOAT, 121 for a DATETIME) and write the script again, or use eavpivot run', 16, 1, @value_type);
   IF @value_type IN (N'datetime', N'smalldatetime')
     RAISERROR(N'eavpivot: the source''s values are %s and SQL Server converts a DATETIME to text without its seconds (Jan  2 2020  3:04AM): convert them in the job''s value: (e.g. CONVERT(NVARCHAR(40), v, 3) for a FLOAT, 121 for a DATETIME) and write the script again, or use eavpivot run', 16, 1, @value_type);
+  IF @value_type IN (N'binary', N'varbinary')
+    RAISERROR(N'eavpivot: the source''s values are %s and SQL Server converts a BINARY or VARBINARY to NVARCHAR by reading its bytes as UTF-16 (0x4142 becomes N''䉁''): convert them in the job''s value: (e.g. CONVERT(NVARCHAR(40), v, 3) for a FLOAT, 121 for a DATETIME) and write the script again, or use eavpivot run', 16, 1, @value_type);
   SET @insert = CAST(N'' AS NVARCHAR(MAX)) + N'INSERT INTO ITEM_WIDE ([ITEM_ID], ' + @names + N')' + NCHAR(10) + N'SELECT s.e0,' + NCHAR(10) + N'  ' + @cases + NCHAR(10) + N'FROM (SELECT s0.e0, s0.a, ' + @value + N' AS v FROM (SELECT ID.ITEM_ID AS e0, (CAST(AE.ELEMENT_DESC AS NVARCHAR(MAX)) + N''|'') COLLATE Latin1_General_100_BIN2 AS a, COALESCE(EL.LIST_DESC, ID.DETAIL_VALUE) AS v
   FROM ITEM_DETAIL ID
   JOIN ATTRIBUTE_ELEMENT AE ON ID.ELEMENT_ID = AE.ELEMENT_ID
