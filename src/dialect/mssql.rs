@@ -95,6 +95,11 @@ pub const TEXT_CONVERSION_LOSSES: [(&[&str], &str); 4] = [
 /// The types [`Types::read_value`] reads as `DECIMAL(19,4)` (`run` and the standalone script).
 pub const READ_AS_DECIMAL: [&str; 2] = ["money", "smallmoney"];
 
+/// The types [`Types::read_value`] reads as the server's text of them.
+/// (Not DATETIMEOFFSET: Babelfish does not convert text to it in an `INSERT … SELECT`, so a
+/// key of that type read as text could not be written back.)
+const READ_AS_TEXT: [&str; 2] = ["datetime2", "time"];
+
 /// One cell of [`MsSql::insert_values_nulls_inline`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cell {
@@ -232,8 +237,16 @@ impl Types for MsSql {
     /// float: past 15 significant digits the last ones are lost (900000000000000.12 arrived as
     /// 900000000000000.1). DECIMAL(19,4) holds every MONEY and SMALLMONEY, and converts to text,
     /// exactly.
+    ///
+    /// A DATETIME2 or TIME is read as the server's own text of it, which the
+    /// pushdown writes: SQL Server pads the fraction to the type's scale (`05.1000000`), as the
+    /// stream printed it, but Babelfish trims it (`05.1`), so there a merge by the other
+    /// strategy rewrote every such cell. Its text orders as its time, offsets aside.
     fn read_value(&self, expr: &str, declared: &str) -> Option<String> {
         let base = super::portable::base_name(declared);
+        if READ_AS_TEXT.contains(&base.as_str()) {
+            return Some(format!("CAST({expr} AS NVARCHAR(40))"));
+        }
         READ_AS_DECIMAL
             .contains(&base.as_str())
             .then(|| format!("CAST({expr} AS DECIMAL(19,4))"))

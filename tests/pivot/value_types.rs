@@ -637,3 +637,94 @@ fn postgres_float_conflicts_are_named_alike_by_both_strategies() {
         drop_if_exists(c, &target).await;
     });
 }
+
+/// A DATETIME2 or TIME value in a text column is the server's own text of it in both
+/// strategies: SQL Server pads the fraction to the type's scale (`05.1000000`), as the stream
+/// printed it, but Babelfish trims it (`05.1`), so there a merge by the other strategy rewrote
+/// every such cell. Each strategy's load is now checked against `CAST(val AS NVARCHAR(40))` and
+/// a merge by the other finds every entity unchanged. A DATETIMEOFFSET entity key, which the
+/// stream's INSERT bound as text that Babelfish does not convert, loads by both.
+#[test]
+fn mssql_times_are_the_servers_text_in_both_strategies() {
+    let Some(db) = mssql() else {
+        return;
+    };
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let values = [
+            (
+                "DATETIME2(7)",
+                "'2020-01-02 03:04:05.1'",
+                "'2020-01-02 03:04:05'",
+            ),
+            (
+                "DATETIME2(3)",
+                "'2020-01-02 03:04:05.12'",
+                "'1999-12-31 23:59:59.999'",
+            ),
+            ("TIME(7)", "'03:04:05.5'", "'23:59:59'"),
+        ];
+        for (i, (declared, a, b)) in values.iter().enumerate() {
+            let rows = [format!("(1, N'x', {a})"), format!("(2, N'x', {b})")];
+            let columns = format!("id INT, attr NVARCHAR(9), val {declared}");
+            let (source, target) = fresh_kv(c, &format!("times{i}_"), &columns, &rows).await;
+            let servers_text = text_rows(
+                c,
+                &format!("SELECT CAST(val AS NVARCHAR(40)) FROM {source} ORDER BY id"),
+            )
+            .await;
+            for (first, second) in [("stream", "pushdown"), ("pushdown", "stream")] {
+                let what = format!("{declared}, {first} then a merge by {second}");
+                let job = kv_job(dir.path(), &source, &target, "replace");
+                let out = run_strategy(&job, first, &db.url);
+                assert!(out.status.success(), "{what}: {}", stderr(&out));
+                let read = format!("SELECT x FROM {target} ORDER BY id");
+                assert_eq!(text_rows(c, &read).await, servers_text, "{what}");
+                let job = kv_job(dir.path(), &source, &target, "merge");
+                let out = run(
+                    &[
+                        "run",
+                        &job.display().to_string(),
+                        "--json",
+                        "--strategy",
+                        second,
+                    ],
+                    &db.url,
+                );
+                assert!(out.status.success(), "{what}: {}", stderr(&out));
+                let report: serde_json::Value =
+                    serde_json::from_slice(&out.stdout).expect("--json");
+                let merged = &report["merged"][0];
+                assert_eq!(
+                    (&merged["updated"], &merged["unchanged"]),
+                    (&serde_json::json!(0), &serde_json::json!(2)),
+                    "{what}: {report}"
+                );
+                assert_eq!(text_rows(c, &read).await, servers_text, "{what}");
+            }
+            drop_if_exists(c, &source).await;
+            drop_if_exists(c, &target).await;
+        }
+        let rows = [
+            "('2020-01-02 03:04:05.1 +02:00', N'x', N'a')".to_string(),
+            "('2020-01-02 03:04:05 -05:30', N'x', N'b')".to_string(),
+        ];
+        let columns = "id DATETIMEOFFSET(7), attr NVARCHAR(9), val NVARCHAR(9)";
+        let (source, target) = fresh_kv(c, "offsetkey", columns, &rows).await;
+        for strategy in ["stream", "pushdown"] {
+            let job = kv_job(dir.path(), &source, &target, "replace");
+            let out = run_strategy(&job, strategy, &db.url);
+            assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+            let same = format!(
+                "SELECT COUNT(*) FROM {target} t JOIN {source} s ON s.id = t.id AND s.val = t.x"
+            );
+            assert_eq!(text_rows(c, &same).await, [["2"]], "{strategy}");
+        }
+        drop_if_exists(c, &source).await;
+        drop_if_exists(c, &target).await;
+    });
+}

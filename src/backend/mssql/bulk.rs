@@ -73,6 +73,20 @@ pub(super) enum Param {
     /// `yyyy-mm-dd hh:mm:ss` whatever the session's `DATEFORMAT`, where these two types read
     /// it as year-day-month under a `dmy` login language (British, German, French, …).
     DateTime,
+    /// `DATETIMEOFFSET`: text goes through an explicit CAST: Babelfish converts no text to it
+    /// implicitly (`column "e" is of type datetimeoffset but expression is of type "varchar"`).
+    DateTimeOffset,
+}
+
+impl Param {
+    /// The type a text parameter is cast to first, where it is not bound as it is.
+    pub(super) fn text_cast(self) -> Option<&'static str> {
+        match self {
+            Param::DateTime => Some("DATETIME2(7)"),
+            Param::DateTimeOffset => Some("DATETIMEOFFSET(7)"),
+            Param::AsIs | Param::Text => None,
+        }
+    }
 }
 
 /// Each column's [`Param`], from the server's description of the target.
@@ -86,6 +100,7 @@ fn params(metadata: &[MetaDataColumn<'_>], width: usize) -> Vec<Param> {
             TypeInfo::FixedLen(FixedLenType::Datetime | FixedLenType::Datetime4) => Param::DateTime,
             TypeInfo::VarLenSized(cx) => match cx.r#type() {
                 VarLenType::Datetimen => Param::DateTime,
+                VarLenType::DatetimeOffsetn => Param::DateTimeOffset,
                 VarLenType::NVarchar
                 | VarLenType::NChar
                 | VarLenType::BigVarChar

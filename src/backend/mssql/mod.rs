@@ -322,9 +322,7 @@ impl MsSqlBackend {
             let param = |c: usize| params.get(c).copied().unwrap_or(bulk::Param::AsIs);
             let cell = |r: usize, c: usize| match chunk[r].get(c) {
                 None | Some(Value::Null) => Cell::Null,
-                Some(Value::Text(_)) if param(c) == bulk::Param::DateTime => {
-                    Cell::ParamAs("DATETIME2(7)")
-                }
+                Some(Value::Text(_)) => param(c).text_cast().map_or(Cell::Param, Cell::ParamAs),
                 Some(_) => Cell::Param,
             };
             let sql =
