@@ -728,3 +728,52 @@ fn mssql_times_are_the_servers_text_in_both_strategies() {
         drop_if_exists(c, &target).await;
     });
 }
+
+/// A PostgreSQL `date` or `timestamp` entity key of `infinity`, `-infinity` or a BC date: the
+/// pushdown loaded them, the stream refused the load (`value 'infinity' is not a canonical
+/// timestamp`), so `auto` failed on small tables only. Both strategies now load every key as
+/// it is in the source.
+#[test]
+fn postgres_infinite_and_bc_date_keys_load_by_both_strategies() {
+    let db = postgres();
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let dir = tempfile::tempdir().expect("temp dir");
+        for declared in ["date", "timestamp"] {
+            let keys = [
+                "infinity",
+                "-infinity",
+                "0044-03-15 BC",
+                "0001-12-31 BC",
+                "2020-02-29",
+            ];
+            let rows: Vec<String> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| format!("('{k}', 'x', '{i}')"))
+                .collect();
+            let columns = format!("id {declared}, attr VARCHAR(9), val VARCHAR(9)");
+            let (source, target) = fresh_kv(c, "infkeys", &columns, &rows).await;
+            let job = kv_job(dir.path(), &source, &target, "replace");
+            let same = format!(
+                "SELECT COUNT(*) FROM {target} t JOIN {source} s ON s.id = t.id AND s.val = t.x"
+            );
+            for strategy in ["stream", "pushdown"] {
+                let out = run_strategy(&job, strategy, &db.url);
+                assert!(
+                    out.status.success(),
+                    "{declared} {strategy}: {}",
+                    stderr(&out)
+                );
+                let count = format!("SELECT COUNT(*) FROM {target}");
+                assert_eq!(text_rows(c, &count).await, [["5"]], "{declared} {strategy}");
+                assert_eq!(text_rows(c, &same).await, [["5"]], "{declared} {strategy}");
+            }
+            drop_if_exists(c, &source).await;
+            drop_if_exists(c, &target).await;
+        }
+    });
+}

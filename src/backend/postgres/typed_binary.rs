@@ -9,11 +9,17 @@ use tokio_postgres::types::Type;
 const PG_EPOCH_DAYS: i64 = 10_957;
 
 /// Write `text` as `ty`'s binary form; None when it is not in the canonical form.
+/// A date or timestamp also as PostgreSQL prints an entity key of that type: `infinity`,
+/// `-infinity` (its binary form is the type's largest and smallest value) and `… BC`.
 pub(super) fn encode(ty: &Type, text: &str, out: &mut BytesMut) -> Option<()> {
-    match *ty {
-        Type::DATE => out.put_i32(i32::try_from(date_days(text)?).ok()?),
-        Type::TIMESTAMP => out.put_i64(timestamp_micros(text)?),
-        Type::NUMERIC => numeric(text, out)?,
+    match (ty, text) {
+        (&Type::DATE, "infinity") => out.put_i32(i32::MAX),
+        (&Type::DATE, "-infinity") => out.put_i32(i32::MIN),
+        (&Type::TIMESTAMP, "infinity") => out.put_i64(i64::MAX),
+        (&Type::TIMESTAMP, "-infinity") => out.put_i64(i64::MIN),
+        (&Type::DATE, _) => out.put_i32(i32::try_from(date_days(text)?).ok()?),
+        (&Type::TIMESTAMP, _) => out.put_i64(timestamp_micros(text)?),
+        (&Type::NUMERIC, _) => numeric(text, out)?,
         _ => return None,
     }
     Some(())
@@ -25,14 +31,20 @@ fn number(text: &str) -> Option<i64> {
         .flatten()
 }
 
-/// `YYYY-MM-DD` as days since 2000-01-01 (proleptic Gregorian, Hinnant's days_from_civil).
+/// `YYYY-MM-DD[ BC]` as days since 2000-01-01 (proleptic Gregorian, Hinnant's
+/// days_from_civil; 1 BC is the year 0).
 fn date_days(text: &str) -> Option<i64> {
+    let (text, bc) = match text.strip_suffix(" BC") {
+        Some(ad) => (ad, true),
+        None => (text, false),
+    };
     let mut parts = text.splitn(3, '-');
     let (y, m, d) = (
         number(parts.next()?)?,
         number(parts.next()?)?,
         number(parts.next()?)?,
     );
+    let y = if bc { 1 - y } else { y };
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -42,9 +54,15 @@ fn date_days(text: &str) -> Option<i64> {
     Some(era * 146_097 + doe - 719_468 - PG_EPOCH_DAYS)
 }
 
-/// `YYYY-MM-DD HH:MM:SS[.ffffff]` as microseconds since 2000-01-01 00:00:00.
+/// `YYYY-MM-DD HH:MM:SS[.ffffff][ BC]` as microseconds since 2000-01-01 00:00:00.
 fn timestamp_micros(text: &str) -> Option<i64> {
+    let (text, era) = match text.strip_suffix(" BC") {
+        Some(ad) => (ad, " BC"),
+        None => (text, ""),
+    };
     let (date, clock) = text.split_once(' ')?;
+    let date = format!("{date}{era}");
+    let date = date.as_str();
     let (hms, fraction) = clock.split_once('.').unwrap_or((clock, ""));
     let mut parts = hms.splitn(3, ':');
     let (h, m, s) = (
@@ -126,6 +144,20 @@ mod tests {
             timestamp_micros("2000-01-02 00:00:01.5"),
             Some(86_400_000_000 + 1_500_000)
         );
+        // 1 BC is the year 0: its last day is the day before 1 AD's first.
+        assert_eq!(
+            date_days("0001-12-31 BC").map(|d| d + 1),
+            date_days("0001-01-01")
+        );
+        assert_eq!(
+            timestamp_micros("0044-03-15 12:00:00 BC"),
+            date_days("0044-03-15 BC").map(|d| d * 86_400_000_000 + 43_200_000_000)
+        );
+        let mut out = BytesMut::new();
+        encode(&Type::TIMESTAMP, "-infinity", &mut out).expect("-infinity");
+        encode(&Type::DATE, "infinity", &mut out).expect("infinity");
+        assert_eq!(out.as_ref()[..8], i64::MIN.to_be_bytes());
+        assert_eq!(out.as_ref()[8..], i32::MAX.to_be_bytes());
     }
 
     #[test]
