@@ -168,7 +168,7 @@ fn steps(
             &source_url,
             cross.then_some(target_url.as_str()),
         );
-        let run = model::Run::new(source_leg, target_leg, case.numeric);
+        let run = model::Run::new(source_leg, target_leg, case.values);
         let expected = model::expect(&case.job, step, prev.as_ref(), run);
         let ran = exec::run(&args);
         stats.runs += 1;
@@ -409,7 +409,9 @@ pub fn compare(case: &Case, expected: &Target, actual: &exec::Actual) -> Result<
                 (None, None) => {}
                 (Some(w), Some(g)) if model::same(w, g, typed) => {}
                 // A SQLite source's REAL values make a double column where typed.
-                (Some(w), Some(model::Cell::Real(x))) if case.numeric && typed => {
+                (Some(w), Some(model::Cell::Real(x)))
+                    if case.values != numbers::Column::Text && typed =>
+                {
                     if numbers::number(w) != *x {
                         diffs.push(format!(
                             "{} {attr:?}: expected {w:?}, got {x} (double)",

@@ -12,6 +12,7 @@ use eavpivot::value::Value;
 
 use super::gen::Case;
 use super::model::{Cell, Row, Step, K};
+use super::numbers::Column;
 use super::servers;
 
 /// A database leg, named by `what`: SQLite, PostgreSQL, MariaDB (indices 0, 1, 2 in
@@ -267,10 +268,10 @@ fn create_source(
     } else {
         format!("attr {}", text(200))
     };
-    let val_col = match case.numeric {
-        true => "DECIMAL(12,4)".to_string(),
-        false => text(200),
-    };
+    let val_col = case
+        .values
+        .sql_type(what)
+        .map_or_else(|| text(200), str::to_string);
     let mut sql = vec![format!(
         "CREATE TABLE {} ({}, {attr_col}, val {val_col}, grp INT, modified INT)",
         n.source,
@@ -315,8 +316,8 @@ fn create_source(
                 lit(&r.attr)
             };
             // A numeric value column gets its numerals as numbers, not strings to convert.
-            let val = match (&r.val, case.numeric) {
-                (Some(v), true) => v.clone(),
+            let val = match (&r.val, case.values) {
+                (Some(v), c) if c != Column::Text => v.clone(),
                 (v, _) => lit(v),
             };
             format!(

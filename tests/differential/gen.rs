@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::model::{Agg, Job, OnNew, Row, Step, K};
+use super::numbers::Column;
 
 /// splitmix64: small, seedable, good enough to spread cases.
 pub struct Rng(u64);
@@ -34,7 +35,7 @@ impl Rng {
 
 /// Feature families: `base` always; the others can be switched off while the product
 /// does not implement them yet (`EAVPIVOT_DIFF_FEATURES=base` or a comma list).
-pub const FAMILIES: [&str; 11] = [
+pub const FAMILIES: [&str; 12] = [
     "where_rows",     // merge with a row-level `where` (issue 21 defect 1, the refusal rule)
     "changed",        // source.changed
     "changed_key", // source.changed testing the entity key alone (filtered directly on PostgreSQL)
@@ -46,6 +47,7 @@ pub const FAMILIES: [&str; 11] = [
     "key_twins",   // entity keys one under a case-insensitive, PAD SPACE collation ('k', 'K', 'k ')
     "same_db_guard", // issue 17: --target-connection naming the source's database (named case only)
     "numeric_values", // the source's value column DECIMAL(12,4), not text (numbers.rs)
+    "float_values", // the source's value column a double (numbers.rs)
 ];
 
 #[derive(Clone, Debug)]
@@ -91,9 +93,9 @@ pub struct Case {
     pub steps: Vec<Step>,
     /// (source, target) backend indices when the target is another database.
     pub cross: Option<(usize, usize)>,
-    /// The source's value column is DECIMAL(12,4) (SQLite: NUMERIC affinity) and every value
-    /// a decimal numeral that fits it ([`super::numbers`]).
-    pub numeric: bool,
+    /// The source's value column's type; where not text, every value is a decimal numeral
+    /// that fits it ([`super::numbers`]).
+    pub values: Column,
     /// The families this case exercises (for the report).
     pub uses: BTreeSet<&'static str>,
 }
@@ -165,6 +167,25 @@ const NUMERIC: [&str; 14] = [
     "-3.125",
     "99999999.9999",
     "-12345678.5",
+];
+/// The values of a double value column: numerals of few digits, each the shortest text of
+/// its double in every database (fixed notation in PostgreSQL's too: exponents -4 to 15), and
+/// SQLite's `5.0` for the whole ones. Text order and value order differ among them.
+const DOUBLES: [&str; 14] = [
+    "5",
+    "-12",
+    "0",
+    "6771",
+    "40000",
+    "99",
+    "27.8",
+    "27.85",
+    "12.5",
+    "0.4",
+    "-3.125",
+    "0.001",
+    "1024.75",
+    "3000000000",
 ];
 const DATES: [&str; 4] = ["2024-01-01", "2024-01-02", "1999-12-31", "2024-02-29"];
 const STAMPS: [&str; 3] = [
@@ -427,8 +448,14 @@ pub fn case(seed: u64, f: &Features) -> Case {
     // Drawn last too: a case with a numeric value column is the text case of its seed with
     // every value made a number.
     let numeric = f.on("numeric_values") && g.rng.pct(20);
+    // After that draw, so a seed's decimal case stays the case it was.
+    let double = !numeric && f.on("float_values") && g.rng.pct(15);
+    if double {
+        make_numeric(&mut g.rng, &mut steps, &DOUBLES);
+        uses.insert("float_values");
+    }
     if numeric {
-        make_numeric(&mut g.rng, &mut steps);
+        make_numeric(&mut g.rng, &mut steps, &NUMERIC);
         // A narrower decimal than the source's: PostgreSQL's `27.8000` never fits it, SQLite's
         // `27.85` does and `-3.125` does not.
         for ty in job.types.values_mut().filter(|t| t.starts_with("DECIMAL")) {
@@ -445,15 +472,19 @@ pub fn case(seed: u64, f: &Features) -> Case {
         job,
         steps,
         cross,
-        numeric,
+        values: match (numeric, double) {
+            (true, _) => Column::Decimal,
+            (false, true) => Column::Double,
+            (false, false) => Column::Text,
+        },
         uses,
     }
 }
 
-/// Every value that is not already one of [`NUMERIC`] replaced by one, the same text always
-/// by the same number (a value a delta left alone stays alone; two equal texts stay a
-/// conflict of one value).
-fn make_numeric(rng: &mut Rng, steps: &mut [Step]) {
+/// Every value that is not already one of `pool` ([`NUMERIC`] or [`DOUBLES`]) replaced by one,
+/// the same text always by the same number (a value a delta left alone stays alone; two equal
+/// texts stay a conflict of one value).
+fn make_numeric(rng: &mut Rng, steps: &mut [Step], pool: &[&'static str]) {
     let texts: BTreeSet<String> = steps
         .iter()
         .flat_map(|s| s.rows.iter().filter_map(|r| r.val.clone()))
@@ -461,9 +492,9 @@ fn make_numeric(rng: &mut Rng, steps: &mut [Step]) {
     let as_number: BTreeMap<String, String> = texts
         .into_iter()
         .map(|t| {
-            let n = match NUMERIC.contains(&t.as_str()) {
+            let n = match pool.contains(&t.as_str()) {
                 true => t.clone(),
-                false => rng.pick(&NUMERIC).to_string(),
+                false => rng.pick(pool).to_string(),
             };
             (t, n)
         })
@@ -477,21 +508,17 @@ fn make_numeric(rng: &mut Rng, steps: &mut [Step]) {
     // (`5` and `27.8`, `99` and `6771`), so a pick by text shows. A row's rival depends on
     // the row alone: an entity a delta left alone keeps its conflict.
     let n = |x: &str| x.parse::<f64>().expect("a numeral");
-    let rival: BTreeMap<&str, &str> = NUMERIC
+    let rival: BTreeMap<&str, &str> = pool
         .iter()
         .map(|&v| {
-            let crossing: Vec<&str> = NUMERIC
+            let crossing: Vec<&str> = pool
                 .iter()
                 .copied()
                 .filter(|&w| n(v) != n(w) && (v < w) != (n(v) < n(w)))
                 .collect();
             // `0` crosses none: any other.
-            let pool = if crossing.is_empty() {
-                &NUMERIC[..]
-            } else {
-                &crossing
-            };
-            (v, *rng.pick(pool))
+            let rivals = if crossing.is_empty() { pool } else { &crossing };
+            (v, *rng.pick(rivals))
         })
         .collect();
     for step in steps.iter_mut() {

@@ -137,13 +137,13 @@ pub struct Run {
 }
 
 impl Run {
-    /// A run from the leg `source` into the leg `target`; `numeric`: the case's value column
-    /// is DECIMAL(12,4).
-    pub fn new(source: &str, target: &str, numeric: bool) -> Run {
+    /// A run from the leg `source` into the leg `target`; `column`: the case's value column's
+    /// type.
+    pub fn new(source: &str, target: &str, column: numbers::Column) -> Run {
         Run {
             cross: source != target,
             fold: key_fold(source, target),
-            values: numbers::values(numeric, source),
+            values: numbers::values(column, source, target),
         }
     }
 }
@@ -166,6 +166,17 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, run: Run) -> Outcom
     let step: &Step = &stored;
     if cross && job.pushdown {
         return Outcome::Refused("a forced pushdown cannot cross databases (exit 2)".into());
+    }
+    if let (
+        true,
+        Values::Double {
+            mssql_source: true, ..
+        },
+    ) = (job.pushdown, values)
+    {
+        return Outcome::Refused(
+            "a forced pushdown of SQL Server FLOAT values into text (6 digits) (exit 2)".into(),
+        );
     }
     if step.merge && job.split.is_some() {
         return Outcome::Refused("merge into a split target is not supported (exit 2)".into());
@@ -204,9 +215,14 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, run: Run) -> Outcom
     }
     // A numeric source's values are checked as the source prints them, as the product's check
     // goes by text: PostgreSQL's `5.0000` does not fit BIGINT, nor `27.8000` DECIMAL(12,2).
+    // A double is judged by its number, not its layout: SQLite's `99.0` fits BIGINT.
     for (attr, ty) in &job.types {
         for ((key, a), v) in &pivot.cells {
-            if a == attr && !fits(ty, v) {
+            let number = match values {
+                Values::Double { .. } => Cow::Owned(format!("{}", numbers::number(v))),
+                _ => Cow::Borrowed(v.as_str()),
+            };
+            if a == attr && !fits(ty, &number) {
                 return Outcome::Refused(format!("{a:?} = {v:?} ({key:?}) does not fit {ty}"));
             }
         }

@@ -50,7 +50,7 @@ fn case(job: Job, steps: Vec<Step>, cross: Option<(usize, usize)>, uses: &[&'sta
         job,
         steps,
         cross,
-        numeric: false,
+        values: super::numbers::Column::Text,
         uses: uses.iter().copied().collect(),
     }
 }

@@ -180,7 +180,7 @@ pub fn reproduction(
             "$ eavpivot {}",
             args.iter().map(|a| shell(a)).collect::<Vec<_>>().join(" ")
         );
-        let run = model::Run::new(legs[s], legs[t], case.numeric);
+        let run = model::Run::new(legs[s], legs[t], case.values);
         let outcome = model::expect(&case.job, step, prev.as_ref(), run);
         let _ = writeln!(out, "-- expected: {}", describe(&outcome));
         if let model::Outcome::Written { target, .. } | model::Outcome::WrittenOrRefused(target) =
