@@ -422,6 +422,13 @@ pub trait Types: Quoting {
         None
     }
 
+    /// An entity key `expr` of the source's type `declared` as both strategies read it: as a
+    /// value is ([`Types::read_value`]) unless that read is only the value's text, which a
+    /// key, written back into a column of its own type, does not need.
+    fn read_key(&self, expr: &str, declared: &str) -> Option<String> {
+        self.read_value(expr, declared)
+    }
+
     /// How this database's own cast to text spells a float of the source's type `declared`,
     /// where that differs from eavpivot's (Rust's shortest round trip, fixed notation): the
     /// stream writes a float into a text cell so, to hold what the pushdown's `CAST` writes

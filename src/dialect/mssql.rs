@@ -95,10 +95,9 @@ pub const TEXT_CONVERSION_LOSSES: [(&[&str], &str); 4] = [
 /// The types [`Types::read_value`] reads as `DECIMAL(19,4)` (`run` and the standalone script).
 pub const READ_AS_DECIMAL: [&str; 2] = ["money", "smallmoney"];
 
-/// The types [`Types::read_value`] reads as the server's text of them.
-/// (Not DATETIMEOFFSET: Babelfish does not convert text to it in an `INSERT … SELECT`, so a
-/// key of that type read as text could not be written back.)
-const READ_AS_TEXT: [&str; 2] = ["datetime2", "time"];
+/// The types [`Types::read_value`] reads as the server's text of them (values only: a key
+/// keeps its type, and Babelfish converts no text to a DATETIMEOFFSET in `INSERT … SELECT`).
+const READ_AS_TEXT: [&str; 3] = ["datetime2", "time", "datetimeoffset"];
 
 /// One cell of [`MsSql::insert_values_nulls_inline`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,10 +237,11 @@ impl Types for MsSql {
     /// 900000000000000.1). DECIMAL(19,4) holds every MONEY and SMALLMONEY, and converts to text,
     /// exactly.
     ///
-    /// A DATETIME2 or TIME is read as the server's own text of it, which the
+    /// A DATETIME2, TIME or DATETIMEOFFSET is read as the server's own text of it, which the
     /// pushdown writes: SQL Server pads the fraction to the type's scale (`05.1000000`), as the
     /// stream printed it, but Babelfish trims it (`05.1`), so there a merge by the other
-    /// strategy rewrote every such cell. Its text orders as its time, offsets aside.
+    /// strategy rewrote every such cell. Conflicts then go by that text, as the stream's
+    /// always did: by time, except between offsets.
     fn read_value(&self, expr: &str, declared: &str) -> Option<String> {
         let base = super::portable::base_name(declared);
         if READ_AS_TEXT.contains(&base.as_str()) {
@@ -250,6 +250,14 @@ impl Types for MsSql {
         READ_AS_DECIMAL
             .contains(&base.as_str())
             .then(|| format!("CAST({expr} AS DECIMAL(19,4))"))
+    }
+
+    fn read_key(&self, expr: &str, declared: &str) -> Option<String> {
+        let base = super::portable::base_name(declared);
+        match READ_AS_TEXT.contains(&base.as_str()) {
+            true => None,
+            false => self.read_value(expr, declared),
+        }
     }
 
     fn text_conversion_loss(&self, declared: &str) -> Option<&'static str> {

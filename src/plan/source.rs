@@ -66,7 +66,7 @@ pub fn read_value(
     }
 }
 
-/// Reads each entity key as the value is read ([`Types::read_value`]) where its type
+/// Reads each entity key as the value is read ([`Types::read_key`]) where its type
 /// `declared` (as the source described it) would reach the stream otherwise: a MONEY or a
 /// MariaDB FLOAT key was written back rounded. The target keeps the described type.
 pub fn read_keys(
@@ -75,10 +75,7 @@ pub fn read_keys(
     declared: &[Option<String>],
 ) {
     for (expr, declared) in source.entity.iter_mut().zip(declared) {
-        if let Some(read) = declared
-            .as_deref()
-            .and_then(|d| dialect.read_value(expr, d))
-        {
+        if let Some(read) = declared.as_deref().and_then(|d| dialect.read_key(expr, d)) {
             *expr = read;
         }
     }

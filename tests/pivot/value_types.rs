@@ -638,7 +638,7 @@ fn postgres_float_conflicts_are_named_alike_by_both_strategies() {
     });
 }
 
-/// A DATETIME2 or TIME value in a text column is the server's own text of it in both
+/// A DATETIME2, TIME or DATETIMEOFFSET value in a text column is the server's own text of it in both
 /// strategies: SQL Server pads the fraction to the type's scale (`05.1000000`), as the stream
 /// printed it, but Babelfish trims it (`05.1`), so there a merge by the other strategy rewrote
 /// every such cell. Each strategy's load is now checked against `CAST(val AS NVARCHAR(40))` and
@@ -667,6 +667,11 @@ fn mssql_times_are_the_servers_text_in_both_strategies() {
                 "'1999-12-31 23:59:59.999'",
             ),
             ("TIME(7)", "'03:04:05.5'", "'23:59:59'"),
+            (
+                "DATETIMEOFFSET(7)",
+                "'2020-01-02 03:04:05 +02:00'",
+                "'2020-01-02 03:04:05.25 -05:30'",
+            ),
         ];
         for (i, (declared, a, b)) in values.iter().enumerate() {
             let rows = [format!("(1, N'x', {a})"), format!("(2, N'x', {b})")];
