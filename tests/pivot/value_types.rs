@@ -689,26 +689,7 @@ fn mssql_times_are_the_servers_text_in_both_strategies() {
                 assert!(out.status.success(), "{what}: {}", stderr(&out));
                 let read = format!("SELECT x FROM {target} ORDER BY id");
                 assert_eq!(text_rows(c, &read).await, servers_text, "{what}");
-                let job = kv_job(dir.path(), &source, &target, "merge");
-                let out = run(
-                    &[
-                        "run",
-                        &job.display().to_string(),
-                        "--json",
-                        "--strategy",
-                        second,
-                    ],
-                    &db.url,
-                );
-                assert!(out.status.success(), "{what}: {}", stderr(&out));
-                let report: serde_json::Value =
-                    serde_json::from_slice(&out.stdout).expect("--json");
-                let merged = &report["merged"][0];
-                assert_eq!(
-                    (&merged["updated"], &merged["unchanged"]),
-                    (&serde_json::json!(0), &serde_json::json!(2)),
-                    "{what}: {report}"
-                );
+                assert_merge_changes_nothing(dir.path(), &source, &target, second, &db.url, 2);
                 assert_eq!(text_rows(c, &read).await, servers_text, "{what}");
             }
             drop_if_exists(c, &source).await;
@@ -781,4 +762,82 @@ fn postgres_infinite_and_bc_date_keys_load_by_both_strategies() {
             drop_if_exists(c, &target).await;
         }
     });
+}
+
+/// A MariaDB entity key of type YEAR, TIME or BIT had no type in the target's `CREATE TABLE`
+/// (`` `id`, `` — a syntax error), so every run of such a job failed. The key columns now
+/// get YEAR, TIME(n) and, for a BIT read as its number, BIGINT UNSIGNED; both strategies load
+/// every key, and a merge by the other strategy finds every entity unchanged.
+#[test]
+fn mariadb_year_time_and_bit_keys_load_by_both_strategies() {
+    let db = mariadb();
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let cases = [
+            ("YEAR", ["2020", "1999"], ["2020", "1999"]),
+            (
+                "TIME(3)",
+                ["'-03:04:05.5'", "'838:59:59'"],
+                ["-03:04:05.500", "838:59:59.000"],
+            ),
+            ("BIT(8)", ["b'1010'", "b'10000001'"], ["10", "129"]),
+        ];
+        for (declared, [a, b], [key_a, key_b]) in cases {
+            let rows = [format!("({a}, 'x', 'a')"), format!("({b}, 'x', 'b')")];
+            let columns = format!("id {declared}, attr VARCHAR(9), val VARCHAR(9)");
+            let (source, target) = fresh_kv(c, "mkeys", &columns, &rows).await;
+            let read = format!("SELECT CAST(id AS CHAR), x FROM {target} ORDER BY x");
+            let want = [[key_a, "a"], [key_b, "b"]];
+            for (first, second) in [("stream", "pushdown"), ("pushdown", "stream")] {
+                let what = format!("{declared} key, {first} then a merge by {second}");
+                let job = kv_job(dir.path(), &source, &target, "replace");
+                let out = run_strategy(&job, first, &db.url);
+                assert!(out.status.success(), "{what}: {}", stderr(&out));
+                assert_eq!(text_rows(c, &read).await, want, "{what}");
+                assert_merge_changes_nothing(dir.path(), &source, &target, second, &db.url, 2);
+                assert_eq!(text_rows(c, &read).await, want, "{what}");
+            }
+            drop_if_exists(c, &source).await;
+            drop_if_exists(c, &target).await;
+        }
+    });
+}
+
+/// A merge of `source` into `target` by `strategy` finds all `entities` unchanged
+/// (`--json`'s `merged[0]`: none updated).
+fn assert_merge_changes_nothing(
+    dir: &std::path::Path,
+    source: &str,
+    target: &str,
+    strategy: &str,
+    url: &str,
+    entities: u64,
+) {
+    let job = kv_job(dir, source, target, "merge");
+    let out = run(
+        &[
+            "run",
+            &job.display().to_string(),
+            "--json",
+            "--strategy",
+            strategy,
+        ],
+        url,
+    );
+    assert!(
+        out.status.success(),
+        "merge by {strategy}: {}",
+        stderr(&out)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+    let merged = &report["merged"][0];
+    assert_eq!(
+        (&merged["updated"], &merged["unchanged"]),
+        (&serde_json::json!(0), &serde_json::json!(entities)),
+        "merge by {strategy}: {report}"
+    );
 }

@@ -400,6 +400,13 @@ fn type_name(column: &Column) -> Option<String> {
             format!("DECIMAL({precision},{scale}){unsigned}")
         }
         ColumnType::MYSQL_TYPE_DATE => "DATE".into(),
+        // An entity key of these types made a column with no type (`CREATE TABLE t (`e`, …)`,
+        // a syntax error): every run of such a job failed.
+        ColumnType::MYSQL_TYPE_YEAR => "YEAR".into(),
+        ColumnType::MYSQL_TYPE_TIME => format!("TIME{}", fraction(column.decimals())),
+        // Read as its number (`decode_cell`), kept as one: LOAD DATA would take the stream's
+        // `10` for a BIT column as the bytes of the text.
+        ColumnType::MYSQL_TYPE_BIT => "BIGINT UNSIGNED".into(),
         // With its fractional digits: a DATETIME(6) key made a plain DATETIME kept whole
         // seconds only (and two keys a fraction apart collided). 39 is "not fixed": all six.
         ColumnType::MYSQL_TYPE_DATETIME => format!("DATETIME{}", fraction(column.decimals())),
