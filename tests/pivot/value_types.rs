@@ -807,6 +807,41 @@ fn mariadb_year_time_and_bit_keys_load_by_both_strategies() {
     });
 }
 
+/// A PostgreSQL `bit(4)` entity key made a `bit` key column — bit(1) — which refused every
+/// key (`bit string length 4 does not match type bit(1)`): every run failed. The key column
+/// keeps the length now, by both strategies, and a merge by the other changes nothing.
+#[test]
+fn postgres_bit_string_keys_keep_their_length() {
+    let db = postgres();
+    runtime().block_on(async {
+        let Some(mut conn) = db.open().await else {
+            return;
+        };
+        let c = conn.as_mut();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let rows = [
+            "(B'1010', 'x', 'a')".to_string(),
+            "(B'0001', 'x', 'b')".to_string(),
+        ];
+        let columns = "id bit(4), attr VARCHAR(9), val VARCHAR(9)";
+        let (source, target) = fresh_kv(c, "bitkeys", columns, &rows).await;
+        let read = format!("SELECT CAST(id AS text), x FROM {target} ORDER BY x");
+        for (first, second) in [("stream", "pushdown"), ("pushdown", "stream")] {
+            let job = kv_job(dir.path(), &source, &target, "replace");
+            let out = run_strategy(&job, first, &db.url);
+            assert!(out.status.success(), "{first}: {}", stderr(&out));
+            assert_eq!(
+                text_rows(c, &read).await,
+                [["1010", "a"], ["0001", "b"]],
+                "{first}"
+            );
+            assert_merge_changes_nothing(dir.path(), &source, &target, second, &db.url, 2);
+        }
+        drop_if_exists(c, &source).await;
+        drop_if_exists(c, &target).await;
+    });
+}
+
 /// A merge of `source` into `target` by `strategy` finds all `entities` unchanged
 /// (`--json`'s `merged[0]`: none updated).
 fn assert_merge_changes_nothing(

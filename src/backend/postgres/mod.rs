@@ -403,6 +403,10 @@ fn type_name(ty: &Type, typmod: i32) -> String {
             let m = typmod - 4;
             format!("numeric({},{})", (m >> 16) & 0xffff, m & 0xffff)
         }
+        // A bit string's typmod is its length; unnamed, `bit` is bit(1) and a key of
+        // bit(4) made a target that refused every key ("bit string length 4 does not match").
+        Type::BIT if typmod > 0 => format!("bit({typmod})"),
+        Type::VARBIT if typmod > 0 => format!("bit varying({typmod})"),
         Type::VARCHAR => "varchar".into(),
         Type::BPCHAR => "char".into(),
         _ => ty.name().to_string(),
@@ -578,5 +582,8 @@ mod tests {
             "numeric(10,2)"
         );
         assert_eq!(type_name(&Type::INT4, -1), "integer");
+        assert_eq!(type_name(&Type::BIT, 4), "bit(4)");
+        assert_eq!(type_name(&Type::VARBIT, 8), "bit varying(8)");
+        assert_eq!(type_name(&Type::VARBIT, -1), "varbit");
     }
 }
