@@ -682,16 +682,9 @@ fn mssql_times_are_the_servers_text_in_both_strategies() {
                 &format!("SELECT CAST(val AS NVARCHAR(40)) FROM {source} ORDER BY id"),
             )
             .await;
-            for (first, second) in [("stream", "pushdown"), ("pushdown", "stream")] {
-                let what = format!("{declared}, {first} then a merge by {second}");
-                let job = kv_job(dir.path(), &source, &target, "replace");
-                let out = run_strategy(&job, first, &db.url);
-                assert!(out.status.success(), "{what}: {}", stderr(&out));
-                let read = format!("SELECT x FROM {target} ORDER BY id");
-                assert_eq!(text_rows(c, &read).await, servers_text, "{what}");
-                assert_merge_changes_nothing(dir.path(), &source, &target, second, &db.url, 2);
-                assert_eq!(text_rows(c, &read).await, servers_text, "{what}");
-            }
+            let read = format!("SELECT x FROM {target} ORDER BY id");
+            let table = (source.as_str(), target.as_str());
+            load_then_merge_by_the_other(c, &db, dir.path(), table, &read, &servers_text).await;
             drop_if_exists(c, &source).await;
             drop_if_exists(c, &target).await;
         }
@@ -792,15 +785,8 @@ fn mariadb_year_time_and_bit_keys_load_by_both_strategies() {
             let (source, target) = fresh_kv(c, "mkeys", &columns, &rows).await;
             let read = format!("SELECT CAST(id AS CHAR), x FROM {target} ORDER BY x");
             let want = [[key_a, "a"], [key_b, "b"]];
-            for (first, second) in [("stream", "pushdown"), ("pushdown", "stream")] {
-                let what = format!("{declared} key, {first} then a merge by {second}");
-                let job = kv_job(dir.path(), &source, &target, "replace");
-                let out = run_strategy(&job, first, &db.url);
-                assert!(out.status.success(), "{what}: {}", stderr(&out));
-                assert_eq!(text_rows(c, &read).await, want, "{what}");
-                assert_merge_changes_nothing(dir.path(), &source, &target, second, &db.url, 2);
-                assert_eq!(text_rows(c, &read).await, want, "{what}");
-            }
+            let table = (source.as_str(), target.as_str());
+            load_then_merge_by_the_other(c, &db, dir.path(), table, &read, &want).await;
             drop_if_exists(c, &source).await;
             drop_if_exists(c, &target).await;
         }
@@ -826,53 +812,50 @@ fn postgres_bit_string_keys_keep_their_length() {
         let columns = "id bit(4), attr VARCHAR(9), val VARCHAR(9)";
         let (source, target) = fresh_kv(c, "bitkeys", columns, &rows).await;
         let read = format!("SELECT CAST(id AS text), x FROM {target} ORDER BY x");
-        for (first, second) in [("stream", "pushdown"), ("pushdown", "stream")] {
-            let job = kv_job(dir.path(), &source, &target, "replace");
-            let out = run_strategy(&job, first, &db.url);
-            assert!(out.status.success(), "{first}: {}", stderr(&out));
-            assert_eq!(
-                text_rows(c, &read).await,
-                [["1010", "a"], ["0001", "b"]],
-                "{first}"
-            );
-            assert_merge_changes_nothing(dir.path(), &source, &target, second, &db.url, 2);
-        }
+        let want = [["1010", "a"], ["0001", "b"]];
+        let table = (source.as_str(), target.as_str());
+        load_then_merge_by_the_other(c, &db, dir.path(), table, &read, &want).await;
         drop_if_exists(c, &source).await;
         drop_if_exists(c, &target).await;
     });
 }
 
-/// A merge of `source` into `target` by `strategy` finds all `entities` unchanged
-/// (`--json`'s `merged[0]`: none updated).
-fn assert_merge_changes_nothing(
+/// Each strategy in turn loads `source` into `target` (`replace`) and the other merges it
+/// again: `read` gives `want` after both, and the merge finds every entity unchanged
+/// (`--json`'s `merged[0]`: none updated), as many as `want` has rows.
+async fn load_then_merge_by_the_other<W: std::fmt::Debug>(
+    c: &mut dyn eavpivot::backend::Backend,
+    db: &Db,
     dir: &std::path::Path,
-    source: &str,
-    target: &str,
-    strategy: &str,
-    url: &str,
-    entities: u64,
-) {
-    let job = kv_job(dir, source, target, "merge");
-    let out = run(
-        &[
+    (source, target): (&str, &str),
+    read: &str,
+    want: &[W],
+) where
+    Vec<String>: PartialEq<W>,
+{
+    for (first, second) in [("stream", "pushdown"), ("pushdown", "stream")] {
+        let what = format!("{} {source}: {first}, then a merge by {second}", db.what);
+        let job = kv_job(dir, source, target, "replace");
+        let out = run_strategy(&job, first, &db.url);
+        assert!(out.status.success(), "{what}: {}", stderr(&out));
+        assert_eq!(text_rows(c, read).await, want, "{what}");
+        let job = kv_job(dir, source, target, "merge");
+        let args = [
             "run",
             &job.display().to_string(),
             "--json",
             "--strategy",
-            strategy,
-        ],
-        url,
-    );
-    assert!(
-        out.status.success(),
-        "merge by {strategy}: {}",
-        stderr(&out)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
-    let merged = &report["merged"][0];
-    assert_eq!(
-        (&merged["updated"], &merged["unchanged"]),
-        (&serde_json::json!(0), &serde_json::json!(entities)),
-        "merge by {strategy}: {report}"
-    );
+            second,
+        ];
+        let out = run(&args, &db.url);
+        assert!(out.status.success(), "{what}: {}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+        let merged = &report["merged"][0];
+        assert_eq!(
+            (&merged["updated"], &merged["unchanged"]),
+            (&serde_json::json!(0), &serde_json::json!(want.len())),
+            "{what}: {report}"
+        );
+        assert_eq!(text_rows(c, read).await, want, "{what}");
+    }
 }

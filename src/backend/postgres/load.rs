@@ -188,7 +188,9 @@ fn int_of(v: &Value, ty: &Type) -> std::result::Result<i64, String> {
         .ok_or_else(|| format!("value '{v}' is not an integer for a {ty} column"))
 }
 
-/// Bytes (a `bytea` value) as the text a text column holds: only where they are UTF-8.
+/// Bytes (a `bytea` value) as the text a text column holds: only where they are UTF-8. The
+/// refusal shows them as PostgreSQL spells a bytea (`\x00ff`), not as `error::shown_bytes`'s
+/// SQL literal, so the user finds the value as their database prints it.
 fn utf8_of<'a>(b: &'a [u8], ty: &Type) -> std::result::Result<&'a str, String> {
     std::str::from_utf8(b).map_err(|_| {
         let shown: String = b.iter().take(16).map(|x| format!("{x:02x}")).collect();

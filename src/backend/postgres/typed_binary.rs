@@ -31,13 +31,23 @@ fn number(text: &str) -> Option<i64> {
         .flatten()
 }
 
-/// `YYYY-MM-DD[ BC]` as days since 2000-01-01 (proleptic Gregorian, Hinnant's
-/// days_from_civil; 1 BC is the year 0).
-fn date_days(text: &str) -> Option<i64> {
-    let (text, bc) = match text.strip_suffix(" BC") {
-        Some(ad) => (ad, true),
+/// `text` without PostgreSQL's ` BC` suffix, and whether it had one.
+fn era(text: &str) -> (&str, bool) {
+    match text.strip_suffix(" BC") {
+        Some(rest) => (rest, true),
         None => (text, false),
-    };
+    }
+}
+
+/// `YYYY-MM-DD[ BC]` as days since 2000-01-01.
+fn date_days(text: &str) -> Option<i64> {
+    let (date, bc) = era(text);
+    civil_days(date, bc)
+}
+
+/// `YYYY-MM-DD` of the era `bc` as days since 2000-01-01 (proleptic Gregorian, Hinnant's
+/// days_from_civil; 1 BC is the year 0).
+fn civil_days(text: &str, bc: bool) -> Option<i64> {
     let mut parts = text.splitn(3, '-');
     let (y, m, d) = (
         number(parts.next()?)?,
@@ -56,13 +66,8 @@ fn date_days(text: &str) -> Option<i64> {
 
 /// `YYYY-MM-DD HH:MM:SS[.ffffff][ BC]` as microseconds since 2000-01-01 00:00:00.
 fn timestamp_micros(text: &str) -> Option<i64> {
-    let (text, era) = match text.strip_suffix(" BC") {
-        Some(ad) => (ad, " BC"),
-        None => (text, ""),
-    };
+    let (text, bc) = era(text);
     let (date, clock) = text.split_once(' ')?;
-    let date = format!("{date}{era}");
-    let date = date.as_str();
     let (hms, fraction) = clock.split_once('.').unwrap_or((clock, ""));
     let mut parts = hms.splitn(3, ':');
     let (h, m, s) = (
@@ -78,7 +83,7 @@ fn timestamp_micros(text: &str) -> Option<i64> {
     } else {
         number(fraction)? * 10i64.pow(6 - fraction.len() as u32)
     };
-    Some(date_days(date)? * 86_400_000_000 + ((h * 60 + m) * 60 + s) * 1_000_000 + micros)
+    Some(civil_days(date, bc)? * 86_400_000_000 + ((h * 60 + m) * 60 + s) * 1_000_000 + micros)
 }
 
 /// `-?digits[.digits]` as PostgreSQL's binary NUMERIC: base-10000 digit groups aligned on
