@@ -9,7 +9,13 @@ Source: 100,000 entities x 10 attributes (1,000,000 key-value rows) with a `modi
            into the existing target (if_exists: merge, on_missing: keep).
 Medians are reported with the ratio replace / merge. Run: python3 benches/merge/bench.py
 (builds nothing: run `cargo build --release` first). Prints a Markdown table.
+
+RERUN=1 with BINS="main=<binary> new=<binary>": instead, the whole unchanged source merged again
+into the target it made (if_exists: merge, no where: every entity unchanged), each binary once
+per round, alternated; medians per binary and the ratio to the first. What it measures: the cost
+of a nightly re-merge of a source that did not change (the upsert writing no row, or every row).
 """
+import json
 import os
 import sqlite3
 import statistics
@@ -76,9 +82,9 @@ def job(dirname, name, if_exists, where):
     return path
 
 
-def timed(args):
+def timed(args, binary=BIN):
     start = time.perf_counter()
-    out = subprocess.run([BIN, "run", *args, "--preview", "0", "--json"], capture_output=True)
+    out = subprocess.run([binary, "run", *args, "--preview", "0", "--json"], capture_output=True)
     elapsed = time.perf_counter() - start
     if out.returncode != 0:
         sys.exit(f"eavpivot {' '.join(args)} failed: {out.stderr.decode()}")
@@ -98,7 +104,48 @@ def bench(engine, url, dirname):
     return f"| {engine} | {r:.2f} s | {m:.2f} s | {r / m:.1f}x |"
 
 
+def rerun(engine, url, dirname, bins):
+    full = job(dirname, "full", "replace", "1 = 1")
+    again = job(dirname, "again", "merge", "1 = 1")
+    timed([full, "--connection", url])  # the initial load
+    times = {name: [] for name, _ in bins}
+    merged = {}
+    for _ in range(RUNS):
+        for name, binary in bins:
+            t, report = timed([again, "--connection", url], binary)
+            times[name].append(t)
+            m = json.loads(report)["merged"][0]
+            merged[name] = f"{m['updated']} updated, {m['unchanged']} unchanged"
+    first = statistics.median(times[bins[0][0]])
+    cells = [f"{statistics.median(times[n]):.2f} s" for n, _ in bins]
+    ratios = [f"{statistics.median(times[n]) / first:.2f}" for n, _ in bins[1:]]
+    return f"| {engine} | {' | '.join(cells)} | {' | '.join(ratios)} | {merged[bins[-1][0]]} |"
+
+
+def main_rerun():
+    bins = [tuple(b.split("=", 1)) for b in os.environ["BINS"].split()]
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "mb.db")
+        setup_sqlite(path).close()
+        rows.append(rerun("SQLite", f"sqlite:{path}", d, bins))
+        setup_pg()
+        rows.append(rerun("PostgreSQL", PG + "?sslmode=disable", d, bins))
+        psql("DROP TABLE IF EXISTS mb_kv, mb_wide")
+        setup_maria()
+        rows.append(rerun("MariaDB", MARIA, d, bins))
+        maria("DROP TABLE IF EXISTS mb_kv, mb_wide")
+    names = [n for n, _ in bins]
+    print(f"1M-row source ({ENTITIES:,} entities x {ATTRIBUTES}) merged again unchanged; medians "
+          f"of {RUNS} alternated runs per binary, release builds, stream strategy\n")
+    print(f"| engine | {' | '.join(names)} | {' | '.join(n + '/' + names[0] for n in names[1:])} | last report |")
+    print("|---" * (2 * len(names) + 1) + "|")
+    print("\n".join(rows))
+
+
 def main():
+    if os.environ.get("RERUN"):
+        return main_rerun()
     if not os.path.exists(BIN):
         sys.exit("build first: cargo build --release --locked")
     rows = []

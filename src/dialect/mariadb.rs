@@ -343,7 +343,7 @@ impl Schema for MariaDb {
     }
 
     fn upsert_style(&self) -> super::merge::UpsertStyle {
-        super::merge::UpsertStyle::OnDuplicateKey
+        super::merge::UpsertStyle::UpdateJoinThenInsert
     }
 
     fn create_table_like(&self, new: &TableRef, old: &TableRef) -> Option<String> {

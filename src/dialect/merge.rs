@@ -19,6 +19,9 @@ pub struct MergeColumns<'a> {
     /// by their bytes for "unchanged", and the keys among them are set from the staging row
     /// too, so the target takes the source's spelling as a `replace` would.
     pub spelled: &'a [String],
+    /// The set columns of a floating-point type: equal by value is not the same cell (`-0`
+    /// and `0`), so "unchanged" also compares their text.
+    pub floats: &'a [String],
 }
 
 /// `t.k1 = s.k1 AND …`: the staging row `s` of target row `t`.
@@ -51,14 +54,18 @@ pub enum UpsertStyle {
     UpdateThenInsert,
     /// `INSERT … ON CONFLICT (key) DO UPDATE SET c = excluded.c` (PostgreSQL, SQLite).
     OnConflict,
-    /// `INSERT … ON DUPLICATE KEY UPDATE c = VALUES(c)` (MariaDB/MySQL).
-    OnDuplicateKey,
+    /// `UPDATE t JOIN s … SET t.c = s.c` for entities already in the target, then
+    /// `INSERT … WHERE NOT EXISTS` for new ones (MariaDB: its `ON DUPLICATE KEY UPDATE` takes
+    /// any unique key and fires the target's UPDATE triggers even for a row left as it is).
+    UpdateJoinThenInsert,
     /// `MERGE INTO target t USING staging s ON (…) WHEN MATCHED … WHEN NOT MATCHED …`
     /// (Oracle: no `UPDATE … FROM`, no upsert clause on INSERT).
     MergeInto,
 }
 
-/// The statements that upsert the staging table's rows into `target`.
+/// The statements that upsert the staging table's rows into `target`. A row that already is
+/// its staging row ([`unchanged`]) is not written: no new row version, no UPDATE trigger, no
+/// `ON UPDATE` column touched — a re-run of an unchanged source changes nothing.
 pub fn upsert<D: Dialect + ?Sized>(
     d: &D,
     target: &TableRef,
@@ -68,14 +75,20 @@ pub fn upsert<D: Dialect + ?Sized>(
     let list = insert_list(d, cols);
     let rows = prefixed(d, cols, "s");
     match d.upsert_style() {
-        UpsertStyle::UpdateThenInsert => {
+        style @ (UpsertStyle::UpdateThenInsert | UpsertStyle::UpdateJoinThenInsert) => {
             let sets = assignments(d, cols, &respelled_keys(cols), |c| format!("s.{c}"));
             let keys = keys_match(d, cols.keys, "t", "s");
-            let update = (!sets.is_empty()).then(|| {
-                format!(
-                    "UPDATE t SET {} FROM {target} AS t JOIN {staging} AS s ON {keys}",
+            let changed = changed(d, cols, "t", "s");
+            let update = (!sets.is_empty()).then(|| match style {
+                UpsertStyle::UpdateThenInsert => format!(
+                    "UPDATE t SET {} FROM {target} AS t JOIN {staging} AS s ON {keys}\nWHERE {changed}",
                     sets.join(", ")
-                )
+                ),
+                // Qualified: a multi-table UPDATE sees the names of both tables.
+                _ => format!(
+                    "UPDATE {target} AS t JOIN {staging} AS s ON {keys}\nSET t.{}\nWHERE {changed}",
+                    sets.join(", t.")
+                ),
             });
             let insert = format!(
                 "INSERT INTO {target} ({list})\nSELECT {rows} FROM {staging} AS s WHERE NOT EXISTS (SELECT 1 FROM {target} AS t WHERE {keys})"
@@ -87,11 +100,15 @@ pub fn upsert<D: Dialect + ?Sized>(
             let keys: Vec<String> = cols.keys.iter().map(|k| d.quote_ident(k)).collect();
             let action = match sets.is_empty() {
                 true => "DO NOTHING".to_string(),
-                false => format!("DO UPDATE SET {}", sets.join(", ")),
+                false => format!(
+                    "DO UPDATE SET {}\nWHERE {}",
+                    sets.join(", "),
+                    changed(d, cols, "t", "excluded")
+                ),
             };
             // `WHERE true`: SQLite's parser needs it to tell ON CONFLICT from a join constraint.
             vec![format!(
-                "INSERT INTO {target} ({list})\nSELECT {rows} FROM {staging} AS s WHERE true\nON CONFLICT ({}) {action}",
+                "INSERT INTO {target} AS t ({list})\nSELECT {rows} FROM {staging} AS s WHERE true\nON CONFLICT ({}) {action}",
                 keys.join(", ")
             )]
         }
@@ -100,27 +117,15 @@ pub fn upsert<D: Dialect + ?Sized>(
             let sets = assignments(d, cols, &[], |c| format!("s.{c}"));
             let matched = match sets.is_empty() {
                 true => String::new(),
-                false => format!("\nWHEN MATCHED THEN UPDATE SET {}", sets.join(", ")),
+                false => format!(
+                    "\nWHEN MATCHED THEN UPDATE SET {} WHERE {}",
+                    sets.join(", "),
+                    changed(d, cols, "t", "s")
+                ),
             };
             vec![format!(
                 "MERGE INTO {target} t USING {staging} s ON ({}){matched}\nWHEN NOT MATCHED THEN INSERT ({list}) VALUES ({rows})",
                 keys_match(d, cols.keys, "t", "s")
-            )]
-        }
-        UpsertStyle::OnDuplicateKey => {
-            let mut sets = assignments(d, cols, &respelled_keys(cols), |c| format!("VALUES({c})"));
-            if sets.is_empty() {
-                // Nothing to set: a no-op update keeps existing rows as they are.
-                let k = cols
-                    .keys
-                    .first()
-                    .map(|k| d.quote_ident(k))
-                    .unwrap_or_default();
-                sets.push(format!("{k} = {k}"));
-            }
-            vec![format!(
-                "INSERT INTO {target} ({list})\nSELECT {rows} FROM {staging} AS s\nON DUPLICATE KEY UPDATE {}",
-                sets.join(", ")
             )]
         }
     }
@@ -167,22 +172,20 @@ fn prefixed<D: Dialect + ?Sized>(d: &D, cols: &MergeColumns, alias: &str) -> Str
         .join(", ")
 }
 
-/// Counts before the merge, in one row: staging rows whose entity is new to the target,
-/// and staging rows identical to their target row (every set column equal, NULL-safe, every
-/// cleared column already NULL; text keys and cells spelled with the same bytes).
-pub fn survey<D: Dialect + ?Sized>(
-    d: &D,
-    target: &TableRef,
-    staging: &TableRef,
-    cols: &MergeColumns,
-) -> String {
-    let keys = keys_match(d, cols.keys, "t", "s");
+/// Whether target row `t` already is staging row `s`: every set column equal, NULL-safe,
+/// every cleared column already NULL; text keys and cells spelled with the same bytes, and
+/// floating-point cells with the same text too (`-0` equals `0`). TRUE only when so: the
+/// generic NULL-safe equality is NULL, not FALSE, when one side is NULL.
+fn unchanged<D: Dialect + ?Sized>(d: &D, cols: &MergeColumns, t: &str, s: &str) -> String {
     let equal = |c: &String| {
         let q = d.quote_ident(c);
-        let (t, s) = (format!("t.{q}"), format!("s.{q}"));
-        match cols.spelled.contains(c) {
-            true => query::same_bytes(d, &t, &s),
-            false => d.null_safe_eq(&t, &s),
+        let (t, s) = (format!("{t}.{q}"), format!("{s}.{q}"));
+        let by_value = d.null_safe_eq(&t, &s);
+        let by_bytes = query::same_bytes(d, &t, &s);
+        match (cols.spelled.contains(c), cols.floats.contains(c)) {
+            (true, _) => by_bytes,
+            (false, true) => format!("({by_value}) AND ({by_bytes})"),
+            (false, false) => by_value,
         }
     };
     let same: Vec<String> = respelled_keys(cols)
@@ -192,13 +195,35 @@ pub fn survey<D: Dialect + ?Sized>(
         .chain(
             cols.cleared
                 .iter()
-                .map(|c| format!("t.{} IS NULL", d.quote_ident(c))),
+                .map(|c| format!("{t}.{} IS NULL", d.quote_ident(c))),
         )
         .collect();
-    let same = match same.is_empty() {
+    match same.is_empty() {
         true => "1 = 1".to_string(),
         false => same.join(" AND "),
-    };
+    }
+}
+
+/// `CASE WHEN <unchanged> THEN 0 ELSE 1 END = 1`: the upsert's filter, exactly the rows the
+/// survey does not count as unchanged (a NULL comparison counts as changed, not skipped).
+fn changed<D: Dialect + ?Sized>(d: &D, cols: &MergeColumns, t: &str, s: &str) -> String {
+    format!(
+        "CASE WHEN {} THEN 0 ELSE 1 END = 1",
+        unchanged(d, cols, t, s)
+    )
+}
+
+/// Counts before the merge, in one row: staging rows whose entity is new to the target,
+/// and staging rows identical to their target row ([`unchanged`]: those the upsert leaves
+/// as they are).
+pub fn survey<D: Dialect + ?Sized>(
+    d: &D,
+    target: &TableRef,
+    staging: &TableRef,
+    cols: &MergeColumns,
+) -> String {
+    let keys = keys_match(d, cols.keys, "t", "s");
+    let same = unchanged(d, cols, "t", "s");
     format!(
         "SELECT (SELECT COUNT(*) FROM {staging} AS s WHERE NOT EXISTS (SELECT 1 FROM {target} AS t WHERE {keys})), \
          (SELECT COUNT(*) FROM {staging} AS s JOIN {target} AS t ON {keys} WHERE {same})"

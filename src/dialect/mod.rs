@@ -734,9 +734,10 @@ pub trait Catalog: Quoting {
     /// Where a merge's upsert finds an entity's row by a unique key of the target: a query of
     /// `key_name, column_name`, one row per column of each PRIMARY KEY and UNIQUE index of
     /// `table` the upsert can use. A target with none on exactly its entity columns is refused
-    /// before a write: MariaDB's `ON DUPLICATE KEY` would take every merged row as a new one,
-    /// and `ON CONFLICT (key)` fails with the database's own message naming neither table nor
-    /// fix. None where the upsert needs no key (SQL Server's `UPDATE … FROM`).
+    /// before a write: an entity could be in such a table twice (MariaDB's `UPDATE … JOIN`
+    /// would write both rows and the count check refuse the merge only after it), and `ON
+    /// CONFLICT (key)` fails with the database's own message naming neither table nor fix.
+    /// None where the upsert needs no key (SQL Server's `UPDATE … FROM`).
     fn upsert_keys(&self, _table: &TableRef) -> Option<String> {
         None
     }

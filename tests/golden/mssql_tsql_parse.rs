@@ -280,6 +280,7 @@ fn merge_statements_parse() {
         set: &set,
         cleared: &cleared,
         spelled: &keys[1..],
+        floats: &set[..1],
     };
     parse("table columns", &d.table_columns(&target));
     parse("column types", &d.column_types(&target));

@@ -169,6 +169,7 @@ fn other_paths(job: &Job) -> Vec<(String, String)> {
         set: &set,
         cleared: &cleared,
         spelled: &keys,
+        floats: &set,
     };
     sql.extend(
         upsert(d, target, &staging, &merge)

@@ -197,6 +197,83 @@ async fn mssql_replace_twice_then_merge() {
     replace_twice_then_merge(&db, "NVARCHAR(100)", false).await;
 }
 
+/// A merge writes only the entities whose row changes: an AFTER UPDATE trigger logs every
+/// row written. Entity 1 loses its Size and entity 2 gains one (a cell going to and from
+/// NULL, which SQL Server's `=` compares as unknown, not as a difference), entity 3 stays;
+/// a second merge of the same source writes nothing.
+#[tokio::test]
+async fn mssql_a_merge_rewrites_only_the_entities_that_changed() {
+    let Some(db) = mssql() else { return };
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let c = conn.as_mut();
+    let tag = format!("bbf_u{}", std::process::id());
+    let dir = tempfile::tempdir().expect("temp dir");
+    for strategy in ["pushdown", "stream"] {
+        let (source, target, log) = (
+            format!("{tag}_{strategy}_src"),
+            format!("{tag}_{strategy}_wide"),
+            format!("{tag}_{strategy}_log"),
+        );
+        for t in [&source, &target, &log] {
+            drop_if_exists(c, t).await;
+        }
+        execute_all(
+            c,
+            &[
+                format!("CREATE TABLE {source} (id INT NOT NULL, attr NVARCHAR(100), val NVARCHAR(100))"),
+                format!("INSERT INTO {source} (id, attr, val) VALUES (1, 'Color', 'Red'), (1, 'Size', 'M'), (2, 'Color', 'Blue'), (3, 'Color', 'Green')"),
+            ],
+        )
+        .await;
+        let run_json = |path: &str| {
+            let out = run(&["run", path, "--strategy", strategy, "--json"], &db.url);
+            assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("--json report")
+        };
+        run_json(&job(dir.path(), &source, &target, "replace"));
+        execute_all(
+            c,
+            &[
+                format!("CREATE TABLE {log} (id INT)"),
+                format!("CREATE TRIGGER {tag}_{strategy}_trg ON {target} AFTER UPDATE AS INSERT INTO {log} (id) SELECT id FROM inserted"),
+                format!("DELETE FROM {source} WHERE id = 1 AND attr = 'Size'"),
+                format!("INSERT INTO {source} (id, attr, val) VALUES (2, 'Size', 'S')"),
+            ],
+        )
+        .await;
+        let merge = job(dir.path(), &source, &target, "merge");
+        for (round, updated, unchanged, written) in [(1, 2, 1, vec![1, 2]), (2, 0, 3, vec![1, 2])] {
+            let report = run_json(&merge);
+            let m = &report["merged"][0];
+            assert_eq!(
+                (m["updated"].as_u64(), m["unchanged"].as_u64()),
+                (Some(updated), Some(unchanged)),
+                "{strategy} merge {round}: {report}"
+            );
+            assert_eq!(
+                cells(c, &target).await,
+                [
+                    (1, some("Red"), None),
+                    (2, some("Blue"), some("S")),
+                    (3, some("Green"), None)
+                ],
+                "{strategy} merge {round}"
+            );
+            let rows = c
+                .query(&format!("SELECT id FROM {log} ORDER BY id"))
+                .await
+                .expect("log");
+            let logged: Vec<i64> = rows.iter().filter_map(|r| r[0].as_i64()).collect();
+            assert_eq!(logged, written, "{strategy} merge {round}: rows written");
+        }
+        for t in [&source, &target, &log] {
+            drop_if_exists(c, t).await;
+        }
+    }
+}
+
 /// A target named in 60 bytes, under Babelfish's 63, whose staging names (`…__eavpivot_…`)
 /// would be over it: Babelfish shortens those, and `sp_rename` then found no such table.
 #[tokio::test]

@@ -179,9 +179,22 @@ async fn merge_case(db: &Db, strategy: &str) {
         db.what
     );
 
+    // From here an UPDATE trigger logs every row the merges write (not on Citus, which
+    // refuses triggers on distributed tables by default).
+    let log = format!("{prefix}_log");
+    drop_if_exists(c, &log).await;
+    let logged = !citus;
+    if logged {
+        execute_all(c, &update_log(db.what, &case.target, &log, &prefix)).await;
+    }
     let delete = case.job(&case.target, "merge", "delete", "1 = 1");
     let report = json(&run_job(delete));
     assert_eq!(merged(&report), (0, 0, 20, 1, vec![]), "{report}");
+    if logged {
+        // Twenty entities merged, none changed: none rewritten.
+        let rows = text_rows(c, &format!("SELECT id FROM {log} ORDER BY id")).await;
+        assert!(rows.is_empty(), "{} {strategy}: rewrote {rows:?}", db.what);
+    }
     assert_eq!(
         read_table(c, dialect, &case.target).await,
         fresh,
@@ -203,6 +216,10 @@ async fn merge_case(db: &Db, strategy: &str) {
     assert_eq!(merged(&report), (0, 1, 0, 0, vec![]), "{report}");
     let now = read_table(c, dialect, &case.target).await;
     assert_eq!(now[&1]["a2"], "again");
+    if logged {
+        let rows = text_rows(c, &format!("SELECT id FROM {log} ORDER BY id")).await;
+        assert_eq!(rows, vec![vec!["1".to_string()]], "{} {strategy}", db.what);
+    }
     assert_eq!(now.len(), fresh.len());
     if citus {
         co_located(c, &case.target, &case.source)
@@ -222,8 +239,32 @@ async fn merge_case(db: &Db, strategy: &str) {
 
     let left = names(c, &(db.list_staging)(&prefix)).await;
     assert!(left.is_empty(), "staging tables left: {left:?}");
-    for t in [&case.source, &case.target, &case.fresh] {
+    for t in [&case.source, &case.target, &case.fresh, &log] {
         drop_if_exists(c, t).await;
+    }
+    if db.what == "postgres" {
+        execute_all(c, &[format!("DROP FUNCTION IF EXISTS {prefix}_logged()")]).await;
+    }
+}
+
+/// A `log` table and a trigger on `target` that adds the `id` of every row an UPDATE writes.
+fn update_log(what: &str, target: &str, log: &str, prefix: &str) -> Vec<String> {
+    let table = format!("CREATE TABLE {log} (id INT)");
+    match what {
+        "sqlite" => vec![
+            table,
+            format!("CREATE TRIGGER {prefix}_trg AFTER UPDATE ON {target} BEGIN INSERT INTO {log} VALUES (NEW.id); END"),
+        ],
+        "postgres" => vec![
+            table,
+            format!("CREATE FUNCTION {prefix}_logged() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO {log} VALUES (NEW.id); RETURN NEW; END $$"),
+            format!("CREATE TRIGGER {prefix}_trg BEFORE UPDATE ON {target} FOR EACH ROW EXECUTE FUNCTION {prefix}_logged()"),
+        ],
+        "mariadb" => vec![
+            table,
+            format!("CREATE TRIGGER {prefix}_trg BEFORE UPDATE ON {target} FOR EACH ROW INSERT INTO {log} VALUES (NEW.id)"),
+        ],
+        other => panic!("no update log for {other}"),
     }
 }
 

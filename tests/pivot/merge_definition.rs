@@ -362,8 +362,9 @@ fn mariadb_a_text_merge_whose_values_fit_keeps_the_column_and_its_trigger() {
 
 /// A MariaDB target with no key on its entity columns (a user's table, or one eavpivot made
 /// without a key because the entity's type cannot be indexed, such as a PostgreSQL
-/// `timestamptz` carried over as `LONGTEXT`): `ON DUPLICATE KEY` found no row to update and
-/// inserted every merged entity again, which only the count check after the merge refused.
+/// `timestamptz` carried over as `LONGTEXT`): the upsert then has no one row to find an
+/// entity by (`ON DUPLICATE KEY`, the upsert before `UPDATE … JOIN`, inserted every merged
+/// entity again, which only the count check after the merge refused).
 /// Refused first, saying why; the target as it was. A key on exactly the entity columns
 /// merges.
 #[test]

@@ -3,8 +3,9 @@
 //! into the existing target: every column of a touched entity is set from the source (NULL
 //! where the entity no longer has the attribute, NULL in target columns the source has no
 //! attribute for, except the user's own columns the database fills, which are left as they
-//! are), new entities are inserted, entities only in the target are kept or
-//! deleted (`target.on_missing`), and new attributes become columns
+//! are) — a row that already is so is not written —, new entities are inserted, entities
+//! only in the target are kept or deleted (`target.on_missing`), and new attributes become
+//! columns
 //! (`pivot.on_new_attributes`). The merged table is verified before commit: its rows and
 //! per-column counts must equal the untouched target rows plus the staging rows.
 //!
@@ -20,7 +21,7 @@ use crate::config::{Job, OnCollision, OnMissing, OnNewAttributes, TableRef};
 use crate::dialect::merge::{self, MergeColumns};
 use crate::dialect::SourceQuery;
 use crate::dialect::{ddl, portable};
-use crate::dialect::{Dialect, PivotColumn, TableShape};
+use crate::dialect::{ColumnKind, Dialect, PivotColumn, TableShape};
 use crate::error::{Error, Result};
 use crate::plan::naming::{match_existing_columns, NaturalNames, Renamed};
 use crate::report::MergeStats;
@@ -38,6 +39,8 @@ pub struct MergePlan {
     pub(super) keys: Vec<String>,
     /// The key and set columns whose target type may hold text ([`MergeColumns::spelled`]).
     spelled: Vec<String>,
+    /// The set columns of a floating-point type ([`MergeColumns::floats`]).
+    floats: Vec<String>,
     /// The target's attribute columns as they are, in order.
     existing: Vec<String>,
     /// The target's columns the database fills itself that are no attribute's: the user's
@@ -220,22 +223,27 @@ impl MergePlan {
             }
         }
         // Keys and cells a collation may count as one in two spellings: by their bytes.
-        let may_hold_text = |c: &String| {
-            let declared = rows
-                .iter()
+        let declared_of = |c: &String| {
+            rows.iter()
                 .find(|r| r.first().and_then(Value::as_text).map(|n| key_of(&n)) == Some(key_of(c)))
-                .and_then(|r| r.get(1).and_then(Value::as_text));
-            portable::may_hold_text(declared.as_deref())
+                .and_then(|r| r.get(1).and_then(Value::as_text))
         };
+        let may_hold_text = |c: &String| portable::may_hold_text(declared_of(c).as_deref());
         let spelled = keys
             .iter()
             .chain(&set)
             .filter(|c| may_hold_text(c))
             .cloned()
             .collect();
+        let floats = set
+            .iter()
+            .filter(|c| declared_of(c).and_then(|d| portable::parse(&d)) == Some(ColumnKind::Float))
+            .cloned()
+            .collect();
         Ok(MergePlan {
             keys,
             spelled,
+            floats,
             existing,
             filled,
             filled_copied,
@@ -292,6 +300,7 @@ impl MergePlan {
             set: &self.set,
             cleared: &self.cleared,
             spelled: &self.spelled,
+            floats: &self.floats,
         }
     }
 
