@@ -39,6 +39,8 @@ mod merge_user_columns;
 mod pushdown_proof;
 #[path = "pivot/quoting.rs"]
 mod quoting;
+#[path = "pivot/replace_dependents.rs"]
+mod replace_dependents;
 #[path = "pivot/script_live.rs"]
 mod script_live;
 #[path = "pivot/server_settings.rs"]

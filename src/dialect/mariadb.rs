@@ -411,6 +411,36 @@ impl Catalog for MariaDb {
         ))
     }
 
+    /// Another table's foreign key follows the RENAME to the replaced table, which then cannot
+    /// be dropped (every later run of the job would fail on it): it blocks. Triggers,
+    /// indexes but the primary key, its own foreign keys and CHECK constraints, and grants on
+    /// the table go with the replaced table.
+    fn replace_leaves(&self, table: &TableRef) -> Option<String> {
+        let (schema, name) = (self.schema_of(table), self.quote_literal(&table.name()));
+        let is = |column: &str, literal: &str| name_is(column, literal);
+        Some(format!(
+            "SELECT CONCAT('foreign key ', constraint_name, ' of ', table_name), 1 FROM information_schema.referential_constraints WHERE {} AND {} AND NOT ({} AND {}) \
+             UNION ALL SELECT CONCAT('trigger ', trigger_name), 0 FROM information_schema.triggers WHERE {} AND {} \
+             UNION ALL SELECT DISTINCT CONCAT('index ', index_name), 0 FROM information_schema.statistics WHERE {} AND index_name <> 'PRIMARY' \
+             UNION ALL SELECT CONCAT('constraint ', constraint_name), 0 FROM information_schema.referential_constraints WHERE {} AND {} \
+             UNION ALL SELECT CONCAT('constraint ', constraint_name), 0 FROM information_schema.check_constraints WHERE {} AND {} \
+             UNION ALL SELECT CONCAT('grant ', privilege_type, ' to ', grantee), 0 FROM information_schema.table_privileges WHERE {} \
+             ORDER BY 2 DESC, 1",
+            is("unique_constraint_schema", &schema),
+            is("referenced_table_name", &name),
+            is("constraint_schema", &schema),
+            is("table_name", &name),
+            is("event_object_schema", &schema),
+            is("event_object_table", &name),
+            self.in_catalog(table),
+            is("constraint_schema", &schema),
+            is("table_name", &name),
+            is("constraint_schema", &schema),
+            is("table_name", &name),
+            self.in_catalog(table),
+        ))
+    }
+
     /// An empty comment is restored too (the mark is eavpivot's, not the user's).
     fn restore_comment(&self, table: &TableRef) -> Option<String> {
         Some(format!(

@@ -580,8 +580,14 @@ pub trait Schema: Quoting {
         if replaced.is_some() {
             sql.push(self.drop_table(target));
         }
-        sql.push(self.rename_table(staging, target));
+        sql.extend(self.swap_rename(staging, target));
         sql
+    }
+
+    /// The statements of [`Schema::swap_in`]'s rename of the staging table to the target's
+    /// name, once the replaced table is gone.
+    fn swap_rename(&self, staging: &TableRef, target: &TableRef) -> Vec<String> {
+        vec![self.rename_table(staging, target)]
     }
 
     /// Mark a staging table created outside a transaction with the run that made it (the
@@ -739,6 +745,17 @@ pub trait Catalog: Quoting {
     /// CONFLICT (key)` fails with the database's own message naming neither table nor fix.
     /// None where the upsert needs no key (SQL Server's `UPDATE … FROM`).
     fn upsert_keys(&self, _table: &TableRef) -> Option<String> {
+        None
+    }
+
+    /// A query listing, as rows `(what, blocks)`, what the existing `table` has that an
+    /// `if_exists: replace` does not carry over to the table it swaps in, each named as
+    /// `kind name` (`index kv_wide_color`, `grant SELECT to reader`): `blocks` 1 where the
+    /// database would refuse to drop or rename the replaced table after the whole load
+    /// (another table's foreign key to it, a view bound to it), 0 where it would silently go
+    /// with it (a grant, an index other than the primary key, a trigger, a constraint).
+    /// None: not read here.
+    fn replace_leaves(&self, _table: &TableRef) -> Option<String> {
         None
     }
 

@@ -495,6 +495,26 @@ impl Catalog for MsSql {
         }))
     }
 
+    /// Another table's foreign key (the DROP of the replaced table fails) and a view bound to
+    /// it `WITH SCHEMABINDING` (its rename fails) block; triggers, indexes but the primary
+    /// key, its own CHECK and foreign-key constraints and grants go with the replaced table.
+    /// Babelfish lists neither schema-bound views nor grants here (nor, then, blocks on them).
+    fn replace_leaves(&self, table: &TableRef) -> Option<String> {
+        let t = format!("OBJECT_ID({})", self.quote_literal(&table.sql()));
+        Some(format!(
+            "SELECT 'foreign key ' + f.name + ' of ' + OBJECT_NAME(f.parent_object_id), 1 FROM sys.foreign_keys f \
+             WHERE f.referenced_object_id = {t} AND f.parent_object_id <> f.referenced_object_id \
+             UNION ALL SELECT 'view ' + OBJECT_NAME(d.referencing_id), 1 FROM sys.sql_expression_dependencies d \
+             WHERE d.referenced_id = {t} AND d.is_schema_bound_reference = 1 \
+             UNION ALL SELECT 'trigger ' + g.name, 0 FROM sys.triggers g WHERE g.parent_id = {t} \
+             UNION ALL SELECT 'index ' + i.name, 0 FROM sys.indexes i WHERE i.object_id = {t} AND i.is_primary_key = 0 AND i.name IS NOT NULL \
+             UNION ALL SELECT 'constraint ' + o.name, 0 FROM sys.objects o WHERE o.parent_object_id = {t} AND o.type IN ('C', 'F') \
+             UNION ALL SELECT 'grant ' + p.permission_name + ' to ' + USER_NAME(p.grantee_principal_id), 0 FROM sys.database_permissions p \
+             WHERE p.class = 1 AND p.major_id = {t} AND p.state IN ('G', 'W') \
+             ORDER BY 2 DESC, 1"
+        ))
+    }
+
     fn view_exists(&self, table: &TableRef) -> Option<String> {
         Some(format!(
             "SELECT COUNT(*) FROM sys.views WHERE object_id = OBJECT_ID({})",

@@ -519,6 +519,28 @@ impl Catalog for Postgres {
         self.unique_keys(table)
     }
 
+    /// Views (and materialized views) over the table, other tables' foreign keys to it, its
+    /// own indexes but the primary key, triggers, CHECK, EXCLUDE and foreign-key constraints,
+    /// and privileges granted to roles other than its owner.
+    fn replace_leaves(&self, table: &TableRef) -> Option<String> {
+        let t = format!("to_regclass({})", self.quote_literal(&table.sql()));
+        Some(format!(
+            "SELECT DISTINCT 'view ' || r.ev_class::regclass::text, 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid \
+             WHERE d.classid = 'pg_rewrite'::regclass AND d.refobjid = {t} AND r.ev_class <> {t} \
+             UNION ALL SELECT 'foreign key ' || c.conname || ' of ' || c.conrelid::regclass::text, 1 FROM pg_constraint c \
+             WHERE c.confrelid = {t} AND c.conrelid <> {t} AND c.contype = 'f' \
+             UNION ALL SELECT 'index ' || i.indexrelid::regclass::text, 0 FROM pg_index i \
+             WHERE i.indrelid = {t} AND NOT i.indisprimary \
+             AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.contype IN ('u', 'x')) \
+             UNION ALL SELECT 'trigger ' || g.tgname, 0 FROM pg_trigger g WHERE g.tgrelid = {t} AND NOT g.tgisinternal \
+             UNION ALL SELECT 'constraint ' || c.conname, 0 FROM pg_constraint c WHERE c.conrelid = {t} AND c.contype IN ('c', 'f', 'u', 'x') \
+             UNION ALL SELECT 'grant ' || a.privilege_type || ' to ' || COALESCE(o.rolname, 'PUBLIC'), 0 \
+             FROM pg_class k CROSS JOIN LATERAL aclexplode(k.relacl) a LEFT JOIN pg_roles o ON o.oid = a.grantee \
+             WHERE k.oid = {t} AND a.grantee <> k.relowner \
+             ORDER BY 2 DESC, 1"
+        ))
+    }
+
     fn filled_columns(&self, table: &TableRef) -> Option<String> {
         Some(format!(
             "SELECT a.attname::text, CASE WHEN a.attgenerated <> '' OR a.attidentity = 'a' THEN 1 ELSE 0 END FROM pg_attribute a WHERE a.attrelid = to_regclass({}) AND a.attnum > 0 AND NOT a.attisdropped AND (a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '') ORDER BY a.attnum",

@@ -181,6 +181,18 @@ impl Schema for Sqlite {
     fn upsert_style(&self) -> super::merge::UpsertStyle {
         super::merge::UpsertStyle::OnConflict
     }
+
+    /// The RENAME in `legacy_alter_table` mode: otherwise SQLite checks every view and
+    /// trigger of the schema as it renames, and one that reads the target fails it between
+    /// the DROP and the RENAME (`error in view v: no such table`). So renamed, such a view
+    /// reads the table swapped in, by its name, as it did the replaced one.
+    fn swap_rename(&self, staging: &TableRef, target: &TableRef) -> Vec<String> {
+        vec![
+            "PRAGMA legacy_alter_table = ON".to_string(),
+            self.rename_table(staging, target),
+            "PRAGMA legacy_alter_table = OFF".to_string(),
+        ]
+    }
 }
 
 impl Catalog for Sqlite {
@@ -248,6 +260,21 @@ impl Catalog for Sqlite {
 
     /// `pragma_table_xinfo`: `hidden` 2 and 3 are generated columns (which `table_info`, and
     /// so the merge's column list, leaves out already).
+    /// Other tables' foreign keys to it (the DROP of the replaced table deletes its rows
+    /// and fails them); its indexes and triggers, which go with it.
+    fn replace_leaves(&self, table: &TableRef) -> Option<String> {
+        let schema = table.schema().unwrap_or_else(|| "main".into());
+        let catalog = format!("{}.sqlite_master", self.quote_ident(&schema));
+        let name = self.quote_literal(&table.name());
+        Some(format!(
+            "SELECT DISTINCT 'foreign key of ' || m.name, 1 FROM {catalog} m, pragma_foreign_key_list(m.name, {}) f \
+             WHERE m.type = 'table' AND f.\"table\" = {name} COLLATE NOCASE AND m.name <> {name} COLLATE NOCASE \
+             UNION ALL SELECT type || ' ' || name, 0 FROM {catalog} WHERE type IN ('index', 'trigger') AND sql IS NOT NULL AND tbl_name = {name} COLLATE NOCASE \
+             ORDER BY 2 DESC, 1",
+            self.quote_literal(&schema)
+        ))
+    }
+
     fn filled_columns(&self, table: &TableRef) -> Option<String> {
         let schema = table.schema().unwrap_or_else(|| "main".into());
         Some(format!(

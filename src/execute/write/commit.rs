@@ -1,8 +1,9 @@
 //! The COMMIT and what is known after it: a COMMIT that fails (the connection lost on the
 //! way, an error at commit) leaves its outcome unknown from the error alone, so the targets
 //! are looked at again and the run says which — went through, did not happen, or unknown —
-//! instead of claiming a rollback. Also the checks on a target's identity before the run: a
-//! view is refused, and the identity is kept to judge an unknown COMMIT by.
+//! instead of claiming a rollback. Also the checks on an existing target before the run: a
+//! view is refused, what a `replace` would leave behind is refused or noted, and the identity
+//! is kept to judge an unknown COMMIT by.
 
 use crate::config::{IfExists, TableRef};
 use crate::dialect::Dialect;
@@ -10,7 +11,7 @@ use crate::error::{Error, Result};
 
 use super::super::session::Session;
 use super::Writes;
-use crate::value::first_int;
+use crate::value::{first_int, Value};
 
 impl Writes {
     /// The targets' names, for the messages: `kv_wide is the new table`, `a, b are the new
@@ -115,6 +116,58 @@ pub(super) async fn refuse_a_view(
     Err(Error::Usage(format!(
         "target table {table} is a view: if_exists: {how} writes tables only, and would drop or rename the view; nothing was written: choose another target.table"
     )))
+}
+
+/// What the existing `table` has that `if_exists: replace` does not carry over to the table
+/// it swaps in ([`crate::dialect::Catalog::replace_leaves`]). What the database would refuse
+/// to drop or rename at the swap — after the whole load, with a hint to `DROP … CASCADE` —
+/// is refused now, before any write; what would silently go with the replaced table (a
+/// grant, an index, a trigger) is said in a note of the plan.
+pub(super) async fn replace_leaves(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    table: &TableRef,
+) -> Result<Option<String>> {
+    let Some(sql) = dialect.replace_leaves(table) else {
+        return Ok(None);
+    };
+    let (mut blocking, mut lost) = (Vec::new(), Vec::new());
+    for row in session.inspect_target(&sql).await? {
+        let Some(what) = row.first().and_then(Value::as_text) else {
+            continue;
+        };
+        match row.get(1).and_then(Value::as_i64) {
+            Some(1) => blocking.push(what),
+            _ => lost.push(what),
+        }
+    }
+    if !blocking.is_empty() {
+        return Err(Error::Usage(format!(
+            "cannot replace {table}: the database would refuse to drop or rename it from under what depends on it ({}), after the whole load; nothing was written: drop those before the run and create them again after it, or use if_exists: merge, which keeps the table",
+            listed(&blocking)
+        )));
+    }
+    Ok((!lost.is_empty()).then(|| {
+        format!(
+            "replacing {table}: the new table does not carry over the old one's {} (create them again after the run, or use if_exists: merge, which keeps the table and them)",
+            listed(&lost)
+        )
+    }))
+}
+
+/// `a, b, c and 4 more`: at most ten named.
+fn listed(items: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = items
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > SHOWN {
+        text.push_str(&format!(" and {} more", items.len() - SHOWN));
+    }
+    text
 }
 
 /// The database's identity of the table `table` names (None: no such table), read without

@@ -36,7 +36,7 @@ use super::session::Session;
 use crate::interrupt::{self, check_interrupt, InterruptGuard, Shield};
 use crate::value::first_int;
 
-use commit::{read_identity, refuse_a_view};
+use commit::{read_identity, refuse_a_view, replace_leaves};
 use guard::refuse_writing_sources;
 
 /// One table the run writes: a target table or a transform's companion table.
@@ -223,6 +223,9 @@ impl Writes {
                 plan_table(session, dialect, &run, tag, policy.if_exists, shape).await?;
             if table.exists && matches!(policy.if_exists, IfExists::Append | IfExists::Merge) {
                 notes.extend(match_existing_keys(session, dialect, &mut table.shape).await?);
+            }
+            if table.exists && policy.if_exists == IfExists::Replace {
+                notes.extend(replace_leaves(session, dialect, &table.shape.table).await?);
             }
             all.push(table);
         }
