@@ -71,10 +71,21 @@ pub struct MergeStats {
     pub nulled: u64,
     /// Up to [`NULLED_SAMPLE`] of them.
     pub nulled_sample: Vec<NulledCell>,
+    /// Columns of this run's pivot the target has not, left out (`pivot.on_new_attributes:
+    /// ignore`), and their non-null cells, which were not written.
+    pub ignored_columns: Vec<String>,
+    pub ignored_cells: u64,
     /// The merged table's type of each column whose type is not the one this run gave it
     /// (widened, or the target's own): `columns[].type` reports these.
     #[serde(skip)]
     pub column_types: Vec<ColumnType>,
+}
+
+/// Whether `column` of `table` was left out of a merge into it ([`MergeStats::ignored_columns`]).
+fn ignored(merged: &[MergeStats], table: &str, column: &str) -> bool {
+    merged
+        .iter()
+        .any(|m| m.table == table && m.ignored_columns.iter().any(|c| c == column))
 }
 
 /// How many nulled cells a merge's report lists.
@@ -180,6 +191,7 @@ impl Report {
             attributes_found: discovery.attributes.len(),
             columns: plan
                 .columns()
+                .filter(|(t, c)| !ignored(&stats.merged, &t.table.to_string(), &c.column))
                 .map(|(t, c)| ColumnReport {
                     attribute: c.attribute.clone(),
                     column: c.column.clone(),
@@ -191,7 +203,8 @@ impl Report {
             renamed: plan.renamed.clone(),
             excluded: plan.excluded.clone(),
             rows_written: stats.rows_written,
-            cells_written: stats.cells_written,
+            cells_written: stats.cells_written
+                - stats.merged.iter().map(|m| m.ignored_cells).sum::<u64>(),
             conflicts: stats.conflicts,
             skipped_empty_names: plan.empty_name_rows,
             sample_data_loaded: false,
@@ -254,6 +267,13 @@ impl Report {
             }
             if !m.added_columns.is_empty() {
                 out.push_str(&format!("; columns added: {}", m.added_columns.join(", ")));
+            }
+            if !m.ignored_columns.is_empty() {
+                out.push_str(&format!(
+                    "; not in the target, ignored (pivot.on_new_attributes: ignore): {} ({} cells not written)",
+                    m.ignored_columns.join(", "),
+                    m.ignored_cells
+                ));
             }
             if !m.kept_columns.is_empty() {
                 out.push_str(&format!(

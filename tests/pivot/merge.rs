@@ -247,6 +247,94 @@ async fn merge_case(db: &Db, strategy: &str) {
     }
 }
 
+/// `pivot.on_new_attributes: ignore`: an attribute the target has no column for is left out,
+/// and the report says so — the column is not listed, its cells are not counted as written
+/// (`cells_written`, before: counted), `merged[].ignored_columns`/`ignored_cells` name them.
+async fn ignore_case(db: &Db, strategy: &str) {
+    let Some(mut conn) = db.open().await else {
+        return;
+    };
+    let c: &mut dyn Backend = conn.as_mut();
+    let prefix = format!("mig{}_{}_{strategy}", std::process::id(), db.what);
+    let case = Case {
+        source: format!("{prefix}_kv"),
+        target: format!("{prefix}_wide"),
+        fresh: String::new(),
+        dir: tempfile::tempdir().expect("temp dir"),
+    };
+    for t in [&case.source, &case.target] {
+        drop_if_exists(c, t).await;
+    }
+    execute_all(
+        c,
+        &[
+            format!(
+                "CREATE TABLE {} (id INT, attr VARCHAR(20), val VARCHAR(40))",
+                case.source
+            ),
+            format!(
+                "INSERT INTO {} VALUES (1, 'a1', 'v'), (2, 'a1', 'w')",
+                case.source
+            ),
+        ],
+    )
+    .await;
+    let job = case.job(&case.target, "merge", "keep", "1 = 1");
+    append_to_job(&job, "pivot: {on_new_attributes: ignore}");
+    let job = job.display().to_string();
+    let merge = || {
+        json(&run(
+            &["run", &job, "--strategy", strategy, "--json"],
+            &db.url,
+        ))
+    };
+    merge();
+    execute_all(
+        c,
+        &[format!(
+            "INSERT INTO {} VALUES (1, 'a2', 'x'), (2, 'a2', 'y'), (3, 'a2', 'z')",
+            case.source
+        )],
+    )
+    .await;
+    let report = merge();
+    let what = format!("{} {strategy}: {report}", db.what);
+    assert_eq!(merged(&report), (1, 0, 2, 0, vec![]), "{what}");
+    assert_eq!(
+        report["merged"][0]["ignored_columns"],
+        serde_json::json!(["a2"]),
+        "{what}"
+    );
+    assert_eq!(report["merged"][0]["ignored_cells"], 3, "{what}");
+    assert_eq!(report["cells_written"], 2, "{what}");
+    let columns: Vec<&str> = report["columns"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .filter_map(|c| c["column"].as_str())
+        .collect();
+    assert_eq!(columns, ["a1"], "{what}");
+    let target = read_table(c, db.what, &case.target).await;
+    assert_eq!(target.len(), 3, "{what}");
+    assert!(
+        target.values().all(|cells| !cells.contains_key("a2")),
+        "{what}: {target:?}"
+    );
+    for t in [&case.source, &case.target] {
+        drop_if_exists(c, t).await;
+    }
+}
+
+#[test]
+fn merges_ignore_new_attributes_and_say_so() {
+    runtime().block_on(async {
+        for db in [sqlite(), postgres(), mariadb()] {
+            ignore_case(&db, "pushdown").await;
+            ignore_case(&db, "stream").await;
+        }
+    });
+}
+
 /// A `log` table and a trigger on `target` that adds the `id` of every row an UPDATE writes.
 fn update_log(what: &str, target: &str, log: &str, prefix: &str) -> Vec<String> {
     let table = format!("CREATE TABLE {log} (id INT)");

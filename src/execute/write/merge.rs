@@ -492,6 +492,19 @@ pub async fn merge(
         session.change(&dialect.drop_table(staging)).await?;
     }
     let added_columns = plan.added.iter().map(|(c, _)| c.clone()).collect();
+    // Pivoted, staged and verified, but with no column in the target (`ignore`).
+    let ignored: Vec<(String, u64)> = staged
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !plan.set.contains(&c.column))
+        .map(|(p, c)| {
+            let cells = staging_counts.as_ref().and_then(|n| n.get(p + 1).copied());
+            (c.column.clone(), cells.unwrap_or(0))
+        })
+        .collect();
+    let ignored_columns = ignored.iter().map(|(c, _)| c.clone()).collect();
+    let ignored_cells = ignored.iter().map(|(_, n)| n).sum();
     let (Some(staging_counts), Some(survey), Some(untouched), Some(merged)) =
         (staging_counts, survey, untouched, merged)
     else {
@@ -502,6 +515,7 @@ pub async fn merge(
             kept_columns: plan.filled.clone(),
             nulled,
             nulled_sample,
+            ignored_columns,
             column_types: widening.column_types(),
             ..MergeStats::default()
         };
@@ -542,6 +556,8 @@ pub async fn merge(
         kept_columns: plan.filled.clone(),
         nulled,
         nulled_sample,
+        ignored_columns,
+        ignored_cells,
         column_types: widening.column_types(),
     };
     Ok(Merged { stats, copied })
