@@ -224,9 +224,6 @@ impl Writes {
             if table.exists && matches!(policy.if_exists, IfExists::Append | IfExists::Merge) {
                 notes.extend(match_existing_keys(session, dialect, &mut table.shape).await?);
             }
-            if table.exists && policy.if_exists == IfExists::Replace {
-                notes.extend(replace_leaves(session, dialect, &table.shape.table).await?);
-            }
             all.push(table);
         }
         refuse_writing_sources(session, dialect, sources, &all).await?;
@@ -236,6 +233,13 @@ impl Writes {
                 "target table {} already exists (target.if_exists: fail): drop it, or set if_exists to replace or append",
                 table.shape.table
             )));
+        }
+        // After the source guard: a target that is the source is refused as such first.
+        for table in all
+            .iter()
+            .filter(|t| t.exists && if_exists == IfExists::Replace)
+        {
+            notes.extend(replace_leaves(session, dialect, &table.shape.table).await?);
         }
         for (index, table) in all.iter_mut().enumerate() {
             if table.exists && if_exists == IfExists::Merge {
