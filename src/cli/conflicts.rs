@@ -23,13 +23,18 @@ pub async fn export(backend: &mut dyn Backend, job: &Job, path: &Path) -> Result
     if let Some(exact) = dialect.exact_text_key(&job.attribute) {
         source.attribute_key = Some(exact);
     }
-    // The value read as a run reads it (Session::describe_value).
-    let declared = crate::execute::Session::new(&mut *backend, false)
-        .describe_value(&mut source)
+    // The value and the keys read as a run reads them (Session::describe_value,
+    // plan::source::read_keys): a MONEY or MariaDB FLOAT key listed as the run writes it,
+    // not rounded.
+    let mut session = crate::execute::Session::new(&mut *backend, false);
+    let declared = session.describe_value(&mut source).await.map_err(|e| {
+        e.with_context(&format!("reading the value's type in {}", job.source.table))
+    })?;
+    let key_types = session
+        .inspect_types(&dialect.describe_entity(&source))
         .await
-        .map_err(|e| {
-            e.with_context(&format!("reading the value's type in {}", job.source.table))
-        })?;
+        .map_err(|e| e.with_context(&format!("reading the key types in {}", job.source.table)))?;
+    crate::plan::source::read_keys(dialect, &mut source, &key_types);
     source.value_order = query::value_order(dialect, declared.as_deref());
     let rows = backend
         .query(&query::conflicting_values(dialect, &source))

@@ -385,6 +385,31 @@ async fn keys_alike(db: &Db, declared: &str, exact: &str, keys: &[(&str, &str)])
         assert!(out.status.success(), "{what}: {}", stderr(&out));
         assert_eq!(text_rows(c, &read).await, want, "{what}");
     }
+    // `--conflicts` lists a conflicting key as the run writes it (it printed the key as the
+    // driver read it: the FLOAT `123456.7` as `123457`).
+    let (literal, text) = keys[keys.len() - 1];
+    execute_all(
+        c,
+        &[format!(
+            "INSERT INTO {source} VALUES ({literal}, 'x', 'other')"
+        )],
+    )
+    .await;
+    let csv = dir.path().join("conflicts.csv");
+    let (csv_arg, job_arg) = (csv.display().to_string(), job.display().to_string());
+    let out = run(
+        &["run", "--dry-run", "--conflicts", &csv_arg, &job_arg],
+        &db.url,
+    );
+    assert!(stderr(&out).contains("written to"), "{}", stderr(&out));
+    let listed = std::fs::read_to_string(&csv).expect("conflicts CSV");
+    let key = listed.lines().nth(1).and_then(|l| l.split(',').next());
+    assert_eq!(
+        key,
+        Some(text),
+        "{} {declared} --conflicts: {listed}",
+        db.what
+    );
     drop_if_exists(c, &source).await;
     drop_if_exists(c, &target).await;
 }
