@@ -30,11 +30,10 @@ pub async fn export(backend: &mut dyn Backend, job: &Job, path: &Path) -> Result
     let declared = session.describe_value(&mut source).await.map_err(|e| {
         e.with_context(&format!("reading the value's type in {}", job.source.table))
     })?;
-    let key_types = session
-        .inspect_types(&dialect.describe_entity(&source))
+    session
+        .describe_keys(&mut source)
         .await
         .map_err(|e| e.with_context(&format!("reading the key types in {}", job.source.table)))?;
-    crate::plan::source::read_keys(dialect, &mut source, &key_types);
     source.value_order = query::value_order(dialect, declared.as_deref());
     let rows = backend
         .query(&query::conflicting_values(dialect, &source))

@@ -115,10 +115,7 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     let collates = keys::exact_attribute_key(&mut session, source, job, &mut source_query).await?;
     let mut discovery =
         discover::discover(&mut session, source, (job, &source_query), &transforms).await?;
-    let source_types = session
-        .inspect_types(&source.describe_entity(&source_query))
-        .await?;
-    plan::source::read_keys(source, &mut source_query, &source_types);
+    let source_types = session.describe_keys(&mut source_query).await?;
     let (entity_types, type_notes) = match session.across_databases() {
         true => map_entity_types(source, dialect, &source_types),
         false => (source_types, Vec::new()),

@@ -136,6 +136,16 @@ impl<'a> Session<'a> {
         Ok(types.into_iter().next().flatten())
     }
 
+    /// The types of `source`'s entity keys as the source describes them, after reading each
+    /// key as the value is read where its own type would reach the stream rounded
+    /// ([`crate::plan::source::read_keys`]: `source.entity` then changes; the types do not).
+    pub async fn describe_keys(&mut self, source: &mut SourceQuery) -> Result<Vec<Option<String>>> {
+        let dialect = self.source_dialect();
+        let types = self.inspect_types(&dialect.describe_entity(source)).await?;
+        crate::plan::source::read_keys(dialect, source, &types);
+        Ok(types)
+    }
+
     /// A query of the source inside the load (verification's expected side); only recorded
     /// in a dry run, where it returns None.
     pub async fn query_source_in_load(

@@ -46,6 +46,12 @@ fn some(s: &str) -> Option<String> {
     Some(s.to_string())
 }
 
+/// The `--json` report of a run that must have succeeded.
+fn report(out: &std::process::Output, what: &str) -> serde_json::Value {
+    assert!(out.status.success(), "{what}: {}", stderr(out));
+    serde_json::from_slice(&out.stdout).expect("--json report")
+}
+
 /// Source: 1 Color=Red Size=M, 2 Color=Blue. Target before the merge: `id`, `COLOR`, `SIZE`
 /// (upper case), holding entity 2 (stale) and 3. After: 1 and 2 from the source, 3 kept, the
 /// target's `COLOR` and `SIZE` as `expected`. Returns the `--json` column map.
@@ -229,8 +235,7 @@ async fn mssql_a_merge_rewrites_only_the_entities_that_changed() {
         .await;
         let run_json = |path: &str| {
             let out = run(&["run", path, "--strategy", strategy, "--json"], &db.url);
-            assert!(out.status.success(), "{strategy}: {}", stderr(&out));
-            serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("--json report")
+            report(&out, strategy)
         };
         run_json(&job(dir.path(), &source, &target, "replace"));
         execute_all(
@@ -321,10 +326,7 @@ async fn mssql_replace_names_what_it_leaves_and_refuses_what_blocks_it() {
         ],
     )
     .await;
-    let out = run_replace();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
-    let notes = report["notes"].to_string();
+    let notes = report(&run_replace(), "replace")["notes"].to_string();
     // Babelfish lists an index under its own longer name, which starts with the given one.
     for what in [format!("index {p}_x"), format!("trigger {p}_trg")] {
         assert!(notes.contains(&what), "{what} not in {notes}");

@@ -234,7 +234,13 @@ async fn read_alike(db: &Db, declared: &str, cases: &[(&str, &str)]) {
         .map(|(i, (literal, _))| format!("({i}, 'x', {literal})"))
         .collect();
     let columns = format!("id INT, attr VARCHAR(9), val {declared}");
-    let (source, target) = fresh_kv(c, "exact", &columns, &rows).await;
+    // One prefix per type: the tests of one engine run at once in this process.
+    let kind: String = declared
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let prefix = format!("exact_{}_", kind.to_ascii_lowercase());
+    let (source, target) = fresh_kv(c, &prefix, &columns, &rows).await;
     let job = kv_job(dir.path(), &source, &target, "replace");
     for strategy in ["stream", "pushdown"] {
         let what = format!("{} {declared} {strategy}", db.what);
