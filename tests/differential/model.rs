@@ -216,8 +216,16 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, run: Run) -> Outcom
     // A numeric source's values are checked as the source prints them, as the product's check
     // goes by text: PostgreSQL's `5.0000` does not fit BIGINT, nor `27.8000` DECIMAL(12,2).
     // A double is judged by its number, not its layout: SQLite's `99.0` fits BIGINT.
+    // Every value in scope is checked, not only the one a conflict keeps: discovery reads
+    // them all before the pivot chooses (seed 820: `12.5` beside the kept `5` under `min`).
     for (attr, ty) in &job.types {
-        for ((key, a), v) in &pivot.cells {
+        for r in &scope {
+            // A row with an empty name is skipped, not a value of the attribute "".
+            let (Some(a), Some(v), key) =
+                (r.attr.as_ref().filter(|a| !a.is_empty()), &r.val, &r.key)
+            else {
+                continue;
+            };
             let number = match values {
                 Values::Double { .. } => Cow::Owned(format!("{}", numbers::number(v))),
                 _ => Cow::Borrowed(v.as_str()),
