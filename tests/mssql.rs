@@ -13,6 +13,8 @@
 
 #[path = "support/kv_fixture.rs"]
 mod kv_fixture;
+#[path = "support/merge_split_case.rs"]
+mod merge_split_case;
 #[path = "support/servers.rs"]
 mod servers;
 

@@ -12,6 +12,8 @@
 
 #[path = "pivot/fixture.rs"]
 mod fixture;
+#[path = "support/merge_split_case.rs"]
+mod merge_split_case;
 #[path = "support/servers.rs"]
 mod servers;
 
@@ -31,6 +33,8 @@ mod merge;
 mod merge_definition;
 #[path = "pivot/merge_delta.rs"]
 mod merge_delta;
+#[path = "pivot/merge_split.rs"]
+mod merge_split;
 #[path = "pivot/merge_twins.rs"]
 mod merge_twins;
 #[path = "pivot/merge_user_columns.rs"]

@@ -314,12 +314,6 @@ fn check_merge(
             "delete applies only with if_exists: merge".into(),
         ));
     }
-    if merge && target.split != Split::Off {
-        return Err((
-            "target.if_exists",
-            "merge into split tables is not supported: use split: off, or replace".into(),
-        ));
-    }
     if merge && !transforms.is_empty() {
         return Err((
             "target.if_exists",

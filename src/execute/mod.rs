@@ -22,7 +22,7 @@ use crate::dialect::query;
 use std::time::Instant;
 
 use crate::backend::Backend;
-use crate::config::{Aggregate, Job, StrategyName};
+use crate::config::{Aggregate, IfExists, Job, Split, StrategyName};
 use crate::dialect::{Dialect, SourceQuery};
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, PlanOptions, Strategy};
@@ -215,6 +215,10 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
             }
         }
     }
+    let redrawn = match job.target.if_exists == IfExists::Merge && job.target.split != Split::Off {
+        true => follow_split_target(&mut session, job, &mut plan).await?,
+        false => None,
+    };
     let companions = transforms
         .iter()
         .flat_map(|t| t.side_table_shapes())
@@ -230,6 +234,9 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     )
     .await?;
     writes.guard_merges(job, &plan.source);
+    if let (Some(last), Some(redrawn)) = (plan.tables.last(), &redrawn) {
+        plan::split_target::refuse_overflow(job, dialect, &discovery, last, redrawn)?;
+    }
     plan.notes
         .extend(writes.plan_distribution(&mut session, job).await?);
     // An existing target's key columns keep their names (an older table's case); a merged
@@ -280,6 +287,29 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
 
     stats.conflicts = stats.conflicts.max(conflicts);
     finish(session, job, plan, &discovery, &stats, options, started).await
+}
+
+/// A merge into a split target keeps each attribute in the table that has its column
+/// ([`plan::split_target`]) instead of packing the columns anew. Returns what was redrawn
+/// (its tables now the plan's), for the check that new columns fit the last table.
+async fn follow_split_target(
+    session: &mut Session<'_>,
+    job: &Job,
+    plan: &mut Plan,
+) -> Result<Option<plan::split_target::Redrawn>> {
+    let dialect = session.backend.dialect();
+    let Some(first) = plan.tables.first() else {
+        return Ok(None);
+    };
+    let existing = write::read_split_target(session, dialect, first).await?;
+    if existing.is_empty() {
+        return Ok(None);
+    }
+    let mut redrawn = plan::split_target::follow_existing(job, dialect, &plan.tables, &existing)?;
+    plan.tables = std::mem::take(&mut redrawn.tables);
+    plan.renamed.append(&mut redrawn.renamed);
+    plan.notes.push(redrawn.note.clone());
+    Ok(Some(redrawn))
 }
 
 /// The pushdown writes the values through the database's own conversion to text (a text

@@ -11,6 +11,7 @@ pub mod naming;
 pub mod order;
 pub mod remote;
 pub mod source;
+pub mod split_target;
 
 pub use source::{script_plan, source_query};
 pub mod types;

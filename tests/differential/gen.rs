@@ -327,9 +327,6 @@ pub fn case(seed: u64, f: &Features) -> Case {
         job.infer = false;
     }
     let mut merges = rng.below(4);
-    if job.split.is_some() {
-        merges = merges.min(1); // a merge into a split target is refused: once is enough
-    }
     let typed_merge = job.infer || f.on("types");
     if typed_merge && merges > 0 && !f.on("typed_merge") {
         merges = 0;

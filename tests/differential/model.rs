@@ -98,6 +98,9 @@ pub struct Target {
     pub rows: BTreeMap<Vec<K>, BTreeMap<String, String>>,
     /// Every value ever written into each column: what its type was inferred or widened from.
     pub seen: BTreeMap<String, BTreeSet<String>>,
+    /// With `split: N`: how many attribute columns the last table has. A merge keeps every
+    /// column in its table and puts new ones in the last, refusing more than N there.
+    pub last_split: usize,
 }
 
 impl Target {
@@ -178,9 +181,6 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, run: Run) -> Outcom
             "a forced pushdown of SQL Server FLOAT values into text (6 digits) (exit 2)".into(),
         );
     }
-    if step.merge && job.split.is_some() {
-        return Outcome::Refused("merge into a split target is not supported (exit 2)".into());
-    }
     let in_scope = |r: &Row| step.where_g.is_none_or(|g| r.grp >= g);
     let mut scope: Vec<&Row> = step.rows.iter().filter(|r| in_scope(r)).collect();
     // A delta merge into an existing target reads only the entities `changed` names, each
@@ -236,10 +236,16 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, run: Run) -> Outcom
         }
     }
     let (Some(prev), true) = (prev, step.merge) else {
+        // `split: N` fills tables of N columns in order; no column still makes one table.
+        let last_split = job.split.map_or(0, |n| match pivot.attrs.len() % n {
+            0 => n.min(pivot.attrs.len()),
+            r => r,
+        });
         let target = Target {
             columns: pivot.attrs.clone(),
             rows: pivot.rows(&pivot.attrs),
             seen: BTreeMap::new(),
+            last_split,
         }
         .remember();
         return Outcome::Written {
@@ -256,7 +262,14 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, run: Run) -> Outcom
     // scope holds only the entities `changed` names).
     let touched: BTreeSet<Vec<K>> = pivot.entities.clone();
     let mut columns = prev.columns.clone();
+    let mut last_split = prev.last_split;
     if job.on_new == OnNew::Add {
+        last_split += new.len();
+        if let Some(n) = job.split.filter(|&n| last_split > n) {
+            return Outcome::Refused(format!(
+                "new {new:?} would put {last_split} columns in the last table of split: {n}"
+            ));
+        }
         columns.extend(new);
     }
     let fresh = pivot.rows(&columns);
@@ -286,6 +299,7 @@ pub fn expect(job: &Job, step: &Step, prev: Option<&Target>, run: Run) -> Outcom
         columns,
         rows,
         seen: prev.seen.clone(),
+        last_split,
     }
     .remember();
     if (job.infer || !job.types.is_empty()) && !covered(job, prev, &target, &touched) {

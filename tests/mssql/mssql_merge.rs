@@ -736,3 +736,13 @@ async fn mssql_merge_into_alias_typed_columns() {
         let _ = conn.execute(&format!("DROP TYPE IF EXISTS {alias}")).await;
     }
 }
+
+/// A merge into a split target on SQL Server: each attribute keeps its table, a new one goes
+/// to the last, an overflow is refused ([`crate::merge_split_case`]).
+#[tokio::test]
+async fn mssql_merges_into_split_targets_keep_each_attribute_in_its_table() {
+    let Some(db) = mssql() else { return };
+    for strategy in ["pushdown", "stream"] {
+        crate::merge_split_case::split_case(&db, strategy).await;
+    }
+}

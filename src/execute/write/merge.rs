@@ -24,6 +24,7 @@ use crate::dialect::{ddl, portable};
 use crate::dialect::{ColumnKind, Dialect, PivotColumn, TableShape};
 use crate::error::{Error, Result};
 use crate::plan::naming::{match_existing_columns, NaturalNames, Renamed};
+use crate::plan::split_target::ExistingTable;
 use crate::report::MergeStats;
 use crate::value::Value;
 
@@ -610,4 +611,51 @@ pub async fn check_swapped(
     Err(Error::Job(format!(
         "another session wrote to {target} after the merge copied it (committed between the copy and the swap): the swap was undone so that write is kept; run the job again"
     )))
+}
+
+/// A merge into a split target: the target's tables as they exist (`<t>`, then `<t>_2`,
+/// `<t>_3`, … up to the first missing one) with their attribute columns, so that the plan
+/// keeps each attribute in its table ([`crate::plan::split_target`]). Empty when `<t>`
+/// itself does not exist: the run creates the tables as planned. A gap (`<t>_3` without
+/// `<t>_2`) is refused: the tables after it would be left behind, their attributes given
+/// second columns.
+pub async fn read_split_target(
+    session: &mut Session<'_>,
+    dialect: &dyn Dialect,
+    shape: &TableShape,
+) -> Result<Vec<ExistingTable>> {
+    let key_of = |name: &str| dialect.ident_key(name);
+    let is_key = |c: &str| shape.entity.iter().any(|e| key_of(&e.name) == key_of(c));
+    let name = |n: usize| match n {
+        0 => shape.table.clone(),
+        n => shape.table.with_suffix(&format!("_{}", n + 1)),
+    };
+    let mut tables = Vec::new();
+    loop {
+        let table = name(tables.len());
+        let found = session
+            .inspect_target(&dialect.table_exists(&table))
+            .await?;
+        if crate::value::first_int(&found) == 0 {
+            let next = name(tables.len() + 1);
+            let found = session.inspect_target(&dialect.table_exists(&next)).await?;
+            if crate::value::first_int(&found) > 0 {
+                return Err(Error::Job(format!(
+                    "cannot merge into the split target {}: {next} exists but {table} does not; \
+                     nothing was written: restore {table}, or drop the target's tables and run with if_exists: replace",
+                    shape.table
+                )));
+            }
+            return Ok(tables);
+        }
+        let rows = session
+            .inspect_target(&dialect.column_types(&table))
+            .await?;
+        let columns = rows
+            .iter()
+            .filter_map(|r| r.first().and_then(Value::as_text))
+            .filter(|c| !is_key(c))
+            .collect();
+        tables.push(ExistingTable { table, columns });
+    }
 }

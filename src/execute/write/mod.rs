@@ -22,6 +22,8 @@ mod nulled;
 mod staging;
 mod widen;
 
+pub use merge::read_split_target;
+
 use crate::dialect::ddl;
 use async_trait::async_trait;
 
