@@ -309,10 +309,16 @@ pub fn tables_for(
                     describe_hard_limit(&cap, column_type)
                 )));
             }
-            (0..columns)
+            // No column at all (a delta naming no entity) still makes the one table, as
+            // `auto` and `off` do: a merge finds the target's tables through it.
+            let ranges: Vec<Range<usize>> = (0..columns)
                 .step_by(n.max(1))
                 .map(|s| s..(s + n.max(1)).min(columns))
-                .collect()
+                .collect();
+            match ranges.is_empty() {
+                true => std::iter::once(0..0).collect(),
+                false => ranges,
+            }
         }
         Split::Auto => pack(&cap, &costs, &over_hard)?,
     };
@@ -533,6 +539,21 @@ mod tests {
         assert_eq!(cap.cell(None).hi, 24);
         let other = Capacity::new(&Postgres, &int_key(), "integer");
         assert_eq!(other.cell(Some((1, 2))), CellCost { lo: 8, hi: 8 });
+    }
+
+    /// A delta naming no entity plans no column: `split: N` still makes the one table (it made
+    /// none, so a merge into a split target reported no table; differential seed 1234).
+    #[test]
+    fn no_column_still_makes_one_table() {
+        for split in [Split::Off, Split::Auto, Split::Columns(2)] {
+            let tables =
+                tables_for(&Postgres, split, &int_key(), "text", &facts(&[])).expect("fits");
+            assert_eq!(
+                tables,
+                std::iter::once(0..0).collect::<Vec<_>>(),
+                "{split:?}"
+            );
+        }
     }
 
     #[test]
