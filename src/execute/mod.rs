@@ -100,7 +100,7 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     let started = Instant::now();
     let source = session.source_dialect();
     let dialect = session.backend.dialect();
-    let whole_scope = first_merge_of_a_delta(&mut session, dialect, job).await?;
+    let whole_scope = first_merge_of_a_delta(&mut session, job).await?;
     let job = whole_scope.as_ref().unwrap_or(job);
     let mut transforms = transform::build(job)?;
 
@@ -234,6 +234,7 @@ async fn run(job: &Job, mut session: Session<'_>, options: &RunOptions) -> Resul
     )
     .await?;
     writes.guard_merges(job, &plan.source);
+    // After prepare: the source guard and the lock speak before this refusal.
     if let (Some(last), Some(redrawn)) = (plan.tables.last(), &redrawn) {
         plan::split_target::refuse_overflow(job, dialect, &discovery, last, redrawn)?;
     }
@@ -353,18 +354,11 @@ fn stream_for_value_type(
 /// A merge with `source.changed` into a target that does not exist yet: the job without the
 /// delta, so that the first load holds every entity in the scope, not only the changed ones
 /// (None: the job runs as written).
-async fn first_merge_of_a_delta(
-    session: &mut Session<'_>,
-    dialect: &dyn Dialect,
-    job: &Job,
-) -> Result<Option<Job>> {
-    if job.source.changed.is_none() || job.target.if_exists != crate::config::IfExists::Merge {
+async fn first_merge_of_a_delta(session: &mut Session<'_>, job: &Job) -> Result<Option<Job>> {
+    if job.source.changed.is_none() || job.target.if_exists != IfExists::Merge {
         return Ok(None);
     }
-    let rows = session
-        .inspect_target(&dialect.table_exists(&job.target.table))
-        .await?;
-    if first_int(&rows) > 0 {
+    if session.target_exists(&job.target.table).await? {
         return Ok(None);
     }
     let mut whole = job.clone();

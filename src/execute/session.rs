@@ -6,6 +6,7 @@ use crate::backend::{read_ahead, Backend, LoadTarget, RowPipeline};
 use crate::dialect::{Dialect, SourceQuery};
 use crate::error::Result;
 pub use crate::report::{Statement, StatementKind};
+use crate::table_ref::TableRef;
 use crate::value::Value;
 
 /// Where statements run. A run reads its source and writes its target on one connection,
@@ -105,6 +106,12 @@ impl<'a> Session<'a> {
     pub async fn inspect_target(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
         self.record(StatementKind::Inspect, sql, None);
         self.backend.query(sql).await
+    }
+
+    /// Whether `table` exists in the target database (a read-only check, run in a dry run too).
+    pub async fn target_exists(&mut self, table: &TableRef) -> Result<bool> {
+        let sql = self.backend.dialect().table_exists(table);
+        Ok(crate::value::first_int(&self.inspect_target(&sql).await?) > 0)
     }
 
     /// A read-only query of the source whose rows go through `pipeline` one at a time instead

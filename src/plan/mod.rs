@@ -24,6 +24,7 @@ use crate::dialect::{
     ColumnKind, Dialect, EntityColumn, PivotColumn, SourceQuery, TableShape, Typed,
 };
 use crate::error::{Error, Result};
+use crate::table_ref::TableRef;
 
 pub use naming::Renamed;
 
@@ -542,6 +543,14 @@ fn select_attributes(job: &Job, discovery: &Discovery) -> (Vec<String>, Vec<Stri
     (kept, excluded)
 }
 
+/// The `index`-th (from 0) table of a split target: `<t>`, then `<t>_2`, `<t>_3`, …
+pub fn split_table_name(target: &TableRef, index: usize) -> TableRef {
+    match index {
+        0 => target.clone(),
+        i => target.with_suffix(&format!("_{}", i + 1)),
+    }
+}
+
 /// One table, or with `split` several with the same entity key, in column order. The
 /// capacity check ([`capacity::tables_for`]) refuses, before any DDL, what cannot fit.
 fn split_tables(
@@ -564,11 +573,7 @@ fn split_tables(
         .into_iter()
         .enumerate()
         .map(|(i, range)| TableShape {
-            table: if i == 0 {
-                job.target.table.clone()
-            } else {
-                job.target.table.with_suffix(&format!("_{}", i + 1))
-            },
+            table: split_table_name(&job.target.table, i),
             entity: entity.clone(),
             columns: columns[range].to_vec(),
             column_type: column_type.clone(),

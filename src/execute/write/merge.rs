@@ -626,20 +626,13 @@ pub async fn read_split_target(
 ) -> Result<Vec<ExistingTable>> {
     let key_of = |name: &str| dialect.ident_key(name);
     let is_key = |c: &str| shape.entity.iter().any(|e| key_of(&e.name) == key_of(c));
-    let name = |n: usize| match n {
-        0 => shape.table.clone(),
-        n => shape.table.with_suffix(&format!("_{}", n + 1)),
-    };
+    let name = |n: usize| crate::plan::split_table_name(&shape.table, n);
     let mut tables = Vec::new();
     loop {
         let table = name(tables.len());
-        let found = session
-            .inspect_target(&dialect.table_exists(&table))
-            .await?;
-        if crate::value::first_int(&found) == 0 {
+        if !session.target_exists(&table).await? {
             let next = name(tables.len() + 1);
-            let found = session.inspect_target(&dialect.table_exists(&next)).await?;
-            if crate::value::first_int(&found) > 0 {
+            if session.target_exists(&next).await? {
                 return Err(Error::Job(format!(
                     "cannot merge into the split target {}: {next} exists but {table} does not; \
                      nothing was written: restore {table}, or drop the target's tables and run with if_exists: replace",

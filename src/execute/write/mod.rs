@@ -36,7 +36,6 @@ use crate::report::MergeStats;
 use super::fault;
 use super::session::Session;
 use crate::interrupt::{self, check_interrupt, InterruptGuard, Shield};
-use crate::value::first_int;
 
 use commit::{read_identity, refuse_a_view, replace_leaves};
 use guard::refuse_writing_sources;
@@ -621,11 +620,7 @@ async fn plan_table(
     if_exists: IfExists,
     shape: TableShape,
 ) -> Result<Table> {
-    let exists = first_int(
-        &session
-            .inspect_target(&dialect.table_exists(&shape.table))
-            .await?,
-    ) > 0;
+    let exists = session.target_exists(&shape.table).await?;
     // Asked whatever `exists` says: SQLite's table check does not count views.
     if matches!(if_exists, IfExists::Replace | IfExists::Merge) {
         refuse_a_view(session, dialect, &shape.table, if_exists).await?;
